@@ -1,0 +1,27 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// The benchmarks live in their own package so that package-benchmark and its plugin never enter the library's build.
+// Run them with `make bench` from the repository root (release builds only).
+let package = Package(
+    name: "OspreyBenchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(name: "Osprey", path: ".."),
+        .package(
+            url: "https://github.com/ordo-one/package-benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
+    ],
+    targets: [
+        .executableTarget(
+            name: "CodecsBenchmarks",
+            dependencies: [
+                .product(name: "Benchmark", package: "package-benchmark"),
+                .product(name: "OspreyCodecs", package: "Osprey"),
+                .product(name: "OspreyTesting", package: "Osprey"),
+            ],
+            path: "Benchmarks/CodecsBenchmarks",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)],
+            plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
+        )
+    ]
+)

@@ -1,0 +1,144 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+/// Settings every Osprey target shares: Swift 6 with strict concurrency (the language mode's default), the upcoming
+/// features STYLE.md asks for, and warnings treated as errors so the build stays warning-free.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .treatAllWarnings(as: .error),
+]
+
+let package = Package(
+    name: "Osprey",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "OspreyCodecs", targets: ["OspreyCodecs"]),
+        .library(name: "Osprey", targets: ["Osprey"]),
+        .library(name: "OspreyServer", targets: ["OspreyServer"]),
+        .library(name: "OspreyTesting", targets: ["OspreyTesting"]),
+        .executable(name: "osprey", targets: ["OspreyCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+    ],
+    targets: [
+        // MARK: C libraries, as the system ships them
+
+        .systemLibrary(
+            name: "COspreyJPEG",
+            pkgConfig: "libturbojpeg",
+            providers: [.apt(["libjpeg-dev", "libturbojpeg0-dev"]), .brew(["jpeg-turbo"])]
+        ),
+        .systemLibrary(
+            name: "COspreyPNG",
+            pkgConfig: "libpng",
+            providers: [.apt(["libpng-dev"]), .brew(["libpng"])]
+        ),
+        .systemLibrary(
+            name: "COspreyWebP",
+            pkgConfig: "libwebp",
+            providers: [.apt(["libwebp-dev"]), .brew(["webp"])]
+        ),
+        // giflib ships no pkg-config file on Debian, Ubuntu or Homebrew: the module map links it by name.
+        .systemLibrary(
+            name: "COspreyGIF",
+            providers: [.apt(["libgif-dev"]), .brew(["giflib"])]
+        ),
+
+        // MARK: Our C: setjmp/longjmp trampolines and macro wrappers
+
+        // A C target does not autolink the module maps' `link` lines (only Swift imports do), so it names the
+        // libraries its own calls need.
+        .target(
+            name: "COspreyCodecShims",
+            dependencies: ["COspreyJPEG", "COspreyPNG"],
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png")]
+        ),
+
+        // MARK: Swift layers, bottom to top
+
+        .target(
+            name: "OspreyCodecs",
+            dependencies: ["COspreyJPEG", "COspreyPNG", "COspreyWebP", "COspreyGIF", "COspreyCodecShims"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Osprey",
+            dependencies: [
+                "OspreyCodecs",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OspreyServer",
+            dependencies: [
+                "Osprey",
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "OspreyCLI",
+            dependencies: [
+                "Osprey",
+                "OspreyServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "OspreyTesting",
+            dependencies: [
+                "OspreyCodecs",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: Tests
+
+        .testTarget(
+            name: "OspreyCodecsTests",
+            dependencies: ["OspreyCodecs", "OspreyTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OspreyTests",
+            dependencies: ["Osprey", "OspreyTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OspreyServerTests",
+            dependencies: [
+                "OspreyServer",
+                "OspreyTesting",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OspreyCLITests",
+            dependencies: ["OspreyCLI", "OspreyTesting"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "OspreyTestingTests",
+            dependencies: [
+                "OspreyTesting",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

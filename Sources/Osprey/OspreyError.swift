@@ -1,0 +1,42 @@
+/// Every error the `Osprey` library reports to its callers.
+public enum OspreyError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The URL cannot be loaded; it was never sent to the network.
+    case invalidURL(String, reason: InvalidURLReason)
+
+    /// Why a URL was refused.
+    public enum InvalidURLReason: Sendable, Hashable, CustomStringConvertible {
+        /// The string is empty.
+        case empty
+        /// The string does not parse as a URL.
+        case malformed
+        /// The URL has no scheme (it is relative).
+        case notAbsolute
+        /// The scheme is not `http` or `https`.
+        case unsupportedScheme(String)
+        /// The URL names no host.
+        case missingHost
+
+        public var description: String {
+            switch self {
+            case .empty: "the URL is empty"
+            case .malformed: "not a URL"
+            case .notAbsolute: "not an absolute URL"
+            case .unsupportedScheme(let scheme): "unsupported scheme '\(scheme)' (only http and https are loaded)"
+            case .missingHost: "the URL has no host"
+            }
+        }
+    }
+
+    /// A label without associated values, for metrics and logs.
+    public var shortDescription: String {
+        switch self {
+        case .invalidURL: "invalidURL"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidURL(let url, let reason): "invalid URL '\(url)': \(reason)"
+        }
+    }
+}

@@ -1,0 +1,40 @@
+/// Every error `OspreyCodecs` throws: what went wrong, with the format and the C library's own message where there is
+/// one.
+public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The data is not in a format Osprey can read (F1 detected `.unknown`).
+    case unsupportedFormat
+    /// A width or height is zero or negative, or their product overflows.
+    case invalidDimensions(width: Int, height: Int)
+    /// The image has more pixels than the caller's limit allows; nothing was allocated.
+    case tooManyPixels(width: Int, height: Int, limit: Int)
+    /// The C library rejected the data; `reason` is its message.
+    case malformed(format: ImageFormat, reason: String)
+    /// Allocating `byteCount` bytes of pixels failed.
+    case outOfMemory(byteCount: Int)
+
+    /// A label without associated values, for metrics and logs.
+    public var shortDescription: String {
+        switch self {
+        case .unsupportedFormat: "unsupportedFormat"
+        case .invalidDimensions: "invalidDimensions"
+        case .tooManyPixels: "tooManyPixels"
+        case .malformed: "malformed"
+        case .outOfMemory: "outOfMemory"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unsupportedFormat:
+            "unsupported image format"
+        case .invalidDimensions(let width, let height):
+            "invalid image dimensions \(width)×\(height)"
+        case .tooManyPixels(let width, let height, let limit):
+            "image of \(width)×\(height) pixels exceeds the limit of \(limit) pixels"
+        case .malformed(let format, let reason):
+            "malformed \(format.rawValue.uppercased()) data: \(reason)"
+        case .outOfMemory(let byteCount):
+            "could not allocate \(byteCount) bytes of pixels"
+        }
+    }
+}

@@ -1,0 +1,82 @@
+/// A decoded image: one frame, or several for an animation, all of the same size and pixel format.
+///
+/// `Image` is a value; copying one copies no pixels (see ``PixelBuffer``), so it is cheap to cache, send across tasks
+/// and hand to C.
+///
+/// ```swift
+/// let image = Image(pixels: try PixelBuffer(width: 2, height: 2, format: .rgba8), sourceFormat: .png)
+/// image.cost        // 16 bytes of pixels
+/// image.isAnimated  // false
+/// ```
+public struct Image: Sendable, Equatable {
+    /// The frames in display order; never empty. A still image has exactly one.
+    public let frames: [ImageFrame]
+    /// How many times an animation plays: 0 means forever (GIF's NETSCAPE2.0 loop 0, WebP's loop 0); 1 means once.
+    public let loopCount: Int
+    /// How the stored pixels must be turned to display upright. Decoders that apply EXIF orientation to the pixels
+    /// report `.up`; this is set when the caller asked to keep the stored orientation.
+    public let orientation: ImageOrientation
+    /// The format the image was decoded from, `.unknown` for an image made in memory.
+    public let sourceFormat: ImageFormat
+
+    /// Makes an image from frames that all share the first frame's size and pixel format.
+    ///
+    /// - Throws: ``CodecError/invalidDimensions(width:height:)`` when `frames` is empty or the frames disagree.
+    public init(
+        frames: [ImageFrame],
+        loopCount: Int = 0,
+        orientation: ImageOrientation = .up,
+        sourceFormat: ImageFormat = .unknown
+    ) throws {
+        guard let first = frames.first,
+            frames.allSatisfy({
+                $0.pixels.width == first.pixels.width && $0.pixels.height == first.pixels.height
+                    && $0.pixels.format == first.pixels.format
+            })
+        else {
+            throw CodecError.invalidDimensions(
+                width: frames.first?.pixels.width ?? 0, height: frames.first?.pixels.height ?? 0)
+        }
+        self.frames = frames
+        self.loopCount = max(loopCount, 0)
+        self.orientation = orientation
+        self.sourceFormat = sourceFormat
+    }
+
+    /// Makes a still image.
+    public init(pixels: PixelBuffer, orientation: ImageOrientation = .up, sourceFormat: ImageFormat = .unknown) {
+        self.frames = [ImageFrame(pixels: pixels)]
+        self.loopCount = 0
+        self.orientation = orientation
+        self.sourceFormat = sourceFormat
+    }
+
+    /// The first frame's pixels: the whole image when it is still, the poster frame when animated.
+    public var pixels: PixelBuffer { frames[0].pixels }
+    /// Width in pixels, as stored (before ``orientation`` is applied).
+    public var width: Int { pixels.width }
+    /// Height in pixels, as stored (before ``orientation`` is applied).
+    public var height: Int { pixels.height }
+    /// The layout of every frame's pixels.
+    public var pixelFormat: PixelFormat { pixels.format }
+    /// Whether the image has more than one frame.
+    public var isAnimated: Bool { frames.count > 1 }
+    /// The sum of the frames' durations.
+    public var duration: Duration { frames.reduce(.zero) { $0 + $1.duration } }
+    /// Bytes of pixel storage across all frames: what a memory cache charges for holding this image.
+    public var cost: Int { frames.reduce(0) { $0 + $1.pixels.byteCount } }
+}
+
+/// One frame of an ``Image`` and how long it stays on screen.
+public struct ImageFrame: Sendable, Equatable {
+    /// The frame's pixels, already composited onto the full canvas.
+    public var pixels: PixelBuffer
+    /// How long the frame is shown; `.zero` for a still image.
+    public var duration: Duration
+
+    /// Makes a frame.
+    public init(pixels: PixelBuffer, duration: Duration = .zero) {
+        self.pixels = pixels
+        self.duration = duration
+    }
+}

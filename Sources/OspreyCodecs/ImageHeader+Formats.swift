@@ -1,0 +1,106 @@
+internal import COspreyCodecShims
+internal import COspreyGIF
+internal import COspreyWebP
+
+extension ImageHeader {
+    static func readJPEG(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
+        var header = osprey_jpeg_header()
+        let (status, message) = withMessageBuffer { message in
+            osprey_jpeg_read_header(
+                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &header, message)
+        }
+        guard status == 0 else { throw .malformed(format: .jpeg, reason: message) }
+        return try validated(.jpeg, Int(header.width), Int(header.height))
+    }
+
+    static func readPNG(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
+        var header = osprey_png_header()
+        let (status, message) = withMessageBuffer { message in
+            osprey_png_read_header(
+                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &header, message)
+        }
+        guard status == 0 else { throw .malformed(format: .png, reason: message) }
+        return try validated(.png, Int(header.width), Int(header.height))
+    }
+
+    static func readWebP(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
+        var features = WebPBitstreamFeatures()
+        let status = WebPGetFeatures(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &features)
+        guard status == VP8_STATUS_OK else {
+            throw .malformed(format: .webp, reason: webPStatusDescription(status))
+        }
+        return try validated(.webp, Int(features.width), Int(features.height))
+    }
+
+    static func readGIF(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
+        var source = MemorySource(bytes: bytes)
+        return try withUnsafeMutablePointer(to: &source) { source throws(CodecError) -> ImageHeader in
+            var errorCode: Int32 = 0
+            // DGifOpen reads the signature and the logical screen descriptor through our reader, nothing more.
+            guard let gif = DGifOpen(source, readFromMemorySource, &errorCode) else {
+                throw .malformed(format: .gif, reason: gifErrorDescription(errorCode))
+            }
+            defer { DGifCloseFile(gif, nil) }
+            return try validated(.gif, Int(gif.pointee.SWidth), Int(gif.pointee.SHeight))
+        }
+    }
+
+    private static func validated(_ format: ImageFormat, _ width: Int, _ height: Int) throws(CodecError) -> ImageHeader
+    {
+        guard width > 0, height > 0 else { throw .invalidDimensions(width: width, height: height) }
+        return ImageHeader(format: format, width: width, height: height)
+    }
+}
+
+/// Calls a shim with a message buffer of `OSPREY_MESSAGE_CAPACITY` bytes and returns its status and message.
+func withMessageBuffer(_ body: (UnsafeMutablePointer<CChar>) -> Int32) -> (Int32, String) {
+    withUnsafeTemporaryAllocation(of: CChar.self, capacity: Int(OSPREY_MESSAGE_CAPACITY)) { buffer in
+        buffer.initialize(repeating: 0)
+        let status = body(buffer.baseAddress!)
+        return (status, String(cString: buffer.baseAddress!))
+    }
+}
+
+/// A cursor over bytes in memory, for C libraries that pull their input through a read callback.
+struct MemorySource {
+    let bytes: UnsafeRawBufferPointer
+    var offset = 0
+
+    /// Copies up to `count` bytes to `destination` and returns how many were copied.
+    mutating func read(into destination: UnsafeMutableRawPointer, count: Int) -> Int {
+        let available = min(count, bytes.count - offset)
+        guard available > 0, let base = bytes.baseAddress else { return 0 }
+        destination.copyMemory(from: base + offset, byteCount: available)
+        offset += available
+        return available
+    }
+}
+
+/// giflib's InputFunc over a ``MemorySource`` stored in `UserData`.
+private func readFromMemorySource(
+    _ gif: UnsafeMutablePointer<GifFileType>?,
+    _ destination: UnsafeMutablePointer<GifByteType>?,
+    _ count: Int32
+) -> Int32 {
+    guard let gif, let destination, count > 0,
+        let source = gif.pointee.UserData?.assumingMemoryBound(to: MemorySource.self)
+    else { return 0 }
+    return Int32(source.pointee.read(into: destination, count: Int(count)))
+}
+
+func gifErrorDescription(_ code: Int32) -> String {
+    GifErrorString(code).map { String(cString: $0) } ?? "giflib error \(code)"
+}
+
+func webPStatusDescription(_ status: VP8StatusCode) -> String {
+    switch status {
+    case VP8_STATUS_OUT_OF_MEMORY: "out of memory"
+    case VP8_STATUS_INVALID_PARAM: "invalid parameter"
+    case VP8_STATUS_BITSTREAM_ERROR: "bitstream error"
+    case VP8_STATUS_UNSUPPORTED_FEATURE: "unsupported feature"
+    case VP8_STATUS_SUSPENDED: "suspended"
+    case VP8_STATUS_USER_ABORT: "aborted"
+    case VP8_STATUS_NOT_ENOUGH_DATA: "not enough data"
+    default: "status \(status.rawValue)"
+    }
+}

@@ -1,0 +1,51 @@
+/// What an encoded image's header says — format and stored size — read without decoding a single pixel.
+///
+/// A proxy checks ``pixelCount`` against its limit before it lets a decoder allocate anything (MISSION F3). Each
+/// format's header is read by its own C library, so what passes here is what the decoder will accept as a header.
+///
+/// ```swift
+/// let header = try ImageHeader(reading: data)
+/// guard header.pixelCount <= 50_000_000 else { throw ... }
+/// ```
+public struct ImageHeader: Sendable, Hashable {
+    /// The detected format; never `.unknown`.
+    public let format: ImageFormat
+    /// Width in pixels, as stored (before EXIF orientation). For GIF, the logical screen; for animated WebP, the
+    /// canvas.
+    public let width: Int
+    /// Height in pixels, as stored (before EXIF orientation).
+    public let height: Int
+
+    /// Makes a header from known values.
+    public init(format: ImageFormat, width: Int, height: Int) {
+        self.format = format
+        self.width = width
+        self.height = height
+    }
+
+    /// Reads the header of `data`.
+    ///
+    /// - Throws: ``CodecError/unsupportedFormat`` when the format is unknown, ``CodecError/malformed(format:reason:)``
+    ///   with the library's message when the header is damaged or cut short.
+    public init(reading data: some Collection<UInt8>) throws(CodecError) {
+        let result: Result<ImageHeader, CodecError> =
+            data.withContiguousStorageIfAvailable { Self.read(UnsafeRawBufferPointer($0)) }
+            ?? Array(data).withUnsafeBytes { Self.read($0) }
+        self = try result.get()
+    }
+
+    /// Width times height.
+    public var pixelCount: Int { width * height }
+
+    private static func read(_ bytes: UnsafeRawBufferPointer) -> Result<ImageHeader, CodecError> {
+        Result { () throws(CodecError) -> ImageHeader in
+            switch ImageFormat(sniffing: bytes) {
+            case .jpeg: try readJPEG(bytes)
+            case .png: try readPNG(bytes)
+            case .gif: try readGIF(bytes)
+            case .webp: try readWebP(bytes)
+            case .unknown: throw .unsupportedFormat
+            }
+        }
+    }
+}

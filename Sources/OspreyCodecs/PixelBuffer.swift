@@ -1,0 +1,141 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A rectangle of pixels in one ``PixelFormat``, rows top to bottom, each `bytesPerRow` bytes apart.
+///
+/// Copying a `PixelBuffer` is O(1): copies share one allocation until one of them is mutated (copy on write), so
+/// images pass between tasks and caches freely. The bytes live in one contiguous, zero-initialised C allocation that
+/// can be handed to a C library directly through ``withUnsafeBytes(_:)`` and ``withUnsafeMutableBytes(_:)``.
+///
+/// ```swift
+/// var pixels = try PixelBuffer(width: 64, height: 32, format: .rgba8)
+/// pixels.withUnsafeMutableBytes { bytes in bytes[0] = 255 }
+/// ```
+public struct PixelBuffer: Sendable {
+    /// Width in pixels, at least 1.
+    public let width: Int
+    /// Height in pixels, at least 1.
+    public let height: Int
+    /// The layout of each pixel.
+    public let format: PixelFormat
+    /// Distance in bytes from one row to the next, at least `width * format.bytesPerPixel`.
+    public let bytesPerRow: Int
+    private var storage: Storage
+
+    /// Allocates a zeroed buffer.
+    ///
+    /// - Parameter bytesPerRow: the row stride; `nil` (the default) packs rows tightly.
+    /// - Throws: ``CodecError/invalidDimensions(width:height:)`` when a dimension is not positive, the stride is too
+    ///   small, or the size in bytes overflows `Int`.
+    public init(width: Int, height: Int, format: PixelFormat, bytesPerRow: Int? = nil) throws {
+        let packed = width.multipliedReportingOverflow(by: format.bytesPerPixel)
+        guard width > 0, height > 0, !packed.overflow else {
+            throw CodecError.invalidDimensions(width: width, height: height)
+        }
+        let stride = bytesPerRow ?? packed.partialValue
+        let total = stride.multipliedReportingOverflow(by: height)
+        guard stride >= packed.partialValue, !total.overflow else {
+            throw CodecError.invalidDimensions(width: width, height: height)
+        }
+        self.width = width
+        self.height = height
+        self.format = format
+        self.bytesPerRow = stride
+        self.storage = try Storage(byteCount: total.partialValue)
+    }
+
+    /// Makes a tightly packed buffer holding a copy of `bytes`, which must be exactly `width * height *
+    /// format.bytesPerPixel` long.
+    public init(width: Int, height: Int, format: PixelFormat, bytes: some Collection<UInt8>) throws {
+        try self.init(width: width, height: height, format: format)
+        guard bytes.count == byteCount else {
+            throw CodecError.invalidDimensions(width: width, height: height)
+        }
+        storage.pointer.initializeMemory(as: UInt8.self, from: Array(bytes), count: byteCount)
+    }
+
+    /// The size of the pixel storage in bytes (`bytesPerRow * height`); what a memory cache charges for it.
+    public var byteCount: Int { storage.byteCount }
+
+    /// Calls `body` with the pixel bytes, valid only for the duration of the call.
+    public func withUnsafeBytes<Result, Failure: Error>(
+        _ body: (UnsafeRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try body(UnsafeRawBufferPointer(start: storage.pointer, count: storage.byteCount))
+    }
+
+    /// Calls `body` with the pixel bytes for writing, first copying them if another buffer shares them.
+    public mutating func withUnsafeMutableBytes<Result, Failure: Error>(
+        _ body: (UnsafeMutableRawBufferPointer) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        if !isKnownUniquelyReferenced(&storage) {
+            storage = storage.copy()
+        }
+        return try body(UnsafeMutableRawBufferPointer(start: storage.pointer, count: storage.byteCount))
+    }
+
+    /// The bytes of row `y` (0 is the top), `width * format.bytesPerPixel` long, without the stride's padding.
+    public func row(_ y: Int) -> [UInt8] {
+        precondition((0..<height).contains(y), "row \(y) is outside 0..<\(height)")
+        return withUnsafeBytes { bytes in
+            let start = y * bytesPerRow
+            return Array(bytes[start..<start + width * format.bytesPerPixel])
+        }
+    }
+}
+
+extension PixelBuffer: Equatable {
+    /// Two buffers are equal when their size, format and visible pixels are equal; stride padding is ignored.
+    public static func == (lhs: PixelBuffer, rhs: PixelBuffer) -> Bool {
+        guard lhs.width == rhs.width, lhs.height == rhs.height, lhs.format == rhs.format else { return false }
+        if lhs.storage === rhs.storage { return true }
+        let rowLength = lhs.width * lhs.format.bytesPerPixel
+        return lhs.withUnsafeBytes { a in
+            rhs.withUnsafeBytes { b in
+                (0..<lhs.height).allSatisfy { y in
+                    memcmp(a.baseAddress! + y * lhs.bytesPerRow, b.baseAddress! + y * rhs.bytesPerRow, rowLength) == 0
+                }
+            }
+        }
+    }
+}
+
+extension PixelBuffer {
+    /// Owns the C allocation behind a `PixelBuffer`.
+    ///
+    /// `@unchecked Sendable` because it owns a C pointer: the bytes are written only through
+    /// `PixelBuffer.withUnsafeMutableBytes`, which first makes sure this storage is not shared (copy on write), so no
+    /// two tasks ever write, or read while another writes, the same allocation.
+    private final class Storage: @unchecked Sendable {
+        let pointer: UnsafeMutableRawPointer
+        let byteCount: Int
+
+        init(byteCount: Int) throws {
+            // calloc: large buffers come straight from the kernel already zeroed, so zeroing costs nothing there.
+            guard let pointer = calloc(max(byteCount, 1), 1) else {
+                throw CodecError.outOfMemory(byteCount: byteCount)
+            }
+            self.pointer = pointer
+            self.byteCount = byteCount
+        }
+
+        func copy() -> Storage {
+            // The same size as an allocation that already succeeded: failing here means the process is out of memory,
+            // which Swift treats as fatal for every allocation it makes.
+            guard let copy = try? Storage(byteCount: byteCount) else {
+                fatalError("out of memory copying \(byteCount) bytes of pixels")
+            }
+            copy.pointer.copyMemory(from: pointer, byteCount: byteCount)
+            return copy
+        }
+
+        deinit {
+            free(pointer)
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// An HTTP/1.1 origin server on `127.0.0.1` and a free port, in-process, scripted per path: the real server that every
+/// networking test talks to instead of a mock.
+///
+/// Each path answers with an ``OriginResponse`` — status, headers, body, a delay or a gate before the headers, a
+/// chunked trickle, ETag / Last-Modified validation with 304, redirects, a connection reset mid-body, a lying
+/// `Content-Length` — and the server counts requests, in-flight requests and the most ever in flight, per path.
+/// Paths under `/testdata/` serve the image corpus (``TestData``) when it is present. Anything else is 404.
+///
+/// ```swift
+/// try await withOriginServer { server in
+///     server.route("/cat.jpg", .ok(bytes, contentType: "image/jpeg"))
+///     let url = server.url("/cat.jpg")   // "http://127.0.0.1:41234/cat.jpg"
+///     ...
+///     #expect(server.requestCount("/cat.jpg") == 1)
+/// }
+/// ```
+public final class OriginServer: Sendable {
+    let state: Mutex<State>
+
+    /// Starts a server on `127.0.0.1` and a port the system picks.
+    ///
+    /// - Parameter testDataDirectory: the folder served under `/testdata/`; the corpus's `images` folder by default,
+    ///   `nil` to serve none.
+    public static func start(testDataDirectory: String? = TestData.imagesDirectory) async throws -> OriginServer {
+        let server = OriginServer(state: State(testDataDirectory: testDataDirectory))
+        let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(server: server))
+                    server.register(channel)
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        guard let port = listener.localAddress?.port else {
+            try? await listener.close()
+            throw OriginServerError.noLocalAddress
+        }
+        server.state.withLock { state in
+            state.listener = listener
+            state.port = port
+        }
+        return server
+    }
+
+    private init(state: State) {
+        self.state = Mutex(state)
+    }
+
+    /// The port the server listens on.
+    public var port: Int { state.withLock { $0.port } }
+
+    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
+
+    /// The absolute URL of `path` (which starts with `/`) on this server.
+    public func url(_ path: String) -> String { baseURL + path }
+
+    // MARK: Scripting
+
+    /// Answers requests for `path` (query ignored) with `response` from now on, replacing any earlier script.
+    public func route(_ path: String, _ response: OriginResponse) {
+        state.withLock { $0.routes[path] = response }
+    }
+
+    /// Stops answering `path`: it is 404 again.
+    public func removeRoute(_ path: String) {
+        _ = state.withLock { $0.routes.removeValue(forKey: path) }
+    }
+
+    // MARK: Counting
+
+    /// How many requests for `path` have arrived (all paths when `nil`), 304s and 404s included.
+    public func requestCount(_ path: String? = nil) -> Int {
+        state.withLock { state in
+            path.map { state.statistics[$0]?.requests.count ?? 0 }
+                ?? state.statistics.values.reduce(0) { $0 + $1.requests.count }
+        }
+    }
+
+    /// How many requests for `path` are being answered now.
+    public func inFlightCount(_ path: String) -> Int {
+        state.withLock { $0.statistics[path]?.inFlight ?? 0 }
+    }
+
+    /// The most requests for `path` that were ever being answered at once.
+    public func maxInFlightCount(_ path: String) -> Int {
+        state.withLock { $0.statistics[path]?.maxInFlight ?? 0 }
+    }
+
+    /// The requests for `path`, in arrival order.
+    public func requests(to path: String) -> [RecordedRequest] {
+        state.withLock { $0.statistics[path]?.requests ?? [] }
+    }
+
+    /// Returns once at least `count` requests for `path` have arrived (or the calling task is cancelled): the way to
+    /// know a request reached the origin without sleeping.
+    public func waitForRequests(to path: String, count: Int) async {
+        let id = state.withLock { state -> Int in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state in
+                    if (state.statistics[path]?.requests.count ?? 0) >= count || Task.isCancelled { return true }
+                    state.waiters.append(State.Waiter(id: id, path: path, count: count, continuation: continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        } onCancel: {
+            let waiter = state.withLock { state -> State.Waiter? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+                return state.waiters.remove(at: index)
+            }
+            waiter?.continuation.resume()
+        }
+    }
+
+    // MARK: Lifetime
+
+    /// Stops listening and closes every open connection.
+    public func shutdown() async throws {
+        let (listener, connections) = state.withLock { state in
+            defer {
+                state.listener = nil
+                state.connections = [:]
+            }
+            return (state.listener, Array(state.connections.values))
+        }
+        try await listener?.close()
+        for connection in connections {
+            try? await connection.close()
+        }
+    }
+
+    private func register(_ connection: any Channel) {
+        let id = ObjectIdentifier(connection)
+        state.withLock { $0.connections[id] = connection }
+        connection.closeFuture.whenComplete { [weak self] _ in
+            _ = self?.state.withLock { $0.connections.removeValue(forKey: id) }
+        }
+    }
+}
+
+/// Runs `body` with a started ``OriginServer`` and shuts it down afterwards, whether `body` returns or throws.
+public func withOriginServer<Result>(
+    testDataDirectory: String? = TestData.imagesDirectory,
+    _ body: (OriginServer) async throws -> Result
+) async throws -> Result {
+    let server = try await OriginServer.start(testDataDirectory: testDataDirectory)
+    do {
+        let result = try await body(server)
+        try await server.shutdown()
+        return result
+    } catch {
+        try? await server.shutdown()
+        throw error
+    }
+}
+
+/// Why the origin server could not start.
+public enum OriginServerError: Error {
+    /// The listening socket has no local address.
+    case noLocalAddress
+}

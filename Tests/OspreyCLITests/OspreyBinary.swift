@@ -1,0 +1,58 @@
+import Foundation
+
+/// The `osprey` executable built beside the test bundle (or at `$OSPREY_BINARY`), run as a user would run it.
+enum OspreyBinary {
+    struct Run {
+        let status: Int32
+        let standardOutput: String
+        let standardError: String
+    }
+
+    static var path: String {
+        get throws {
+            if let configured = ProcessInfo.processInfo.environment["OSPREY_BINARY"] { return configured }
+            let candidates = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+                .map { $0.deletingLastPathComponent().appendingPathComponent("osprey").path }
+            guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+                throw BinaryNotFound(searched: candidates)
+            }
+            return found
+        }
+    }
+
+    struct BinaryNotFound: Error {
+        let searched: [String]
+    }
+
+    /// Runs `osprey arguments...` to completion, with no standard input.
+    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try path)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // Files rather than pipes: the child can never block on a full pipe while we wait for it.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-run-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outputURL = directory.appendingPathComponent("stdout")
+        let errorURL = directory.appendingPathComponent("stderr")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
+        let output = try FileHandle(forWritingTo: outputURL)
+        let error = try FileHandle(forWritingTo: errorURL)
+        defer {
+            try? output.close()
+            try? error.close()
+        }
+        process.standardOutput = output
+        process.standardError = error
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: try Data(contentsOf: outputURL), as: UTF8.self),
+            standardError: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self)
+        )
+    }
+}

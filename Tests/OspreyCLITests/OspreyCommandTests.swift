@@ -1,0 +1,32 @@
+import Foundation
+import OspreyCodecs
+import OspreyTesting
+import Testing
+
+/// Runs the built `osprey` binary and pins its output and exit codes.
+@Suite struct OspreyCommandTests {
+    @Test func versionListsTheCodecLibraries() throws {
+        let run = try OspreyBinary.run(["--version"])
+        #expect(run.status == 0)
+        let lines = run.standardOutput.split(separator: "\n").map(String.init)
+        #expect(lines.first?.hasPrefix("osprey ") == true)
+        for library in CodecLibraries.all {
+            #expect(lines.contains("  \(library.name) \(library.version)"))
+        }
+    }
+
+    @Test func helpNamesTheSubcommands() throws {
+        let run = try OspreyBinary.run(["--help"])
+        #expect(run.status == 0)
+        #expect(run.standardOutput.contains("USAGE: osprey"))
+        #expect(run.standardOutput.contains("info"))
+    }
+
+    @Test func usageErrorsExitWithStatus2() throws {
+        let run = try OspreyBinary.run(["--no-such-option"])
+        #expect(run.status == 2)
+        #expect(run.standardError.contains("no-such-option"))
+        #expect(run.standardOutput.isEmpty)
+        #expect(try OspreyBinary.run(["info"]).status == 2)
+    }
+}
