@@ -1,42 +1,14 @@
 #include "COspreyCodecShims.h"
 
-#include <setjmp.h>
-#include <stdio.h>
+#include "jpeg_error.h"
+
 #include <string.h>
-#include <jpeglib.h>
 #include <jconfig.h>
-
-// libjpeg's default error_exit calls exit(). Ours formats the message and longjmps back to the shim that set the
-// jump buffer, so a hostile file becomes an error value instead of a dead process.
-typedef struct {
-    struct jpeg_error_mgr base;
-    jmp_buf jump;
-    char *message;
-} osprey_jpeg_error;
-
-static void osprey_jpeg_error_exit(j_common_ptr info) {
-    osprey_jpeg_error *error = (osprey_jpeg_error *)info->err;
-    char buffer[JMSG_LENGTH_MAX];
-    error->base.format_message(info, buffer);
-    snprintf(error->message, OSPREY_MESSAGE_CAPACITY, "%s", buffer);
-    longjmp(error->jump, 1);
-}
-
-// Warnings (corrupt data the library can recover from) must not reach stderr of a server process.
-static void osprey_jpeg_emit_message(j_common_ptr info, int level) {
-    (void)level;
-    info->err->num_warnings++;
-}
 
 int osprey_jpeg_read_header(const uint8_t *data, size_t size, osprey_jpeg_header *header, char *message) {
     struct jpeg_decompress_struct info;
     osprey_jpeg_error error;
-    message[0] = '\0';
-    memset(&info, 0, sizeof(info));
-    info.err = jpeg_std_error(&error.base);
-    error.base.error_exit = osprey_jpeg_error_exit;
-    error.base.emit_message = osprey_jpeg_emit_message;
-    error.message = message;
+    osprey_jpeg_error_install(&error, &info, message);
     if (setjmp(error.jump)) {
         jpeg_destroy_decompress(&info);
         return -1;

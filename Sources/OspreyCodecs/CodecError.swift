@@ -7,6 +7,12 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
     case invalidDimensions(width: Int, height: Int)
     /// The image has more pixels than the caller's limit allows; nothing was allocated.
     case tooManyPixels(width: Int, height: Int, limit: Int)
+    /// An animation has more frames than the caller's limit allows.
+    case tooManyFrames(count: Int, limit: Int)
+    /// Another decoding limit was hit (progressive scans, the decoder's working memory); `reason` says which.
+    case limitExceeded(format: ImageFormat, reason: String)
+    /// The data ends before the image does. ``DecodingOptions/allowsPartialImages`` accepts such data instead.
+    case truncated(format: ImageFormat)
     /// The C library rejected the data; `reason` is its message.
     case malformed(format: ImageFormat, reason: String)
     /// Allocating `byteCount` bytes of pixels failed.
@@ -18,6 +24,9 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
         case .unsupportedFormat: "unsupportedFormat"
         case .invalidDimensions: "invalidDimensions"
         case .tooManyPixels: "tooManyPixels"
+        case .tooManyFrames: "tooManyFrames"
+        case .limitExceeded: "limitExceeded"
+        case .truncated: "truncated"
         case .malformed: "malformed"
         case .outOfMemory: "outOfMemory"
         }
@@ -31,6 +40,12 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
             "invalid image dimensions \(width)×\(height)"
         case .tooManyPixels(let width, let height, let limit):
             "image of \(width)×\(height) pixels exceeds the limit of \(limit) pixels"
+        case .tooManyFrames(let count, let limit):
+            "animation of \(count) frames exceeds the limit of \(limit) frames"
+        case .limitExceeded(let format, let reason):
+            "\(format.rawValue.uppercased()) decoding limit exceeded: \(reason)"
+        case .truncated(let format):
+            "truncated \(format.rawValue.uppercased()) data: the image ends early"
         case .malformed(let format, let reason):
             "malformed \(format.rawValue.uppercased()) data: \(reason)"
         case .outOfMemory(let byteCount):

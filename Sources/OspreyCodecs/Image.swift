@@ -27,7 +27,7 @@ public struct Image: Sendable, Equatable {
         loopCount: Int = 0,
         orientation: ImageOrientation = .up,
         sourceFormat: ImageFormat = .unknown
-    ) throws {
+    ) throws(CodecError) {
         guard let first = frames.first,
             frames.allSatisfy({
                 $0.pixels.width == first.pixels.width && $0.pixels.height == first.pixels.height

@@ -77,7 +77,7 @@ struct MemorySource {
 }
 
 /// giflib's InputFunc over a ``MemorySource`` stored in `UserData`.
-private func readFromMemorySource(
+func readFromMemorySource(
     _ gif: UnsafeMutablePointer<GifFileType>?,
     _ destination: UnsafeMutablePointer<GifByteType>?,
     _ count: Int32

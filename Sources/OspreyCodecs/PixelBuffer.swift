@@ -32,15 +32,15 @@ public struct PixelBuffer: Sendable {
     /// - Parameter bytesPerRow: the row stride; `nil` (the default) packs rows tightly.
     /// - Throws: ``CodecError/invalidDimensions(width:height:)`` when a dimension is not positive, the stride is too
     ///   small, or the size in bytes overflows `Int`.
-    public init(width: Int, height: Int, format: PixelFormat, bytesPerRow: Int? = nil) throws {
+    public init(width: Int, height: Int, format: PixelFormat, bytesPerRow: Int? = nil) throws(CodecError) {
         let packed = width.multipliedReportingOverflow(by: format.bytesPerPixel)
         guard width > 0, height > 0, !packed.overflow else {
-            throw CodecError.invalidDimensions(width: width, height: height)
+            throw .invalidDimensions(width: width, height: height)
         }
         let stride = bytesPerRow ?? packed.partialValue
         let total = stride.multipliedReportingOverflow(by: height)
         guard stride >= packed.partialValue, !total.overflow else {
-            throw CodecError.invalidDimensions(width: width, height: height)
+            throw .invalidDimensions(width: width, height: height)
         }
         self.width = width
         self.height = height
@@ -51,12 +51,22 @@ public struct PixelBuffer: Sendable {
 
     /// Makes a tightly packed buffer holding a copy of `bytes`, which must be exactly `width * height *
     /// format.bytesPerPixel` long.
-    public init(width: Int, height: Int, format: PixelFormat, bytes: some Collection<UInt8>) throws {
+    public init(width: Int, height: Int, format: PixelFormat, bytes: some Collection<UInt8>) throws(CodecError) {
         try self.init(width: width, height: height, format: format)
         guard bytes.count == byteCount else {
-            throw CodecError.invalidDimensions(width: width, height: height)
+            throw .invalidDimensions(width: width, height: height)
         }
         storage.pointer.initializeMemory(as: UInt8.self, from: Array(bytes), count: byteCount)
+    }
+
+    /// Takes ownership of `pointer`, a `malloc`'d block of `bytesPerRow * height` bytes that a C decoder filled; it
+    /// is released with `free` when the last copy of the buffer goes.
+    init(adopting pointer: UnsafeMutableRawPointer, width: Int, height: Int, format: PixelFormat, bytesPerRow: Int) {
+        self.width = width
+        self.height = height
+        self.format = format
+        self.bytesPerRow = bytesPerRow
+        self.storage = Storage(adopting: pointer, byteCount: bytesPerRow * height)
     }
 
     /// The size of the pixel storage in bytes (`bytesPerRow * height`); what a memory cache charges for it.
@@ -115,11 +125,16 @@ extension PixelBuffer {
         let pointer: UnsafeMutableRawPointer
         let byteCount: Int
 
-        init(byteCount: Int) throws {
+        init(byteCount: Int) throws(CodecError) {
             // calloc: large buffers come straight from the kernel already zeroed, so zeroing costs nothing there.
             guard let pointer = calloc(max(byteCount, 1), 1) else {
-                throw CodecError.outOfMemory(byteCount: byteCount)
+                throw .outOfMemory(byteCount: byteCount)
             }
+            self.pointer = pointer
+            self.byteCount = byteCount
+        }
+
+        init(adopting pointer: UnsafeMutableRawPointer, byteCount: Int) {
             self.pointer = pointer
             self.byteCount = byteCount
         }

@@ -58,7 +58,8 @@ public enum SyntheticImages {
 
     // MARK: Building blocks
 
-    private static func pngChunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
+    /// A PNG chunk: length, type, data and CRC, to splice extra chunks (eXIf, tEXt, ...) into ``png(width:height:rgba:)``.
+    public static func pngChunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
         let typeAndData = Array(type.utf8) + data
         return bigEndian32(data.count) + typeAndData + bigEndian32(Int(crc32(typeAndData)))
     }

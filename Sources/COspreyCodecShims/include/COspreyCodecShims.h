@@ -46,6 +46,77 @@ typedef struct {
 /// Reads a PNG header from memory. Returns 0 on success; otherwise -1 with `message` set to libpng's message.
 int osprey_png_read_header(const uint8_t *data, size_t size, osprey_png_header *header, char *message);
 
+/// What a full JPEG decode is asked for. Scaling uses libjpeg-turbo's DCT scaling (M/8 for M in 1…8).
+typedef struct {
+    /// Scale down no further than this output width/height (0: no minimum).
+    uint32_t minWidth;
+    uint32_t minHeight;
+    /// Scale down until the output has at most this many pixels (0: no budget).
+    uint64_t pixelBudget;
+    /// Refuse to produce more output pixels than this (checked before any pixel buffer is allocated).
+    uint64_t maxPixels;
+    /// Bound on libjpeg's own working memory (progressive files buffer every coefficient), in bytes.
+    uint64_t maxMemory;
+    /// Refuse progressive files with more scans than this (a scan bomb costs time, not memory).
+    uint32_t maxScans;
+    /// Return what was decoded of a truncated file instead of failing.
+    int32_t allowPartial;
+} osprey_jpeg_decode_request;
+
+/// The outcome of a JPEG decode. `pixels` is malloc'd: the caller frees it. On OSPREY_LIMIT_EXCEEDED, `width` and
+/// `height` give the output size that was refused.
+typedef struct {
+    uint8_t *pixels;
+    uint32_t width;
+    uint32_t height;
+    /// 1 (grayscale) or 3 (RGB; CMYK and YCCK are converted).
+    uint32_t components;
+    uint64_t bytesPerRow;
+    uint32_t sourceWidth;
+    uint32_t sourceHeight;
+    /// The scale applied: scaleNumerator / 8.
+    uint32_t scaleNumerator;
+    /// 1 when the data ended before the last scanline (only returned with allowPartial).
+    int32_t truncated;
+} osprey_jpeg_decode_result;
+
+/// Status codes of the decode shims.
+#define OSPREY_OK 0
+#define OSPREY_ERROR -1
+#define OSPREY_LIMIT_EXCEEDED -2
+#define OSPREY_TRUNCATED -3
+
+/// Decodes a JPEG from memory. On OSPREY_OK `result` owns its buffers; otherwise nothing is left allocated and
+/// `message` says why.
+int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decode_request *request,
+                       osprey_jpeg_decode_result *result, char *message);
+
+/// What a full PNG decode is asked for.
+typedef struct {
+    uint64_t maxPixels;
+    /// Return what was decoded of a truncated file instead of failing.
+    int32_t allowPartial;
+} osprey_png_decode_request;
+
+/// The outcome of a PNG decode: 8 bits per channel, gray (1), gray+alpha (2), RGB (3) or RGBA (4). `pixels` and
+/// `exif` are malloc'd: the caller frees them.
+typedef struct {
+    uint8_t *pixels;
+    uint32_t width;
+    uint32_t height;
+    uint32_t components;
+    uint64_t bytesPerRow;
+    /// The eXIf chunk's TIFF payload, or NULL.
+    uint8_t *exif;
+    uint64_t exifLength;
+    /// 1 when image data ended early (only returned with allowPartial).
+    int32_t truncated;
+} osprey_png_decode_result;
+
+/// Decodes a PNG (the default image of an APNG) from memory; same ownership rules as osprey_jpeg_decode.
+int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_request *request,
+                      osprey_png_decode_result *result, char *message);
+
 /// The libjpeg-turbo version as the number the library was built with, e.g. 2001005 for 2.1.5.
 int osprey_jpeg_turbo_version_number(void);
 

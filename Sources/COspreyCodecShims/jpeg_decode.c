@@ -1,0 +1,177 @@
+#include "COspreyCodecShims.h"
+
+#include "jpeg_error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// Stops a progressive file whose scan count passes the limit: every scan re-decodes the whole coefficient buffer,
+// so a small file with thousands of scans costs minutes of CPU (libjpeg-turbo's own fuzzers cap scans the same way).
+typedef struct {
+    struct jpeg_progress_mgr base;
+    uint32_t maxScans;
+} osprey_jpeg_progress;
+
+static void osprey_jpeg_progress_monitor(j_common_ptr common) {
+    j_decompress_ptr info = (j_decompress_ptr)common;
+    osprey_jpeg_progress *progress = (osprey_jpeg_progress *)common->progress;
+    if (info->is_decompressor && progress->maxScans > 0 && (uint32_t)info->input_scan_number > progress->maxScans) {
+        osprey_jpeg_error *error = (osprey_jpeg_error *)common->err;
+        snprintf(error->message, OSPREY_MESSAGE_CAPACITY, "more than %u progressive scans", progress->maxScans);
+        longjmp(error->jump, 2);
+    }
+}
+
+// The output size libjpeg gives for scale m/8: ceil(size * m / 8).
+static uint64_t osprey_scaled(uint32_t size, uint32_t m) {
+    return ((uint64_t)size * m + 7) / 8;
+}
+
+// The DCT scale m/8 (1…8) to decode at: the largest within the pixel budget, then the smallest of those that still
+// gives at least minWidth × minHeight. With neither asked for, 8/8.
+static uint32_t osprey_choose_scale(uint32_t width, uint32_t height, const osprey_jpeg_decode_request *request) {
+    uint32_t m = 8;
+    if (request->pixelBudget > 0) {
+        while (m > 1 && osprey_scaled(width, m) * osprey_scaled(height, m) > request->pixelBudget) {
+            m--;
+        }
+    }
+    if (request->minWidth > 0 || request->minHeight > 0) {
+        while (m > 1 && osprey_scaled(width, m - 1) >= request->minWidth
+               && osprey_scaled(height, m - 1) >= request->minHeight) {
+            m--;
+        }
+    }
+    return m;
+}
+
+// Adobe CMYK (and YCCK, which libjpeg converts to CMYK) to RGB. Photoshop writes inverted CMYK (0 = full ink) and
+// marks it with an Adobe APP14 segment; without one, the values are taken as regular (0 = no ink).
+static void osprey_cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, uint32_t width, int inverted) {
+    for (uint32_t x = 0; x < width; x++) {
+        uint32_t c = cmyk[4 * x], m = cmyk[4 * x + 1], y = cmyk[4 * x + 2], k = cmyk[4 * x + 3];
+        if (!inverted) {
+            c = 255 - c;
+            m = 255 - m;
+            y = 255 - y;
+            k = 255 - k;
+        }
+        rgb[3 * x] = (uint8_t)((c * k + 127) / 255);
+        rgb[3 * x + 1] = (uint8_t)((m * k + 127) / 255);
+        rgb[3 * x + 2] = (uint8_t)((y * k + 127) / 255);
+    }
+}
+
+int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decode_request *request,
+                       osprey_jpeg_decode_result *result, char *message) {
+    struct jpeg_decompress_struct info;
+    osprey_jpeg_error error;
+    osprey_jpeg_progress progress;
+    // Written after setjmp and read after a longjmp: volatile, so the values are not kept in registers.
+    uint8_t *volatile pixels = NULL;
+    uint8_t *volatile cmykRow = NULL;
+    volatile uint32_t rowsRead = 0;
+    volatile int status = OSPREY_ERROR;
+
+    memset(result, 0, sizeof(*result));
+    osprey_jpeg_error_install(&error, &info, message);
+    int jumped = setjmp(error.jump);
+    if (jumped) {
+        if (pixels != NULL && rowsRead > 0 && request->allowPartial && jumped == 1) {
+            // A decode error after some rows: with allowPartial, keep what was decoded.
+            result->pixels = pixels;
+            result->truncated = 1;
+            free(cmykRow);
+            jpeg_destroy_decompress(&info);
+            return OSPREY_OK;
+        }
+        free(pixels);
+        free(cmykRow);
+        jpeg_destroy_decompress(&info);
+        return jumped == 2 ? OSPREY_LIMIT_EXCEEDED : status;
+    }
+    if (size == 0) {
+        snprintf(message, OSPREY_MESSAGE_CAPACITY, "empty input");
+        return OSPREY_ERROR;
+    }
+    jpeg_create_decompress(&info);
+    info.mem->max_memory_to_use = (long)request->maxMemory;
+    progress.base.progress_monitor = osprey_jpeg_progress_monitor;
+    progress.maxScans = request->maxScans;
+    info.progress = &progress.base;
+    jpeg_mem_src(&info, data, (unsigned long)size);
+    jpeg_read_header(&info, TRUE);
+    result->sourceWidth = info.image_width;
+    result->sourceHeight = info.image_height;
+
+    int cmyk = info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK;
+    if (info.jpeg_color_space == JCS_GRAYSCALE) {
+        info.out_color_space = JCS_GRAYSCALE;
+    } else if (cmyk) {
+        info.out_color_space = JCS_CMYK;
+    } else {
+        info.out_color_space = JCS_RGB;
+    }
+    uint32_t m = osprey_choose_scale(info.image_width, info.image_height, request);
+    info.scale_num = m;
+    info.scale_denom = 8;
+    result->scaleNumerator = m;
+    info.dct_method = JDCT_ISLOW;
+    jpeg_calc_output_dimensions(&info);
+
+    result->width = info.output_width;
+    result->height = info.output_height;
+    uint64_t outputPixels = (uint64_t)info.output_width * info.output_height;
+    if (request->maxPixels > 0 && outputPixels > request->maxPixels) {
+        snprintf(message, OSPREY_MESSAGE_CAPACITY, "%ux%u output exceeds the limit of %llu pixels",
+                 info.output_width, info.output_height, (unsigned long long)request->maxPixels);
+        status = OSPREY_LIMIT_EXCEEDED;
+        longjmp(error.jump, 3);
+    }
+    uint32_t components = info.out_color_space == JCS_GRAYSCALE ? 1 : 3;
+    uint64_t bytesPerRow = (uint64_t)info.output_width * components;
+    pixels = malloc(bytesPerRow * info.output_height);
+    if (pixels == NULL) {
+        snprintf(message, OSPREY_MESSAGE_CAPACITY, "out of memory for %llu bytes of pixels",
+                 (unsigned long long)(bytesPerRow * info.output_height));
+        longjmp(error.jump, 3);
+    }
+    if (cmyk) {
+        cmykRow = malloc((size_t)info.output_width * 4);
+        if (cmykRow == NULL) {
+            snprintf(message, OSPREY_MESSAGE_CAPACITY, "out of memory");
+            longjmp(error.jump, 3);
+        }
+    }
+    result->components = components;
+    result->bytesPerRow = bytesPerRow;
+
+    jpeg_start_decompress(&info);
+    while (info.output_scanline < info.output_height) {
+        uint8_t *row = pixels + (uint64_t)info.output_scanline * bytesPerRow;
+        JSAMPROW target = cmyk ? cmykRow : row;
+        if (jpeg_read_scanlines(&info, &target, 1) != 1) {
+            break;
+        }
+        if (cmyk) {
+            osprey_cmyk_to_rgb(cmykRow, row, info.output_width, info.saw_Adobe_marker);
+        }
+        rowsRead = info.output_scanline;
+    }
+    // libjpeg fills what is missing from a truncated file with grey and only warns: that is an error unless asked.
+    if (error.sawPrematureEnd) {
+        if (!request->allowPartial) {
+            snprintf(message, OSPREY_MESSAGE_CAPACITY, "Premature end of JPEG file");
+            status = OSPREY_TRUNCATED;
+            longjmp(error.jump, 3);
+        }
+        result->truncated = 1;
+    }
+    // Reading to EOI checks the markers after the last scan, as djpeg does: a damaged trailer is an error (kept as a
+    // partial image with allowPartial, by the handler above).
+    jpeg_finish_decompress(&info);
+    result->pixels = pixels;
+    free(cmykRow);
+    jpeg_destroy_decompress(&info);
+    return OSPREY_OK;
+}

@@ -1,0 +1,23 @@
+#ifndef OSPREY_JPEG_ERROR_H
+#define OSPREY_JPEG_ERROR_H
+
+// The error manager every libjpeg call in the shims runs under (private to this target).
+
+#include <setjmp.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <jpeglib.h>
+
+typedef struct {
+    struct jpeg_error_mgr base;
+    jmp_buf jump;
+    char *message;
+    /// Set when libjpeg warned that the data ended early (JWRN_JPEG_EOF).
+    int sawPrematureEnd;
+} osprey_jpeg_error;
+
+/// Installs the error manager on `info` (call before jpeg_create_*): errors longjmp to `error->jump` with the message
+/// copied to `message`; warnings are counted, never printed.
+void osprey_jpeg_error_install(osprey_jpeg_error *error, struct jpeg_decompress_struct *info, char *message);
+
+#endif

@@ -1,0 +1,66 @@
+/// Reads the orientation tag from an EXIF (TIFF) structure, the only EXIF field decoding needs.
+enum EXIF {
+    /// The orientation in `tiff` (a TIFF header and IFD0, optionally preceded by `Exif\0\0`), or `nil` when it has
+    /// none or is malformed. Every offset is bounds-checked: EXIF comes from untrusted files.
+    static func orientation(in tiff: UnsafeRawBufferPointer) -> ImageOrientation? {
+        var bytes = tiff
+        if bytes.count >= 6, Array(bytes[0..<6]) == [0x45, 0x78, 0x69, 0x66, 0, 0] {  // "Exif\0\0"
+            bytes = UnsafeRawBufferPointer(rebasing: bytes[6...])
+        }
+        guard bytes.count >= 8 else { return nil }
+        let littleEndian: Bool
+        switch (bytes[0], bytes[1]) {
+        case (0x49, 0x49): littleEndian = true  // "II"
+        case (0x4D, 0x4D): littleEndian = false  // "MM"
+        default: return nil
+        }
+        func read16(_ offset: Int) -> Int? {
+            guard offset >= 0, offset + 2 <= bytes.count else { return nil }
+            let a = Int(bytes[offset])
+            let b = Int(bytes[offset + 1])
+            return littleEndian ? a | b << 8 : a << 8 | b
+        }
+        func read32(_ offset: Int) -> Int? {
+            guard let low = read16(littleEndian ? offset : offset + 2),
+                let high = read16(littleEndian ? offset + 2 : offset)
+            else { return nil }
+            return low | high << 16
+        }
+        guard read16(2) == 42, let ifd = read32(4), let count = read16(ifd) else { return nil }
+        for index in 0..<count {
+            let entry = ifd + 2 + index * 12
+            guard let tag = read16(entry) else { return nil }
+            if tag == 0x0112 {
+                guard let type = read16(entry + 2), type == 3, let value = read16(entry + 8) else { return nil }
+                return ImageOrientation(rawValue: value)
+            }
+        }
+        return nil
+    }
+
+    /// The EXIF payload of a JPEG's first `APP1 Exif` segment, found by walking the markers before the first scan.
+    static func jpegPayload(in jpeg: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        var offset = 2  // after SOI
+        while offset + 4 <= jpeg.count {
+            guard jpeg[offset] == 0xFF else { return nil }
+            let marker = jpeg[offset + 1]
+            if marker == 0xFF {  // fill byte
+                offset += 1
+                continue
+            }
+            if marker == 0xDA || marker == 0xD9 { return nil }  // start of scan, end of image: no EXIF before them
+            if (0xD0...0xD7).contains(marker) || marker == 0x01 {
+                offset += 2
+                continue
+            }
+            let length = Int(jpeg[offset + 2]) << 8 | Int(jpeg[offset + 3])
+            guard length >= 2, offset + 2 + length <= jpeg.count else { return nil }
+            if marker == 0xE1, length >= 8 {
+                let payload = UnsafeRawBufferPointer(rebasing: jpeg[(offset + 4)..<(offset + 2 + length)])
+                if Array(payload[0..<6]) == [0x45, 0x78, 0x69, 0x66, 0, 0] { return payload }
+            }
+            offset += 2 + length
+        }
+        return nil
+    }
+}

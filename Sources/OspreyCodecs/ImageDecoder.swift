@@ -1,0 +1,68 @@
+/// Decodes JPEG, PNG, GIF and WebP, choosing the decoder from the first bytes (MISSION F1).
+///
+/// Every limit in ``DecodingOptions/Limits`` is checked before a pixel buffer is allocated; every C library error
+/// becomes a ``CodecError`` that keeps the library's message.
+///
+/// ```swift
+/// let image = try ImageDecoder.decode(data)                          // full size, upright
+/// var options = DecodingOptions()
+/// options.targetSize = ImageSize(width: 400, height: 300)            // JPEG: DCT-scaled to ≥ 400×300
+/// let thumbnail = try ImageDecoder.decode(data, options: options)
+/// ```
+///
+/// - GIF: every frame composited onto the logical screen (disposal none, background, previous; transparency);
+///   delays of 10 ms or less read as 100 ms, as browsers do; ``Image/loopCount`` 0 for NETSCAPE2.0 loop 0 (forever),
+///   1 when the block is absent (play once), else the block's count.
+/// - PNG: an APNG decodes to its default image (the `IDAT` image), one frame: the animation chunks are not read.
+/// - WebP: animations are composited by libwebp's animation decoder; scaling applies to stills only.
+public enum ImageDecoder {
+    /// Decodes `data`.
+    ///
+    /// - Throws: ``CodecError/unsupportedFormat`` for anything but JPEG, PNG, GIF and WebP; a limit error
+    ///   (``CodecError/tooManyPixels(width:height:limit:)``, ``CodecError/tooManyFrames(count:limit:)``,
+    ///   ``CodecError/limitExceeded(format:reason:)``); ``CodecError/truncated(format:)``; or
+    ///   ``CodecError/malformed(format:reason:)`` with the library's message.
+    public static func decode(
+        _ data: some Collection<UInt8>,
+        options: DecodingOptions = DecodingOptions()
+    ) throws(CodecError) -> Image {
+        let result: Result<Image, CodecError> =
+            data.withContiguousStorageIfAvailable { decode(UnsafeRawBufferPointer($0), options: options) }
+            ?? Array(data).withUnsafeBytes { decode($0, options: options) }
+        return try result.get()
+    }
+
+    private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) -> Result<Image, CodecError> {
+        Result { () throws(CodecError) -> Image in
+            switch ImageFormat(sniffing: bytes) {
+            case .jpeg: try JPEGDecoder.decode(bytes, options: options)
+            case .png: try PNGDecoder.decode(bytes, options: options)
+            case .gif: try GIFDecoder.decode(bytes, options: options)
+            case .webp: try WebPDecoder.decode(bytes, options: options)
+            case .unknown: throw .unsupportedFormat
+            }
+        }
+    }
+
+    /// Makes the still image a decoder produced: turned upright unless the caller keeps the stored orientation.
+    static func still(
+        _ pixels: PixelBuffer, orientation: ImageOrientation, format: ImageFormat, options: DecodingOptions
+    ) throws(CodecError) -> Image {
+        if options.keepsStoredOrientation {
+            return Image(pixels: pixels, orientation: orientation, sourceFormat: format)
+        }
+        return Image(pixels: try pixels.applying(orientation), orientation: .up, sourceFormat: format)
+    }
+}
+
+extension PixelFormat {
+    /// The 8-bit layout with `components` channels: 1 gray, 2 gray+alpha, 3 RGB, 4 RGBA.
+    init(components: Int) {
+        switch components {
+        case 1: self = .gray8
+        case 2: self = .grayAlpha8
+        case 3: self = .rgb8
+        default: self = .rgba8
+        }
+    }
+}

@@ -1,0 +1,21 @@
+/// A width and a height in pixels.
+public struct ImageSize: Sendable, Hashable, CustomStringConvertible {
+    /// Width in pixels.
+    public var width: Int
+    /// Height in pixels.
+    public var height: Int
+
+    /// Makes a size.
+    public init(width: Int, height: Int) {
+        self.width = width
+        self.height = height
+    }
+
+    /// Width times height.
+    public var pixelCount: Int { width * height }
+
+    /// The size with width and height exchanged.
+    public var transposed: ImageSize { ImageSize(width: height, height: width) }
+
+    public var description: String { "\(width)x\(height)" }
+}

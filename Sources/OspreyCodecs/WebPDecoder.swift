@@ -1,0 +1,167 @@
+internal import COspreyWebP
+
+/// WebP through libwebp: lossy, lossless, alpha, scaling (stills), animation (composited by WebPAnimDecoder), EXIF.
+enum WebPDecoder {
+    static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw .truncated(format: .webp) }
+        var features = WebPBitstreamFeatures()
+        let status = WebPGetFeatures(base, bytes.count, &features)
+        guard status == VP8_STATUS_OK else {
+            throw status == VP8_STATUS_NOT_ENOUGH_DATA
+                ? .truncated(format: .webp) : .malformed(format: .webp, reason: webPStatusDescription(status))
+        }
+        let canvas = ImageSize(width: Int(features.width), height: Int(features.height))
+        let container = Container(base, count: bytes.count)
+        if features.has_animation != 0 {
+            return try decodeAnimation(base, count: bytes.count, canvas: canvas, container: container, options: options)
+        }
+        let pixels = try decodeStill(
+            base, count: bytes.count, features: features, container: container, options: options)
+        return try ImageDecoder.still(pixels, orientation: container.orientation, format: .webp, options: options)
+    }
+
+    /// What the RIFF container says beside the bitstream: frame count and EXIF orientation.
+    struct Container {
+        var frameCount = 1
+        var orientation = ImageOrientation.up
+
+        init(_ base: UnsafePointer<UInt8>, count: Int) {
+            var data = WebPData(bytes: base, size: count)
+            guard let demux = WebPDemux(&data) else { return }
+            defer { WebPDemuxDelete(demux) }
+            frameCount = Int(WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT))
+            var chunk = WebPChunkIterator()
+            if WebPDemuxGetChunk(demux, "EXIF", 1, &chunk) != 0 {
+                orientation =
+                    EXIF.orientation(in: UnsafeRawBufferPointer(start: chunk.chunk.bytes, count: chunk.chunk.size))
+                    ?? .up
+                WebPDemuxReleaseChunkIterator(&chunk)
+            }
+        }
+    }
+
+    private static func decodeStill(
+        _ base: UnsafePointer<UInt8>, count: Int, features: WebPBitstreamFeatures, container: Container,
+        options: DecodingOptions
+    ) throws(CodecError) -> PixelBuffer {
+        let source = ImageSize(width: Int(features.width), height: Int(features.height))
+        let size = scaledSize(source, orientation: container.orientation, options: options)
+        guard size.pixelCount <= options.limits.maxPixelCount else {
+            throw .tooManyPixels(width: size.width, height: size.height, limit: options.limits.maxPixelCount)
+        }
+        let format: PixelFormat = features.has_alpha != 0 ? .rgba8 : .rgb8
+        var pixels = try PixelBuffer(width: size.width, height: size.height, format: format)
+        var config = WebPDecoderConfig()
+        guard WebPInitDecoderConfig(&config) != 0 else {
+            throw .malformed(format: .webp, reason: "libwebp version mismatch")
+        }
+        if size != source {
+            config.options.use_scaling = 1
+            config.options.scaled_width = Int32(size.width)
+            config.options.scaled_height = Int32(size.height)
+        }
+        let stride = pixels.bytesPerRow
+        let status = pixels.withUnsafeMutableBytes { buffer -> VP8StatusCode in
+            // Decode straight into our buffer: libwebp writes the rows, we own the memory.
+            config.output.colorspace = format == .rgba8 ? MODE_RGBA : MODE_RGB
+            config.output.is_external_memory = 1
+            config.output.u.RGBA.rgba = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            config.output.u.RGBA.stride = Int32(stride)
+            config.output.u.RGBA.size = buffer.count
+            let status = WebPDecode(base, count, &config)
+            if status == VP8_STATUS_NOT_ENOUGH_DATA, options.allowsPartialImages {
+                return decodePartially(base, count: count, config: &config)
+            }
+            return status
+        }
+        WebPFreeDecBuffer(&config.output)
+        switch status {
+        case VP8_STATUS_OK: return pixels
+        case VP8_STATUS_NOT_ENOUGH_DATA: throw .truncated(format: .webp)
+        default: throw .malformed(format: .webp, reason: webPStatusDescription(status))
+        }
+    }
+
+    /// Feeds the truncated data to libwebp's incremental decoder, which keeps the rows it could decode.
+    private static func decodePartially(
+        _ base: UnsafePointer<UInt8>, count: Int, config: inout WebPDecoderConfig
+    )
+        -> VP8StatusCode
+    {
+        guard let decoder = WebPIDecode(nil, 0, &config) else { return VP8_STATUS_OUT_OF_MEMORY }
+        defer { WebPIDelete(decoder) }
+        let status = WebPIAppend(decoder, base, count)
+        var lastRow: Int32 = 0
+        guard status == VP8_STATUS_OK || status == VP8_STATUS_SUSPENDED,
+            WebPIDecGetRGB(decoder, &lastRow, nil, nil, nil) != nil, lastRow > 0
+        else { return VP8_STATUS_NOT_ENOUGH_DATA }
+        return VP8_STATUS_OK
+    }
+
+    /// The size to decode a still at: scaled down for the pixel budget, then no smaller than the target.
+    static func scaledSize(_ source: ImageSize, orientation: ImageOrientation, options: DecodingOptions) -> ImageSize {
+        var scale = 1.0
+        if let budget = options.pixelBudget, budget > 0, source.pixelCount > budget {
+            scale = (Double(budget) / Double(source.pixelCount)).squareRoot()
+        }
+        if let target = options.targetSize.map({ orientation.swapsDimensions ? $0.transposed : $0 }) {
+            let needed = max(Double(target.width) / Double(source.width), Double(target.height) / Double(source.height))
+            scale = min(scale, max(needed, 0))
+        }
+        guard scale < 1 else { return source }
+        return ImageSize(
+            width: max(1, Int((Double(source.width) * scale).rounded(.up))),
+            height: max(1, Int((Double(source.height) * scale).rounded(.up))))
+    }
+
+    private static func decodeAnimation(
+        _ base: UnsafePointer<UInt8>, count: Int, canvas: ImageSize, container: Container, options: DecodingOptions
+    ) throws(CodecError) -> Image {
+        let limits = options.limits
+        let frameCount = options.firstFrameOnly ? 1 : container.frameCount
+        guard frameCount <= limits.maxFrameCount else {
+            throw .tooManyFrames(count: frameCount, limit: limits.maxFrameCount)
+        }
+        guard canvas.pixelCount * max(frameCount, 1) <= limits.maxPixelCount else {
+            throw .tooManyPixels(
+                width: canvas.width, height: canvas.height * max(frameCount, 1), limit: limits.maxPixelCount)
+        }
+        var decoderOptions = WebPAnimDecoderOptions()
+        guard WebPAnimDecoderOptionsInit(&decoderOptions) != 0 else {
+            throw .malformed(format: .webp, reason: "libwebp version mismatch")
+        }
+        decoderOptions.color_mode = MODE_RGBA
+        decoderOptions.use_threads = 0
+        var data = WebPData(bytes: base, size: count)
+        guard let decoder = WebPAnimDecoderNew(&data, &decoderOptions) else {
+            throw .malformed(format: .webp, reason: "cannot read the animation (damaged or truncated)")
+        }
+        defer { WebPAnimDecoderDelete(decoder) }
+        var info = WebPAnimInfo()
+        guard WebPAnimDecoderGetInfo(decoder, &info) != 0 else {
+            throw .malformed(format: .webp, reason: "cannot read the animation header")
+        }
+        var frames: [ImageFrame] = []
+        var previousTimestamp: Int32 = 0
+        while WebPAnimDecoderHasMoreFrames(decoder) != 0, frames.count < frameCount {
+            var buffer: UnsafeMutablePointer<UInt8>?
+            var timestamp: Int32 = 0
+            guard WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {
+                if options.allowsPartialImages, !frames.isEmpty { break }
+                throw .malformed(format: .webp, reason: "cannot decode frame \(frames.count + 1)")
+            }
+            let pixels = try PixelBuffer(
+                width: Int(info.canvas_width), height: Int(info.canvas_height), format: .rgba8,
+                bytes: UnsafeBufferPointer(start: buffer, count: Int(info.canvas_width) * Int(info.canvas_height) * 4))
+            let upright = options.keepsStoredOrientation ? pixels : try pixels.applying(container.orientation)
+            frames.append(ImageFrame(pixels: upright, duration: .milliseconds(Int(timestamp - previousTimestamp))))
+            previousTimestamp = timestamp
+        }
+        guard !frames.isEmpty else { throw .malformed(format: .webp, reason: "the animation has no frames") }
+        return try Image(
+            frames: frames,
+            loopCount: Int(info.loop_count),
+            orientation: options.keepsStoredOrientation ? container.orientation : .up,
+            sourceFormat: .webp)
+    }
+}

@@ -1,0 +1,61 @@
+import OspreyCodecs
+import OspreyTesting
+import Testing
+
+/// Decoding behaviour on images made at test time (no corpus needed).
+@Suite struct ImageDecoderTests {
+    @Test func decodesAPNGToItsExactPixels() throws {
+        var rgba: [UInt8] = []
+        for index in 0..<15 {
+            rgba += [UInt8(index * 10), 200, UInt8(255 - index), UInt8(index * 17)]
+        }
+        let image = try ImageDecoder.decode(SyntheticImages.png(width: 5, height: 3, rgba: rgba))
+        #expect(image.width == 5 && image.height == 3)
+        #expect(image.pixelFormat == PixelFormat.rgba8)
+        #expect(image.sourceFormat == .png)
+        #expect((0..<3).flatMap { image.pixels.row($0) } == rgba)
+    }
+
+    @Test func refusesAnImageOverThePixelLimitBeforeDecoding() throws {
+        var options = DecodingOptions()
+        options.limits.maxPixelCount = 999
+        #expect(throws: CodecError.tooManyPixels(width: 100, height: 10, limit: 999)) {
+            try ImageDecoder.decode(SyntheticImages.png(width: 100, height: 10), options: options)
+        }
+        #expect(throws: CodecError.tooManyPixels(width: 2000, height: 2000, limit: 999)) {
+            try ImageDecoder.decode(SyntheticImages.webpLosslessHeader(width: 2000, height: 2000), options: options)
+        }
+        #expect(throws: CodecError.tooManyPixels(width: 1000, height: 1000, limit: 999)) {
+            try ImageDecoder.decode(SyntheticImages.gifHeader(width: 1000, height: 1000), options: options)
+        }
+    }
+
+    @Test func aTruncatedPNGIsAnErrorUnlessPartialImagesAreAllowed() throws {
+        let whole = SyntheticImages.png(width: 64, height: 64)
+        let cut = Array(whole.prefix(whole.count / 2))
+        #expect(throws: CodecError.truncated(format: .png)) { try ImageDecoder.decode(cut) }
+
+        var options = DecodingOptions()
+        options.allowsPartialImages = true
+        let partial = try ImageDecoder.decode(cut, options: options)
+        let complete = try ImageDecoder.decode(whole)
+        #expect(partial.width == 64 && partial.height == 64)
+        // The rows that arrived are exact; the last ones never did and are zero.
+        #expect(partial.pixels.row(0) == complete.pixels.row(0))
+        #expect(partial.pixels.row(63).allSatisfy { $0 == 0 })
+    }
+
+    @Test func headerOnlyFilesAreErrors() {
+        for bytes in [
+            SyntheticImages.jpegHeader(width: 8, height: 8), SyntheticImages.gifHeader(width: 8, height: 8),
+            SyntheticImages.webpLosslessHeader(width: 8, height: 8),
+        ] {
+            #expect(throws: CodecError.self) { try ImageDecoder.decode(bytes) }
+        }
+    }
+
+    @Test func unknownDataIsUnsupported() {
+        #expect(throws: CodecError.unsupportedFormat) { try ImageDecoder.decode(Array("GIF? no".utf8)) }
+        #expect(throws: CodecError.unsupportedFormat) { try ImageDecoder.decode([UInt8]()) }
+    }
+}
