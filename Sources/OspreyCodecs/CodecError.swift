@@ -15,6 +15,8 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
     case truncated(format: ImageFormat)
     /// The C library rejected the data; `reason` is its message.
     case malformed(format: ImageFormat, reason: String)
+    /// The encoder refused the image; `reason` is the library's message.
+    case encodingFailed(format: ImageFormat, reason: String)
     /// Allocating `byteCount` bytes of pixels failed.
     case outOfMemory(byteCount: Int)
 
@@ -28,6 +30,7 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
         case .limitExceeded: "limitExceeded"
         case .truncated: "truncated"
         case .malformed: "malformed"
+        case .encodingFailed: "encodingFailed"
         case .outOfMemory: "outOfMemory"
         }
     }
@@ -48,6 +51,8 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
             "truncated \(format.rawValue.uppercased()) data: the image ends early"
         case .malformed(let format, let reason):
             "malformed \(format.rawValue.uppercased()) data: \(reason)"
+        case .encodingFailed(let format, let reason):
+            "cannot encode \(format.rawValue.uppercased()): \(reason)"
         case .outOfMemory(let byteCount):
             "could not allocate \(byteCount) bytes of pixels"
         }

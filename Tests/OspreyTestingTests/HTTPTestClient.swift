@@ -14,7 +14,7 @@ struct Fetched {
 func withHTTPClient<Result>(
     redirects: HTTPClient.Configuration.RedirectConfiguration = .follow(max: 5, allowCycles: false),
     readTimeout: TimeAmount? = nil,
-    connectTimeout: TimeAmount = .seconds(5),
+    connectTimeout: TimeAmount = .seconds(30),
     _ body: (HTTPClient) async throws -> Result
 ) async throws -> Result {
     var configuration = HTTPClient.Configuration(redirectConfiguration: redirects)
@@ -32,8 +32,11 @@ func withHTTPClient<Result>(
 }
 
 extension HTTPClient {
+    /// Fetches `url` and collects the body. The deadline only catches hangs: it is generous because the suite's
+    /// CPU-bound tests can hold both cooperative threads of a 2-core machine for seconds, delaying this task (not the
+    /// server) from reading its response.
     func fetch(
-        _ url: String, method: HTTPMethod = .GET, headers: [(String, String)] = [], timeout: TimeAmount = .seconds(10)
+        _ url: String, method: HTTPMethod = .GET, headers: [(String, String)] = [], timeout: TimeAmount = .seconds(120)
     ) async throws -> Fetched {
         var request = HTTPClientRequest(url: url)
         request.method = method

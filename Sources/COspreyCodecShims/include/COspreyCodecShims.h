@@ -117,6 +117,11 @@ typedef struct {
 int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_request *request,
                       osprey_png_decode_result *result, char *message);
 
+/// Encodes 8-bit pixels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA components) as PNG at zlib `compressionLevel` 0…9.
+/// On OSPREY_OK, `*output` is a malloc'd buffer of `*outputSize` bytes the caller frees.
+int osprey_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t components, uint64_t bytesPerRow,
+                      int32_t compressionLevel, uint8_t **output, uint64_t *outputSize, char *message);
+
 /// The libjpeg-turbo version as the number the library was built with, e.g. 2001005 for 2.1.5.
 int osprey_jpeg_turbo_version_number(void);
 

@@ -1,0 +1,52 @@
+/// How ``ImageEncoder`` encodes.
+///
+/// ```swift
+/// var options = EncodingOptions()
+/// options.quality = 80
+/// options.isProgressive = true
+/// let jpeg = try ImageEncoder.encode(image, as: .jpeg, options: options)
+/// ```
+public struct EncodingOptions: Sendable, Hashable {
+    /// Lossy quality from 0 (smallest) to 100 (best), for JPEG and lossy WebP. 85 by default.
+    public var quality = 85
+    /// JPEG: write a progressive file. `false` by default.
+    public var isProgressive = false
+    /// JPEG: how colour is subsampled. `.automatic` by default: full colour at quality 90 and above, halved in both
+    /// directions below, as libvips does.
+    public var chromaSubsampling = ChromaSubsampling.automatic
+    /// PNG: zlib compression level from 0 (fastest) to 9 (smallest). 6 by default.
+    public var pngCompressionLevel = 6
+    /// WebP: encode losslessly, ignoring ``quality``. `false` by default.
+    public var isLossless = false
+    /// JPEG (which has no alpha): the colour transparent pixels are composited over, as RGB. White by default.
+    public var background = Color(red: 255, green: 255, blue: 255)
+
+    /// Makes the default options.
+    public init() {}
+
+    /// JPEG chroma subsampling.
+    public enum ChromaSubsampling: Sendable, Hashable {
+        /// `.yuv444` at quality 90 and above, `.yuv420` below.
+        case automatic
+        /// Full-resolution colour (largest files, sharpest colour edges).
+        case yuv444
+        /// Colour halved horizontally.
+        case yuv422
+        /// Colour halved in both directions.
+        case yuv420
+    }
+
+    /// An opaque colour.
+    public struct Color: Sendable, Hashable {
+        public var red: UInt8
+        public var green: UInt8
+        public var blue: UInt8
+
+        /// Makes a colour from its components.
+        public init(red: UInt8, green: UInt8, blue: UInt8) {
+            self.red = red
+            self.green = green
+            self.blue = blue
+        }
+    }
+}

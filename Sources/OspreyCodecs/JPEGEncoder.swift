@@ -1,0 +1,41 @@
+internal import COspreyJPEG
+
+/// JPEG through TurboJPEG, which reports errors by return value (no long jumps to wrap).
+enum JPEGEncoder {
+    static func encode(_ pixels: PixelBuffer, options: EncodingOptions) throws(CodecError) -> [UInt8] {
+        let background = options.background
+        let opaque = try pixels.flattened(red: background.red, green: background.green, blue: background.blue)
+        guard let handle = tjInitCompress() else {
+            throw .encodingFailed(format: .jpeg, reason: String(cString: tjGetErrorStr2(nil)))
+        }
+        defer { tjDestroy(handle) }
+        let isGray = opaque.format == .gray8
+        let subsampling: TJSAMP =
+            if isGray {
+                TJSAMP_GRAY
+            } else {
+                switch options.chromaSubsampling {
+                case .yuv444: TJSAMP_444
+                case .yuv422: TJSAMP_422
+                case .yuv420: TJSAMP_420
+                case .automatic: options.quality >= 90 ? TJSAMP_444 : TJSAMP_420
+                }
+            }
+        var flags = TJFLAG_ACCURATEDCT
+        if options.isProgressive { flags |= TJFLAG_PROGRESSIVE }
+        var output: UnsafeMutablePointer<UInt8>?
+        var size: UInt = 0
+        let status = opaque.withUnsafeBytes { bytes in
+            tjCompress2(
+                handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(opaque.width),
+                Int32(opaque.bytesPerRow), Int32(opaque.height),
+                Int32(isGray ? TJPF_GRAY.rawValue : TJPF_RGB.rawValue), &output, &size, Int32(subsampling.rawValue),
+                Int32(min(max(options.quality, 1), 100)), flags)
+        }
+        defer { tjFree(output) }
+        guard status == 0, let output else {
+            throw .encodingFailed(format: .jpeg, reason: String(cString: tjGetErrorStr2(handle)))
+        }
+        return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+}
