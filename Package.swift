@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "OspreyCLITests",
-            dependencies: ["OspreyCLI", "OspreyTesting"],
+            dependencies: ["OspreyCLI", "OspreyCodecs", "OspreyTesting"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -2,74 +2,122 @@ import ArgumentParser
 import Foundation
 import OspreyCodecs
 
-/// `osprey info FILE...`: each file's format and stored size, read from its header without decoding pixels.
+/// `osprey info FILE...`: each image's format, displayed size, frames, loop count, orientation and frame durations.
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Print the format and size of image files, read from their headers.",
-        discussion: "Exits 0 when every file was read, 1 when any could not be."
+        abstract: "Print the format, size, frames and orientation of image files.",
+        discussion: """
+            Sizes are as displayed, after the EXIF orientation is applied. Exits 0 when every file was read, 1 when \
+            any could not be (the others are still printed).
+            """
     )
 
     @Argument(help: "Image files to inspect.")
     var files: [String]
 
-    @Flag(help: "Print one JSON object per file: {\"file\",\"status\",\"format\",\"width\",\"height\",\"error\"}.")
+    @Flag(
+        help: """
+            Print one JSON object per file: \
+            {"file","format","width","height","frames","loopCount","orientation","durations"}, or \
+            {"file","error"} for a file that could not be read.
+            """)
     var json = false
 
     func run() throws {
         var failures = 0
         for file in files {
-            let outcome = Self.inspect(file)
-            if case .failure = outcome { failures += 1 }
-            print(json ? Self.jsonLine(file, outcome) : Self.textLine(file, outcome))
+            switch Self.inspect(file) {
+            case .success(let info):
+                print(json ? Self.jsonLine(InfoLine(file: file, info: info)) : Self.textLine(file, info))
+            case .failure(let error):
+                failures += 1
+                if json {
+                    print(Self.jsonLine(InfoLine(file: file, error: error.message)))
+                } else {
+                    printError("\(file): \(error.message)")
+                }
+            }
         }
         if failures > 0 { throw ExitCode(1) }
     }
 
-    private static func inspect(_ file: String) -> Result<ImageHeader, InfoError> {
-        guard let data = FileManager.default.contents(atPath: file) else {
-            return .failure(InfoError(message: "cannot read file"))
-        }
-        do {
-            return .success(try ImageHeader(reading: data))
-        } catch {
-            return .failure(InfoError(message: error.description))
+    /// What `info` reports about one image.
+    struct Info {
+        let format: ImageFormat
+        let size: ImageSize
+        let frames: Int
+        let loopCount: Int
+        let orientation: ImageOrientation
+        let durations: [Int]
+    }
+
+    static func inspect(_ file: String) -> Result<Info, CommandError> {
+        Result { () throws(CommandError) -> Info in
+            let data = try readFile(file)
+            var options = DecodingOptions()
+            options.keepsStoredOrientation = true
+            do throws(CodecError) {
+                let image = try ImageDecoder.decode(data, options: options)
+                let stored = ImageSize(width: image.width, height: image.height)
+                return Info(
+                    format: image.sourceFormat,
+                    size: image.orientation.swapsDimensions ? stored.transposed : stored,
+                    frames: image.frames.count,
+                    loopCount: image.loopCount,
+                    orientation: image.orientation,
+                    durations: image.isAnimated ? image.frames.map { Int($0.duration / .milliseconds(1)) } : []
+                )
+            } catch {
+                throw CommandError(message: error.description)
+            }
         }
     }
 
-    private static func textLine(_ file: String, _ outcome: Result<ImageHeader, InfoError>) -> String {
-        switch outcome {
-        case .success(let header): "\(file): \(header.format) \(header.width)x\(header.height)"
-        case .failure(let error): "\(file): error: \(error.message)"
+    private static func textLine(_ file: String, _ info: Info) -> String {
+        var parts = ["\(info.format) \(info.size)"]
+        if info.frames > 1 {
+            let loops = info.loopCount == 0 ? "loops forever" : "plays \(info.loopCount)×"
+            parts.append(
+                "\(info.frames) frames (\(info.durations.map(String.init).joined(separator: " ")) ms), \(loops)")
         }
+        if info.orientation != .up { parts.append("orientation \(info.orientation.rawValue)") }
+        return "\(file): " + parts.joined(separator: ", ")
     }
 
-    private static func jsonLine(_ file: String, _ outcome: Result<ImageHeader, InfoError>) -> String {
-        let line: InfoLine
-        switch outcome {
-        case .success(let header):
-            line = InfoLine(
-                file: file, status: "ok", format: header.format.rawValue, width: header.width, height: header.height)
-        case .failure(let error):
-            line = InfoLine(file: file, status: "error", error: error.message)
-        }
+    private static func jsonLine(_ line: InfoLine) -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        // Encoding a struct of strings and integers cannot fail.
+        // Encoding a struct of strings, integers and arrays of integers cannot fail.
         return String(decoding: (try? encoder.encode(line)) ?? Data(), as: UTF8.self)
     }
-}
-
-private struct InfoError: Error {
-    let message: String
 }
 
 /// One line of `osprey info --json`; absent fields are omitted.
 private struct InfoLine: Encodable {
     var file: String
-    var status: String
     var format: String?
     var width: Int?
     var height: Int?
+    var frames: Int?
+    var loopCount: Int?
+    var orientation: Int?
+    var durations: [Int]?
     var error: String?
+
+    init(file: String, info: InfoCommand.Info) {
+        self.file = file
+        format = info.format.rawValue
+        width = info.size.width
+        height = info.size.height
+        frames = info.frames
+        loopCount = info.loopCount
+        orientation = info.orientation.rawValue
+        durations = info.durations
+    }
+
+    init(file: String, error: String) {
+        self.file = file
+        self.error = error
+    }
 }

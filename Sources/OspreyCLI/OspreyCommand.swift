@@ -13,7 +13,7 @@ struct OspreyCommand: AsyncParsableCommand {
         commandName: "osprey",
         abstract: "Download, cache, decode and process images.",
         version: versionText,
-        subcommands: [InfoCommand.self]
+        subcommands: [InfoCommand.self, ConvertCommand.self]
     )
 
     /// `osprey 0.1.0` and the codec libraries it runs on, one per line.

@@ -1,44 +1,48 @@
 import Foundation
+import OspreyCodecs
 import OspreyTesting
 import Testing
 
 @Suite struct InfoCommandTests {
-    @Test func printsFormatAndSizePerFile() throws {
+    @Test func printsFormatSizeAndFramesPerFile() throws {
         try withTemporaryDirectory { directory in
-            let png = directory + "/a.png"
-            let gif = directory + "/b.gif"
-            try Data(SyntheticImages.png(width: 12, height: 7)).write(to: URL(fileURLWithPath: png))
-            try Data(SyntheticImages.gifHeader(width: 320, height: 200)).write(to: URL(fileURLWithPath: gif))
+            let png = try write(SyntheticImages.png(width: 12, height: 7), to: directory + "/a.png")
+            let gif = try write(try animation(as: .gif), to: directory + "/b.gif")
 
             let run = try OspreyBinary.run(["info", png, gif])
             #expect(run.status == 0)
-            #expect(run.standardOutput == "\(png): png 12x7\n\(gif): gif 320x200\n")
+            #expect(run.standardOutput == "\(png): png 12x7\n\(gif): gif 4x3, 2 frames (100 250 ms), loops forever\n")
+            #expect(run.standardError.isEmpty)
         }
     }
 
-    @Test func anUnreadableFileFailsWithStatus1AndTheOthersStillPrint() throws {
+    @Test func reportsOrientationAndTheDisplayedSize() throws {
         try withTemporaryDirectory { directory in
-            let png = directory + "/a.png"
-            let text = directory + "/notes.png"
-            try Data(SyntheticImages.png(width: 2, height: 3)).write(to: URL(fileURLWithPath: png))
-            try Data("just text".utf8).write(to: URL(fileURLWithPath: text))
+            // A 4×3 PNG whose eXIf says "rotate 90° clockwise": displayed 3×4.
+            let tiff: [UInt8] = [0x4D, 0x4D, 0, 42, 0, 0, 0, 8, 0, 1, 0x01, 0x12, 0, 3, 0, 0, 0, 1, 0, 6, 0, 0]
+            let plain = SyntheticImages.png(width: 4, height: 3)
+            let rotated = Array(plain.dropLast(12)) + SyntheticImages.pngChunk("eXIf", tiff) + Array(plain.suffix(12))
+            let file = try write(rotated, to: directory + "/r.png")
+
+            #expect(try OspreyBinary.run(["info", file]).standardOutput == "\(file): png 3x4, orientation 6\n")
+        }
+    }
+
+    @Test func aBadFileFailsWithStatus1OnStandardErrorAndTheOthersStillPrint() throws {
+        try withTemporaryDirectory { directory in
+            let png = try write(SyntheticImages.png(width: 2, height: 3), to: directory + "/a.png")
+            let text = try write(Array("just text".utf8), to: directory + "/notes.png")
 
             let run = try OspreyBinary.run(["info", directory + "/missing.jpg", text, png])
             #expect(run.status == 1)
-            #expect(
-                run.standardOutput == """
-                    \(directory)/missing.jpg: error: cannot read file
-                    \(text): error: unsupported image format
-                    \(png): png 2x3
-
-                    """)
+            #expect(run.standardOutput == "\(png): png 2x3\n")
+            #expect(run.standardError == "\(directory)/missing.jpg: no such file\n\(text): unsupported image format\n")
         }
     }
 
     @Test func jsonPrintsOneObjectPerLine() throws {
         try withTemporaryDirectory { directory in
-            let webp = directory + "/c.webp"
-            try Data(SyntheticImages.webpLosslessHeader(width: 40, height: 30)).write(to: URL(fileURLWithPath: webp))
+            let webp = try write(try animation(as: .webp), to: directory + "/c.webp")
 
             let run = try OspreyBinary.run(["info", "--json", webp, directory + "/missing"])
             #expect(run.status == 1)
@@ -46,16 +50,46 @@ import Testing
                 try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] ?? [:]
             }
             #expect(objects.count == 2)
-            #expect(objects[0]["status"] as? String == "ok")
+            #expect(objects[0]["file"] as? String == webp)
             #expect(objects[0]["format"] as? String == "webp")
-            #expect(objects[0]["width"] as? Int == 40)
-            #expect(objects[0]["height"] as? Int == 30)
+            #expect(objects[0]["width"] as? Int == 4)
+            #expect(objects[0]["height"] as? Int == 3)
+            #expect(objects[0]["frames"] as? Int == 2)
+            #expect(objects[0]["loopCount"] as? Int == 0)
+            #expect(objects[0]["orientation"] as? Int == 1)
+            #expect(objects[0]["durations"] as? [Int] == [100, 250])
             #expect(objects[0]["error"] == nil)
-            #expect(objects[1]["status"] as? String == "error")
-            #expect(objects[1]["error"] as? String == "cannot read file")
+            #expect(objects[1]["error"] as? String == "no such file")
             #expect(objects[1]["format"] == nil)
         }
     }
+}
+
+/// A 4×3 two-frame animation (100 ms, 250 ms, looping forever) encoded as `format`.
+func animation(as format: ImageFormat) throws -> [UInt8] {
+    let red = try PixelBuffer(
+        width: 4, height: 3, format: .rgba8,
+        bytes: [UInt8](repeating: 255, count: 48).enumerated().map {
+            $0.offset % 4 == 1 || $0.offset % 4 == 2 ? 0 : 255
+        })
+    let blue = try PixelBuffer(
+        width: 4, height: 3, format: .rgba8,
+        bytes: [UInt8](repeating: 255, count: 48).enumerated().map {
+            $0.offset % 4 == 0 || $0.offset % 4 == 1 ? 0 : 255
+        })
+    let image = try Image(
+        frames: [
+            ImageFrame(pixels: red, duration: .milliseconds(100)),
+            ImageFrame(pixels: blue, duration: .milliseconds(250)),
+        ],
+        loopCount: 0)
+    return try ImageEncoder.encode(image, as: format, quality: 90)
+}
+
+@discardableResult
+func write(_ bytes: [UInt8], to path: String) throws -> String {
+    try Data(bytes).write(to: URL(fileURLWithPath: path))
+    return path
 }
 
 func withTemporaryDirectory<Result>(_ body: (String) throws -> Result) throws -> Result {

@@ -1,0 +1,85 @@
+import ArgumentParser
+import Foundation
+import OspreyCodecs
+
+/// `osprey convert IN OUT`: decodes an image and encodes it again, in the format `--format` or OUT's extension names.
+struct ConvertCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "convert",
+        abstract: "Re-encode an image as JPEG, PNG, WebP or GIF.",
+        discussion: """
+            The output format is --format, else OUT's extension (.jpg/.jpeg, .png, .webp, .gif). Pixels are written \
+            upright (EXIF orientation applied); animations stay animated in GIF and WebP. Exits 1 when the input \
+            cannot be decoded or the output cannot be written.
+            """
+    )
+
+    @Argument(help: "The image to read.")
+    var input: String
+
+    @Argument(help: "The file to write (replaced if it exists).")
+    var output: String
+
+    @Option(help: "Output format: jpeg, png, webp or gif. Default: from OUT's extension.")
+    var format: OutputFormat?
+
+    @Option(help: "Quality 0-100 for JPEG and lossy WebP (default 85).")
+    var quality: Int?
+
+    @Flag(help: "Encode WebP losslessly.")
+    var lossless = false
+
+    func validate() throws {
+        if let quality, !(0...100).contains(quality) {
+            throw ValidationError("--quality must be between 0 and 100")
+        }
+        if format == nil, OutputFormat(extensionOf: output) == nil {
+            throw ValidationError("cannot tell the format from '\(output)': pass --format jpeg|png|webp|gif")
+        }
+    }
+
+    func run() throws {
+        let target = (format ?? OutputFormat(extensionOf: output) ?? .png).imageFormat
+        var options = EncodingOptions()
+        if let quality { options.quality = quality }
+        options.isLossless = lossless
+        do {
+            let image = try ImageDecoder.decode(try readFile(input))
+            let encoded = try ImageEncoder.encode(image, as: target, options: options)
+            try Data(encoded).write(to: URL(fileURLWithPath: output), options: .atomic)
+        } catch let error as CommandError {
+            printError("\(input): \(error.message)")
+            throw ExitCode(1)
+        } catch let error as CodecError {
+            printError("\(input): \(error.description)")
+            throw ExitCode(1)
+        } catch {
+            printError("\(output): cannot write: \(error.localizedDescription)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// The formats `convert` writes.
+enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
+    case jpeg, png, webp, gif
+
+    init?(extensionOf path: String) {
+        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
+        case "jpg", "jpeg": self = .jpeg
+        case "png": self = .png
+        case "webp": self = .webp
+        case "gif": self = .gif
+        default: return nil
+        }
+    }
+
+    var imageFormat: ImageFormat {
+        switch self {
+        case .jpeg: .jpeg
+        case .png: .png
+        case .webp: .webp
+        case .gif: .gif
+        }
+    }
+}

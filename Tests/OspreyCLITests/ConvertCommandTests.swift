@@ -1,0 +1,64 @@
+import Foundation
+import OspreyCodecs
+import OspreyTesting
+import Testing
+
+@Suite struct ConvertCommandTests {
+    @Test(
+        "converts to the format the extension names",
+        arguments: [("jpg", ImageFormat.jpeg), ("png", .png), ("webp", .webp), ("gif", .gif)])
+    func byExtension(extension: String, format: ImageFormat) throws {
+        try withTemporaryDirectory { directory in
+            let input = try write(SyntheticImages.png(width: 20, height: 10), to: directory + "/in.png")
+            let output = directory + "/out." + `extension`
+            let run = try OspreyBinary.run(["convert", input, output])
+            #expect(run.status == 0)
+            let image = try ImageDecoder.decode(try Data(contentsOf: URL(fileURLWithPath: output)))
+            #expect(image.sourceFormat == format)
+            #expect(image.width == 20 && image.height == 10)
+        }
+    }
+
+    @Test func formatAndQualityOptions() throws {
+        try withTemporaryDirectory { directory in
+            let input = try write(SyntheticImages.png(width: 64, height: 64), to: directory + "/in.png")
+            #expect(
+                try OspreyBinary.run(["convert", input, directory + "/low.out", "--format", "jpeg", "--quality", "10"])
+                    .status == 0)
+            #expect(
+                try OspreyBinary.run(["convert", input, directory + "/high.out", "--format", "jpeg", "--quality", "95"])
+                    .status == 0)
+            let low = try Data(contentsOf: URL(fileURLWithPath: directory + "/low.out"))
+            let high = try Data(contentsOf: URL(fileURLWithPath: directory + "/high.out"))
+            #expect(ImageFormat(sniffing: low) == .jpeg)
+            #expect(low.count < high.count)
+        }
+    }
+
+    @Test func keepsAnimations() throws {
+        try withTemporaryDirectory { directory in
+            let input = try write(try animation(as: .gif), to: directory + "/in.gif")
+            #expect(try OspreyBinary.run(["convert", input, directory + "/out.webp"]).status == 0)
+            let image = try ImageDecoder.decode(try Data(contentsOf: URL(fileURLWithPath: directory + "/out.webp")))
+            #expect(image.frames.map(\.duration) == [.milliseconds(100), .milliseconds(250)])
+        }
+    }
+
+    @Test func errors() throws {
+        try withTemporaryDirectory { directory in
+            let text = try write(Array("hello".utf8), to: directory + "/a.png")
+            let bad = try OspreyBinary.run(["convert", text, directory + "/b.png"])
+            #expect(bad.status == 1)
+            #expect(bad.standardError == "\(text): unsupported image format\n")
+            #expect(!FileManager.default.fileExists(atPath: directory + "/b.png"))
+
+            let missing = try OspreyBinary.run(["convert", directory + "/nope.png", directory + "/b.png"])
+            #expect(missing.status == 1)
+            #expect(missing.standardError == "\(directory)/nope.png: no such file\n")
+
+            // Usage errors: unknown extension without --format, quality out of range.
+            #expect(try OspreyBinary.run(["convert", text, directory + "/b.bmp"]).status == 2)
+            #expect(try OspreyBinary.run(["convert", text, directory + "/b.jpg", "--quality", "101"]).status == 2)
+        }
+    }
+}
