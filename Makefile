@@ -1,9 +1,9 @@
 # Osprey — the two commands: `make run` and `make test`. Both install missing system packages first.
 SWIFT ?= swift
 ARGS ?= --help
-FORMAT_PATHS := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks
+FORMAT_PATHS := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: all deps build run test bench lint format clean
+.PHONY: all deps build run test test-asan fuzz bench lint format clean
 
 all: build
 
@@ -24,9 +24,22 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-## bench: the benchmarks (release build, nested package in Benchmarks/)
+## test-asan: the codec and test-support suites under AddressSanitizer (separate build folder .build-asan)
+test-asan: deps
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
+	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'OspreyCodecsTests|OspreyTestingTests'
+
+## fuzz: build the libFuzzer harnesses (Fuzz/) with ASan and run each decoder's for SECONDS (default 60)
+SECONDS ?= 60
+fuzz: deps
+	SECONDS_PER_FUZZER=$(SECONDS) ./scripts/fuzz.sh
+
+## bench: the benchmarks (release builds, nested package in Benchmarks/): package-benchmark's suite, then decode
+## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
+	python3 Benchmarks/compare_codecs.py
 
 ## lint: check formatting and style with swift-format (configuration in .swift-format)
 lint:
@@ -37,4 +50,4 @@ format:
 	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)
 
 clean:
-	rm -rf .build Benchmarks/.build
+	rm -rf .build .build-asan .build-fuzz Benchmarks/.build Fuzz/.build

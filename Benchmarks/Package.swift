@@ -12,6 +12,14 @@ let package = Package(
             url: "https://github.com/ordo-one/package-benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
     targets: [
+        // Decode timing for the peer comparison (compare_codecs.py): one process per measurement, so that peak
+        // memory is the decode's own.
+        .executableTarget(
+            name: "codec-throughput",
+            dependencies: [.product(name: "OspreyCodecs", package: "Osprey")],
+            path: "Sources/codec-throughput",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
+        ),
         .executableTarget(
             name: "CodecsBenchmarks",
             dependencies: [
@@ -22,6 +30,6 @@ let package = Package(
             path: "Benchmarks/CodecsBenchmarks",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)],
             plugins: [.plugin(name: "BenchmarkPlugin", package: "package-benchmark")]
-        )
+        ),
     ]
 )

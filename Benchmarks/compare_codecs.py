@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Decode throughput of Osprey beside the C libraries' own tools (djpeg, dwebp), Pillow and pyvips, in one run.
+
+Installs what it needs (Debian's libjpeg-turbo-progs and webp; Pillow, pyvips and pyvips-binary into a venv under
+Benchmarks/.venv), builds codec-throughput in release, and prints megapixels per second and ratios for each input,
+then the targets of the Codecs issue with PASS/FAIL:
+
+  - full decodes at least 0.95x djpeg / dwebp;
+  - at least 1.0x the best of Pillow and pyvips, for every format;
+  - a 1/8-scale decode of a 7680x4320 baseline JPEG at least 1.5x faster than a full decode of it, with peak memory
+    under a quarter of the full decode's.
+
+Inputs: the corpus's large JPEGs when present (../shared/testdata or $OSPREY_TESTDATA), else a generated picture;
+PNG, WebP and GIF versions of the 4032x3024 photo (and of a 1024x768 reduction) are written by Pillow into
+.build/bench-data, so no peer decodes a file its own library encoded from our output.
+"""
+import json, os, shutil, subprocess, sys, time, statistics
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DATA = HERE / ".build" / "bench-data"
+VENV = HERE / ".venv"
+ITERATIONS = int(os.environ.get("ITERATIONS", "7"))
+
+
+def sh(*args, **kw):
+    return subprocess.run(args, check=True, **kw)
+
+
+def ensure_peers():
+    missing = [p for p, tool in (("libjpeg-turbo-progs", "djpeg"), ("webp", "dwebp")) if not shutil.which(tool)]
+    if missing:
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        sh(*sudo, "apt-get", "install", "-y", "-qq", *missing, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+    python = VENV / "bin" / "python"
+    if not python.exists():
+        sh(sys.executable, "-m", "venv", str(VENV))
+    probe = subprocess.run([str(python), "-c", "import PIL, pyvips"], capture_output=True)
+    if probe.returncode != 0:
+        sh(str(python), "-m", "pip", "install", "-q", "pillow", "pyvips", "pyvips-binary")
+    return python
+
+
+def build():
+    sh("swift", "build", "-c", "release", "--product", "codec-throughput", cwd=HERE)
+    bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=HERE, check=True,
+                              capture_output=True, text=True).stdout.strip()
+    return Path(bin_path) / "codec-throughput"
+
+
+def corpus():
+    base = Path(os.environ.get("OSPREY_TESTDATA", ROOT.parent / "shared" / "testdata"))
+    images = base / "images" if (base / "images").is_dir() else base
+    return images if (images / "MANIFEST.tsv").exists() else None
+
+
+def inputs(python):
+    """[(label, path, megapixels)]: the large JPEGs, and PNG / WebP / GIF made from the photo."""
+    DATA.mkdir(parents=True, exist_ok=True)
+    images = corpus()
+    jpegs = []
+    if images:
+        jpegs = [("jpeg baseline 7680x4320", images / "valid/jpeg/large/speed_bench_hv_subsampling.jpg"),
+                 ("jpeg progressive 7680x4320", images / "valid/jpeg/large/speed_bench_prog_hv_sampling.jpg"),
+                 ("jpeg photo 4032x3024", images / "valid/jpeg/large/pixel3a_exif_rotated.jpg")]
+    photo = DATA / "photo.jpg"
+    if not photo.exists():
+        script = """
+import sys
+from PIL import Image
+if len(sys.argv) > 2 and sys.argv[2]:
+    im = Image.open(sys.argv[2]).convert("RGB")
+else:
+    im = Image.effect_mandelbrot((4032, 3024), (-2.2, -1.3, 1.0, 1.3), 90).convert("RGB")
+im.save(sys.argv[1], quality=92)
+"""
+        source = str(jpegs[2][1]) if jpegs else ""
+        sh(str(python), "-c", script, str(photo), source)
+    if not jpegs:
+        jpegs = [("jpeg photo (generated)", photo)]
+    made = []
+    script = """
+import sys
+from PIL import Image
+im = Image.open(sys.argv[1]).convert("RGB")
+for path, kind in (("photo.png", "png"), ("photo-lossy.webp", "webp"), ("photo-lossless.webp", "webpll"),
+                   ("photo.gif", "gif"), ("photo-1024.png", "png1024"), ("photo-1024.webp", "webp1024")):
+    out = sys.argv[2] + "/" + path
+    if kind == "png": im.save(out)
+    elif kind == "webp": im.save(out, quality=80)
+    elif kind == "webpll": im.save(out, lossless=True)
+    elif kind == "gif": im.quantize(256).save(out)
+    elif kind == "png1024": im.resize((1024, 768)).save(out)
+    elif kind == "webp1024": im.resize((1024, 768)).save(out, quality=80)
+"""
+    if not (DATA / "photo-1024.webp").exists():
+        sh(str(python), "-c", script, str(photo), str(DATA))
+    for name, label in (("photo.png", "png photo"), ("photo-1024.png", "png 1024x768"),
+                        ("photo-lossy.webp", "webp lossy photo"), ("photo-1024.webp", "webp lossy 1024x768"),
+                        ("photo-lossless.webp", "webp lossless photo"), ("photo.gif", "gif photo")):
+        made.append((label, DATA / name))
+    return jpegs + made
+
+
+def ours(tool, path, budget=None):
+    args = [str(tool), str(path), str(ITERATIONS)] + ([str(budget)] if budget else [])
+    return json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+
+
+def command_time(args):
+    times = []
+    for _ in range(ITERATIONS):
+        start = time.perf_counter()
+        subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def python_times(python, path):
+    script = """
+import sys, time, json
+from PIL import Image
+import pyvips
+path, n = sys.argv[1], int(sys.argv[2])
+def best(f):
+    t = []
+    for _ in range(n):
+        s = time.perf_counter(); f(); t.append(time.perf_counter() - s)
+    return min(t)
+def pil():
+    im = Image.open(path); im.load()
+def vips():
+    pyvips.Image.new_from_file(path, access="sequential").copy_memory()
+print(json.dumps({"pillow": best(pil), "pyvips": best(vips)}))
+"""
+    return json.loads(subprocess.run([str(python), "-c", script, str(path), str(ITERATIONS)], check=True,
+                                     capture_output=True, text=True).stdout)
+
+
+def main():
+    python = ensure_peers()
+    tool = build()
+    results, failures = [], []
+    print(f"{'input':28} {'MP':>6} {'osprey MP/s':>11} {'C tool':>8} {'Pillow':>8} {'pyvips':>8}  ratios (osprey / peer)")
+    for label, path in inputs(python):
+        if not path.exists():
+            print(f"{label}: missing {path}, skipped")
+            continue
+        o = ours(tool, path)
+        mp = o["width"] * o["height"] / 1e6
+        peers = python_times(python, path)
+        c_tool = None
+        if label.startswith("jpeg"):
+            c_tool = command_time(["djpeg", "-outfile", os.devnull, str(path)])
+        elif label.startswith("webp"):
+            c_tool = command_time(["dwebp", str(path), "-ppm", "-o", os.devnull])
+        row = {"ours": o["best"], "tool": c_tool, **peers}
+        rate = lambda t: mp / t if t else float("nan")
+        ratios = {k: row[k] / o["best"] for k in ("tool", "pillow", "pyvips") if row[k]}
+        print(f"{label:28} {mp:6.1f} {rate(o['best']):11.1f} {rate(c_tool):8.1f} {rate(peers['pillow']):8.1f} "
+              f"{rate(peers['pyvips']):8.1f}  " + "  ".join(f"{k} {v:.2f}x" for k, v in ratios.items()))
+        if c_tool and ratios["tool"] < 0.95:
+            failures.append(f"{label}: {ratios['tool']:.2f}x the C tool (target 0.95x)")
+        best_peer = min(peers["pillow"], peers["pyvips"])
+        if best_peer / o["best"] < 1.0:
+            failures.append(f"{label}: {best_peer / o['best']:.2f}x the best of Pillow and pyvips (target 1.0x)")
+        results.append((label, row))
+
+    images = corpus()
+    big = images / "valid/jpeg/large/speed_bench_hv_subsampling.jpg" if images else None
+    if big and big.exists():
+        full, eighth = ours(tool, big), ours(tool, big, budget=(7680 // 8) * (4320 // 8))
+        speedup = full["best"] / eighth["best"]
+        memory = eighth["maxRSSKiB"] / full["maxRSSKiB"]
+        print(f"\n1/8-scale decode of 7680x4320: {eighth['width']}x{eighth['height']} in {eighth['best'] * 1e3:.1f} ms "
+              f"vs full {full['best'] * 1e3:.1f} ms: {speedup:.2f}x faster; peak RSS {eighth['maxRSSKiB'] / 1024:.0f} MiB "
+              f"vs {full['maxRSSKiB'] / 1024:.0f} MiB ({memory:.2f} of the full decode's)")
+        if speedup < 1.5:
+            failures.append(f"1/8-scale decode only {speedup:.2f}x faster (target 1.5x)")
+        if memory >= 0.25:
+            failures.append(f"1/8-scale decode peak memory {memory:.2f} of full (target < 0.25)")
+    print("\ntargets: " + ("PASS" if not failures else "FAIL\n  " + "\n  ".join(failures)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

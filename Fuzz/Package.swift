@@ -1,0 +1,26 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// libFuzzer harnesses, one binary per decoder, in their own package so their unsafe flags (-parse-as-library: libFuzzer
+// supplies `main`) never touch the library's build. Build and run them with `make fuzz SECONDS=N` from the repository
+// root, which adds -sanitize=fuzzer,address to every Swift and C module.
+let harness: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
+
+let package = Package(
+    name: "OspreyFuzz",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "fuzz-jpeg", targets: ["FuzzJPEG"]),
+        .executable(name: "fuzz-png", targets: ["FuzzPNG"]),
+        .executable(name: "fuzz-gif", targets: ["FuzzGIF"]),
+        .executable(name: "fuzz-webp", targets: ["FuzzWebP"]),
+    ],
+    dependencies: [.package(name: "Osprey", path: "..")],
+    targets: [
+        .target(name: "FuzzSupport", dependencies: [.product(name: "OspreyCodecs", package: "Osprey")]),
+        .executableTarget(name: "FuzzJPEG", dependencies: ["FuzzSupport"], swiftSettings: harness),
+        .executableTarget(name: "FuzzPNG", dependencies: ["FuzzSupport"], swiftSettings: harness),
+        .executableTarget(name: "FuzzGIF", dependencies: ["FuzzSupport"], swiftSettings: harness),
+        .executableTarget(name: "FuzzWebP", dependencies: ["FuzzSupport"], swiftSettings: harness),
+    ]
+)

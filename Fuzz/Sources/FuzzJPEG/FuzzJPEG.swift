@@ -1,0 +1,8 @@
+import FuzzSupport
+
+/// libFuzzer's entry point: one input through the JPEG decoder.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
+    fuzzDecoding(start, count, format: .jpeg)
+    return 0
+}

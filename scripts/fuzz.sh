@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses in Fuzz/ with AddressSanitizer and runs each for SECONDS (default 60), seeded with
+# the image corpus. New inputs go to .build-fuzz/corpus/<format>; crashes to .build-fuzz/artifacts/. Exits non-zero
+# when a fuzzer finds a crash, leak or timeout.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${SECONDS_PER_FUZZER:-60}
+formats=(${FORMATS:-jpeg png gif webp})
+scratch=$PWD/.build-fuzz
+testdata=${OSPREY_TESTDATA:-$PWD/../shared/testdata}
+[[ -d "$testdata/images" ]] && testdata=$testdata/images
+
+# -sanitize=fuzzer,address for Swift; C modules get coverage and ASan without libFuzzer's main.
+flags=(-c release --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=fuzzer-no-link,address)
+(cd Fuzz && swift build "${flags[@]}")
+bin=$(cd Fuzz && swift build "${flags[@]}" --show-bin-path)
+
+status=0
+for format in "${formats[@]}"; do
+    corpus=$scratch/corpus/$format
+    artifacts=$scratch/artifacts/$format
+    mkdir -p "$corpus" "$artifacts"
+    seeds=()
+    for dir in "$testdata/valid/$format" "$testdata/invalid/$format"; do
+        [[ -d "$dir" ]] && seeds+=("$dir")
+    done
+    [[ ${#seeds[@]} -eq 0 ]] && echo "fuzz-$format: no corpus at $testdata: starting from nothing"
+    echo "fuzz-$format: ${seconds}s"
+    if ! "$bin/fuzz-$format" "$corpus" "${seeds[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+        -malloc_limit_mb=1024 -artifact_prefix="$artifacts/" -print_final_stats=1 2>"$scratch/fuzz-$format.log"; then
+        echo "fuzz-$format: FAILED — see $scratch/fuzz-$format.log and $artifacts" >&2
+        tail -n 40 "$scratch/fuzz-$format.log" >&2
+        status=1
+    else
+        grep -E "stat::number_of_executed_units|stat::peak_rss_mb|cov:" "$scratch/fuzz-$format.log" | tail -n 3
+    fi
+done
+exit $status
