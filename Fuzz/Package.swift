@@ -1,9 +1,10 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// libFuzzer harnesses, one binary per decoder, in their own package so their unsafe flags (-parse-as-library: libFuzzer
-// supplies `main`) never touch the library's build. Build and run them with `make fuzz SECONDS=N` from the repository
-// root, which adds -sanitize=fuzzer,address to every Swift and C module.
+// libFuzzer harnesses, one binary per decoder, in their own package so that their flags never touch the library's
+// build. SwiftPM links an executable's `main` to `<Module>_main`; each harness defines that with @_cdecl (hence
+// -parse-as-library) and runs libFuzzer's LLVMFuzzerRunDriver. Build and run them with `make fuzz SECONDS=N` from the
+// repository root, which adds -sanitize=fuzzer,address to every Swift and C module.
 let harness: [SwiftSetting] = [.unsafeFlags(["-parse-as-library"])]
 
 let package = Package(
@@ -17,7 +18,11 @@ let package = Package(
     ],
     dependencies: [.package(name: "Osprey", path: "..")],
     targets: [
-        .target(name: "FuzzSupport", dependencies: [.product(name: "OspreyCodecs", package: "Osprey")]),
+        .target(name: "CFuzzerDriver"),
+        .target(
+            name: "FuzzSupport",
+            dependencies: ["CFuzzerDriver", .product(name: "OspreyCodecs", package: "Osprey")]
+        ),
         .executableTarget(name: "FuzzJPEG", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzPNG", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzGIF", dependencies: ["FuzzSupport"], swiftSettings: harness),

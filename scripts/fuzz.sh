@@ -4,6 +4,8 @@
 # when a fuzzer finds a crash, leak or timeout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Swift's crash handler would itself trip AddressSanitizer while reporting: let libFuzzer and ASan report instead.
+export SWIFT_BACKTRACE=enable=no
 seconds=${SECONDS_PER_FUZZER:-60}
 formats=(${FORMATS:-jpeg png gif webp})
 scratch=$PWD/.build-fuzz
@@ -11,7 +13,8 @@ testdata=${OSPREY_TESTDATA:-$PWD/../shared/testdata}
 [[ -d "$testdata/images" ]] && testdata=$testdata/images
 
 # -sanitize=fuzzer,address for Swift; C modules get coverage and ASan without libFuzzer's main.
-flags=(-c release --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=fuzzer-no-link,address)
+flags=(-c release --scratch-path "$scratch" -Xswiftc -sanitize=fuzzer,address -Xcc -fsanitize=fuzzer-no-link,address
+    -Xswiftc -use-ld=lld)
 (cd Fuzz && swift build "${flags[@]}")
 bin=$(cd Fuzz && swift build "${flags[@]}" --show-bin-path)
 
@@ -25,6 +28,14 @@ for format in "${formats[@]}"; do
         [[ -d "$dir" ]] && seeds+=("$dir")
     done
     [[ ${#seeds[@]} -eq 0 ]] && echo "fuzz-$format: no corpus at $testdata: starting from nothing"
+    # Replay what earlier runs found (Fuzz/Regressions/<format>) once, under the same limits, before fuzzing.
+    regressions=(Fuzz/Regressions/"$format"/*)
+    if [[ -e "${regressions[0]}" ]] && ! "$bin/fuzz-$format" -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+        "${regressions[@]}" 2>"$scratch/regressions-$format.log"; then
+        echo "fuzz-$format: a regression input fails again — see $scratch/regressions-$format.log" >&2
+        status=1
+        continue
+    fi
     echo "fuzz-$format: ${seconds}s"
     if ! "$bin/fuzz-$format" "$corpus" "${seeds[@]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
         -malloc_limit_mb=1024 -artifact_prefix="$artifacts/" -print_final_stats=1 2>"$scratch/fuzz-$format.log"; then

@@ -28,6 +28,9 @@ int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_
     osprey_png_reader reader = {data, size, 0, message, 0};
     memset(result, 0, sizeof(*result));
     message[0] = '\0';
+    if (osprey_png_check_chunks(data, size, message) != 0) {
+        return OSPREY_ERROR;
+    }
     png_structp png = osprey_png_create(&reader);
     if (png == NULL) {
         snprintf(message, OSPREY_MESSAGE_CAPACITY, "png_create_read_struct failed");

@@ -8,6 +8,9 @@
 int osprey_png_read_header(const uint8_t *data, size_t size, osprey_png_header *header, char *message) {
     osprey_png_reader reader = {data, size, 0, message, 0};
     message[0] = '\0';
+    if (osprey_png_check_chunks(data, size, message) != 0) {
+        return -1;
+    }
     png_structp png = osprey_png_create(&reader);
     if (png == NULL) {
         snprintf(message, OSPREY_MESSAGE_CAPACITY, "png_create_read_struct failed");

@@ -199,14 +199,15 @@ private struct GIFReader {
 
     /// Clears `rect` (clipped) to transparent: "restore to background", as browsers implement it.
     private func clear(_ rect: Rect, in canvas: inout PixelBuffer) {
-        let xs = max(rect.x, 0)..<min(rect.x + rect.width, canvas.width)
-        let ys = max(rect.y, 0)..<min(rect.y + rect.height, canvas.height)
-        guard !xs.isEmpty, !ys.isEmpty else { return }
+        // A frame may lie partly or wholly outside the canvas: clip before forming any range.
+        let (left, right) = (max(rect.x, 0), min(rect.x + rect.width, canvas.width))
+        let (top, bottom) = (max(rect.y, 0), min(rect.y + rect.height, canvas.height))
+        guard left < right, top < bottom else { return }
         let stride = canvas.bytesPerRow
         canvas.withUnsafeMutableBytes { pixels in
-            for y in ys {
-                (pixels.baseAddress! + y * stride + xs.lowerBound * 4).initializeMemory(
-                    as: UInt8.self, repeating: 0, count: xs.count * 4)
+            for y in top..<bottom {
+                (pixels.baseAddress! + y * stride + left * 4).initializeMemory(
+                    as: UInt8.self, repeating: 0, count: (right - left) * 4)
             }
         }
     }

@@ -1,8 +1,10 @@
 import FuzzSupport
 
-/// libFuzzer's entry point: one input through the GIF decoder.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
-    fuzzDecoding(start, count, format: .gif)
-    return 0
+/// The harness's main (SwiftPM links `main` to `FuzzGIF_main`): libFuzzer feeds inputs to the GIF decoder.
+@_cdecl("FuzzGIF_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runFuzzer(argc, argv) { data, count in
+        fuzzDecoding(data, count, format: .gif)
+        return 0
+    }
 }

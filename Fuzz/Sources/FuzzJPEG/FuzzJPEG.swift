@@ -1,8 +1,10 @@
 import FuzzSupport
 
-/// libFuzzer's entry point: one input through the JPEG decoder.
-@_cdecl("LLVMFuzzerTestOneInput")
-public func fuzz(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
-    fuzzDecoding(start, count, format: .jpeg)
-    return 0
+/// The harness's main (SwiftPM links `main` to `FuzzJPEG_main`): libFuzzer feeds inputs to the JPEG decoder.
+@_cdecl("FuzzJPEG_main")
+public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
+    runFuzzer(argc, argv) { data, count in
+        fuzzDecoding(data, count, format: .jpeg)
+        return 0
+    }
 }

@@ -1,4 +1,15 @@
+internal import CFuzzerDriver
 public import OspreyCodecs
+
+/// Runs libFuzzer with `argc`/`argv` and `callback` as the input handler; returns libFuzzer's exit status.
+public func runFuzzer(
+    _ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> CInt
+) -> CInt {
+    var argc = argc
+    var argv = argv
+    return LLVMFuzzerRunDriver(&argc, &argv, callback)
+}
 
 /// Runs one fuzz input through everything that reads untrusted bytes of `format`: header reading, and decoding
 /// with default options, with partial images allowed, downscaled, and first frame only. Inputs whose first bytes do

@@ -1,0 +1,2 @@
+// Declarations only: LLVMFuzzerRunDriver is defined by libFuzzer (linked through -sanitize=fuzzer).
+#include "CFuzzerDriver.h"
