@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+// How many scanlines one jpeg_read_scanlines call asks for.
+#define OSPREY_JPEG_ROWS_PER_READ 16
+
 // Stops a progressive file whose scan count passes the limit: every scan re-decodes the whole coefficient buffer,
 // so a small file with thousands of scans costs minutes of CPU (libjpeg-turbo's own fuzzers cap scans the same way).
 typedef struct {
@@ -85,7 +88,7 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
             jpeg_destroy_decompress(&info);
             return OSPREY_OK;
         }
-        free(pixels);
+        osprey_pixels_free(pixels, (size_t)result->bytesPerRow * result->height);
         free(cmykRow);
         jpeg_destroy_decompress(&info);
         return jumped == 2 ? OSPREY_LIMIT_EXCEEDED : status;
@@ -130,31 +133,42 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     }
     uint32_t components = info.out_color_space == JCS_GRAYSCALE ? 1 : 3;
     uint64_t bytesPerRow = (uint64_t)info.output_width * components;
-    pixels = malloc(bytesPerRow * info.output_height);
+    result->bytesPerRow = bytesPerRow;
+    pixels = osprey_pixels_allocate(bytesPerRow * info.output_height);
     if (pixels == NULL) {
         snprintf(message, OSPREY_MESSAGE_CAPACITY, "out of memory for %llu bytes of pixels",
                  (unsigned long long)(bytesPerRow * info.output_height));
         longjmp(error.jump, 3);
     }
     if (cmyk) {
-        cmykRow = malloc((size_t)info.output_width * 4);
+        cmykRow = malloc((size_t)info.output_width * 4 * OSPREY_JPEG_ROWS_PER_READ);
         if (cmykRow == NULL) {
             snprintf(message, OSPREY_MESSAGE_CAPACITY, "out of memory");
             longjmp(error.jump, 3);
         }
     }
     result->components = components;
-    result->bytesPerRow = bytesPerRow;
 
     jpeg_start_decompress(&info);
     while (info.output_scanline < info.output_height) {
-        uint8_t *row = pixels + (uint64_t)info.output_scanline * bytesPerRow;
-        JSAMPROW target = cmyk ? cmykRow : row;
-        if (jpeg_read_scanlines(&info, &target, 1) != 1) {
+        // Several rows per call: with one, libjpeg-turbo's merged upsampler (4:2:0) decodes two rows into a spare
+        // buffer and copies one out each time.
+        JSAMPROW rows[OSPREY_JPEG_ROWS_PER_READ];
+        uint32_t first = info.output_scanline;
+        uint32_t count = info.output_height - first < OSPREY_JPEG_ROWS_PER_READ ? info.output_height - first
+                                                                                : OSPREY_JPEG_ROWS_PER_READ;
+        for (uint32_t i = 0; i < count; i++) {
+            rows[i] = cmyk ? cmykRow + (size_t)i * info.output_width * 4 : pixels + (uint64_t)(first + i) * bytesPerRow;
+        }
+        JDIMENSION read = jpeg_read_scanlines(&info, rows, count);
+        if (read == 0) {
             break;
         }
         if (cmyk) {
-            osprey_cmyk_to_rgb(cmykRow, row, info.output_width, info.saw_Adobe_marker);
+            for (uint32_t i = 0; i < read; i++) {
+                osprey_cmyk_to_rgb(rows[i], pixels + (uint64_t)(first + i) * bytesPerRow, info.output_width,
+                                   info.saw_Adobe_marker);
+            }
         }
         rowsRead = info.output_scanline;
     }

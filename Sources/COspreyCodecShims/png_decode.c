@@ -56,7 +56,7 @@ int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_
             png_destroy_read_struct(&png, &info, &endInfo);
             return OSPREY_OK;
         }
-        free(pixels);
+        osprey_pixels_free(pixels, (size_t)result->bytesPerRow * result->height);
         free(result->exif);
         result->exif = NULL;
         result->exifLength = 0;
@@ -101,16 +101,16 @@ int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_
         png_longjmp(png, 1);
     }
     // Zeroed, so rows a truncated file never reached are transparent black rather than garbage.
-    pixels = calloc(bytesPerRow * height, 1);
+    result->width = width;
+    result->height = height;
+    result->components = components;
+    result->bytesPerRow = bytesPerRow;
+    pixels = osprey_pixels_allocate(bytesPerRow * height);
     if (pixels == NULL) {
         snprintf(message, OSPREY_MESSAGE_CAPACITY, "out of memory for %llu bytes of pixels",
                  (unsigned long long)(bytesPerRow * height));
         png_longjmp(png, 1);
     }
-    result->width = width;
-    result->height = height;
-    result->components = components;
-    result->bytesPerRow = bytesPerRow;
     for (int pass = 0; pass < passes; pass++) {
         for (png_uint_32 y = 0; y < height; y++) {
             png_read_row(png, pixels + (uint64_t)y * bytesPerRow, NULL);

@@ -1,3 +1,5 @@
+internal import COspreyCodecShims
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -59,8 +61,8 @@ public struct PixelBuffer: Sendable {
         storage.pointer.initializeMemory(as: UInt8.self, from: Array(bytes), count: byteCount)
     }
 
-    /// Takes ownership of `pointer`, a `malloc`'d block of `bytesPerRow * height` bytes that a C decoder filled; it
-    /// is released with `free` when the last copy of the buffer goes.
+    /// Takes ownership of `pointer`, a block of `bytesPerRow * height` bytes from `osprey_pixels_allocate` that a C
+    /// decoder filled; it is released when the last copy of the buffer goes.
     init(adopting pointer: UnsafeMutableRawPointer, width: Int, height: Int, format: PixelFormat, bytesPerRow: Int) {
         self.width = width
         self.height = height
@@ -126,8 +128,8 @@ extension PixelBuffer {
         let byteCount: Int
 
         init(byteCount: Int) throws(CodecError) {
-            // calloc: large buffers come straight from the kernel already zeroed, so zeroing costs nothing there.
-            guard let pointer = calloc(max(byteCount, 1), 1) else {
+            // Zeroed; large buffers are fresh huge-page mappings (see osprey_pixels_allocate).
+            guard let pointer = osprey_pixels_allocate(byteCount) else {
                 throw .outOfMemory(byteCount: byteCount)
             }
             self.pointer = pointer
@@ -150,7 +152,7 @@ extension PixelBuffer {
         }
 
         deinit {
-            free(pointer)
+            osprey_pixels_free(pointer, byteCount)
         }
     }
 }

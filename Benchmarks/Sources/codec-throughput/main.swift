@@ -1,21 +1,28 @@
-// codec-throughput FILE ITERATIONS [PIXEL_BUDGET]
+// codec-throughput FILE ITERATIONS [--budget PIXELS] [--keep-orientation]
 //
-// Decodes FILE ITERATIONS times with ImageDecoder (downscaled to PIXEL_BUDGET pixels when given) and prints one JSON
-// line: {"width","height","best","median","maxRSSKiB"} — seconds per decode, and the process's peak resident memory.
+// Decodes FILE ITERATIONS times with ImageDecoder and prints one JSON line: {"width","height","best","median",
+// "maxRSSKiB"} — seconds per decode, and the process's peak resident memory. --budget decodes downscaled to at most
+// PIXELS pixels; --keep-orientation skips applying EXIF orientation (the peers never apply it).
 import Foundation
 import OspreyCodecs
 
-let arguments = CommandLine.arguments
-guard arguments.count >= 3, let iterations = Int(arguments[2]), iterations > 0,
-    let data = FileManager.default.contents(atPath: arguments[1])
+var arguments = Array(CommandLine.arguments.dropFirst())
+var options = DecodingOptions()
+if let index = arguments.firstIndex(of: "--keep-orientation") {
+    options.keepsStoredOrientation = true
+    arguments.remove(at: index)
+}
+if let index = arguments.firstIndex(of: "--budget"), index + 1 < arguments.count, let budget = Int(arguments[index + 1]) {
+    options.pixelBudget = budget
+    arguments.removeSubrange(index...index + 1)
+}
+guard arguments.count == 2, let iterations = Int(arguments[1]), iterations > 0,
+    let data = FileManager.default.contents(atPath: arguments[0])
 else {
-    FileHandle.standardError.write(Data("usage: codec-throughput FILE ITERATIONS [PIXEL_BUDGET]\n".utf8))
+    FileHandle.standardError.write(Data("usage: codec-throughput FILE ITERATIONS [--budget PIXELS] [--keep-orientation]\n".utf8))
     exit(2)
 }
 let bytes = [UInt8](data)
-var options = DecodingOptions()
-if arguments.count >= 4, let budget = Int(arguments[3]) { options.pixelBudget = budget }
-
 var times: [Double] = []
 var size = (0, 0)
 for _ in 0..<iterations {
@@ -26,7 +33,7 @@ for _ in 0..<iterations {
 }
 times.sort()
 var usage = rusage()
-getrusage(RUSAGE_SELF, &usage)
+getrusage(RUSAGE_SELF.rawValue, &usage)
 print(
     #"{"width":\#(size.0),"height":\#(size.1),"best":\#(times[0]),"median":\#(times[times.count / 2]),"maxRSSKiB":\#(usage.ru_maxrss)}"#
 )

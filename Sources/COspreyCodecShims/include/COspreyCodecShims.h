@@ -122,6 +122,14 @@ int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_
 int osprey_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t components, uint64_t bytesPerRow,
                       int32_t compressionLevel, uint8_t **output, uint64_t *outputSize, char *message);
 
+/// Allocates `size` zeroed bytes for pixels. Buffers of 4 MiB and more are mapped 2 MiB-aligned and advised to use
+/// transparent huge pages, which turns tens of thousands of first-touch page faults into a few dozen. Release with
+/// osprey_pixels_free and the same size.
+void *osprey_pixels_allocate(size_t size);
+
+/// Releases a buffer from osprey_pixels_allocate; `size` must be the size it was allocated with.
+void osprey_pixels_free(void *pixels, size_t size);
+
 /// The libjpeg-turbo version as the number the library was built with, e.g. 2001005 for 2.1.5.
 int osprey_jpeg_turbo_version_number(void);
 
