@@ -1,3 +1,4 @@
+internal import COspreyCodecShims
 internal import COspreyGIF
 
 /// GIF through giflib, record by record, so that limits are checked before each frame is kept and every frame is
@@ -135,16 +136,19 @@ private struct GIFReader {
 
         let palette = Self.palette(
             description.ColorMap ?? gif.pointee.SColorMap, transparent: Int(control.TransparentColor))
-        var line = [GifPixelType](repeating: 0, count: rect.width)
-        for row in Self.rowOrder(height: rect.height, interlaced: description.Interlace) {
-            let status = line.withUnsafeMutableBufferPointer { DGifGetLine(gif, $0.baseAddress, Int32(rect.width)) }
-            guard status == GIF_OK else {
-                if options.allowsPartialImages {
-                    break
+        guard rect.width * rect.height <= limits.maxPixelCount else {
+            throw .tooManyPixels(width: rect.width, height: rect.height, limit: limits.maxPixelCount)
+        }
+        let indices = try readIndices(count: rect.width * rect.height)
+        let rows = Self.rowOrder(height: rect.height, interlaced: description.Interlace)
+        indices.withUnsafeBufferPointer { indices in
+            palette.withUnsafeBufferPointer { palette in
+                for (stored, row) in rows.enumerated() where (stored + 1) * rect.width <= indices.count {
+                    let line = UnsafeBufferPointer(
+                        rebasing: indices[(stored * rect.width)..<((stored + 1) * rect.width)])
+                    draw(line, row: rect.y + row, x: rect.x, palette: palette, into: &canvas)
                 }
-                throw gif.pointee.Error == D_GIF_ERR_READ_FAILED ? .truncated(format: .gif) : failure()
             }
-            draw(line, row: rect.y + row, x: rect.x, palette: palette, into: &canvas)
         }
         self.canvas = canvas
         if let pendingLoopCount {
@@ -156,6 +160,35 @@ private struct GIFReader {
         frames.append(ImageFrame(pixels: canvas, duration: delay))
         pendingDisposal = (control.DisposalMode, rect)
         control = GraphicsControlBlock(DisposalMode: 0, UserInputFlag: false, DelayTime: 0, TransparentColor: -1)
+    }
+
+    /// Reads the frame's LZW data through giflib (the sub-blocks) and decodes it with our decoder: `count` colour
+    /// indices, rows in file order. A stream that ends early is truncation (kept with allowsPartialImages).
+    private func readIndices(count: Int) throws(CodecError) -> [UInt8] {
+        var codeSize: Int32 = 0
+        var block: UnsafeMutablePointer<GifByteType>?
+        var compressed: [UInt8] = []
+        var complete = DGifGetCode(gif, &codeSize, &block) == GIF_OK
+        while complete, let data = block {
+            compressed.append(contentsOf: UnsafeBufferPointer(start: data + 1, count: Int(data[0])))
+            complete = DGifGetCodeNext(gif, &block) == GIF_OK
+        }
+        var sawEnd: Int32 = 0
+        var decoded: Int64 = 0
+        // Uninitialised: the decoder writes every index it reports, and only those are kept.
+        let indices = [UInt8](unsafeUninitializedCapacity: count) { output, initialized in
+            decoded = compressed.withUnsafeBufferPointer { data in
+                osprey_gif_lzw_decode(data.baseAddress, data.count, codeSize, output.baseAddress, output.count, &sawEnd)
+            }
+            initialized = max(Int(decoded), 0)
+        }
+        guard decoded >= 0 else { throw .malformed(format: .gif, reason: "invalid LZW code") }
+        if decoded < count || !complete {
+            guard options.allowsPartialImages else {
+                throw complete ? .malformed(format: .gif, reason: "too few pixels") : .truncated(format: .gif)
+            }
+        }
+        return indices
     }
 
     /// The frame rows in the order the file stores them: 0…h-1, or GIF's four interlace passes.
@@ -181,18 +214,20 @@ private struct GIFReader {
     }
 
     /// Draws one frame row onto the canvas, clipped to it; transparent pixels leave the canvas as it was.
-    private func draw(_ line: [GifPixelType], row y: Int, x: Int, palette: [UInt32], into canvas: inout PixelBuffer) {
+    private func draw(
+        _ line: UnsafeBufferPointer<UInt8>, row y: Int, x: Int, palette: UnsafeBufferPointer<UInt32>,
+        into canvas: inout PixelBuffer
+    ) {
         guard (0..<canvas.height).contains(y) else { return }
         let start = max(x, 0)
         let end = min(x + line.count, canvas.width)
         guard start < end else { return }
         let stride = canvas.bytesPerRow
         canvas.withUnsafeMutableBytes { pixels in
+            let target = (pixels.baseAddress! + y * stride).assumingMemoryBound(to: UInt32.self)
             for column in start..<end {
                 let color = palette[Int(line[column - x])]
-                if color >> 24 != 0 {
-                    pixels.storeBytes(of: color.littleEndian, toByteOffset: y * stride + column * 4, as: UInt32.self)
-                }
+                if color >> 24 != 0 { target[column] = color.littleEndian }
             }
         }
     }

@@ -122,6 +122,13 @@ int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_
 int osprey_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t components, uint64_t bytesPerRow,
                       int32_t compressionLevel, uint8_t **output, uint64_t *outputSize, char *message);
 
+/// Decodes one GIF frame's LZW stream (its data sub-blocks concatenated) into colour indices, at most `outputSize` of
+/// them, in the order the file stores the rows. Returns the number of indices written, or -1 for an invalid code or
+/// minimum code size. `*sawEnd` is set to 1 when the end-of-information code was read. Data after the last pixel is
+/// ignored, as browsers do.
+int64_t osprey_gif_lzw_decode(const uint8_t *data, size_t size, int32_t minimumCodeSize, uint8_t *output,
+                              size_t outputSize, int32_t *sawEnd);
+
 /// Allocates `size` zeroed bytes for pixels. Buffers of 4 MiB and more are mapped 2 MiB-aligned and advised to use
 /// transparent huge pages, which turns tens of thousands of first-touch page faults into a few dozen. Release with
 /// osprey_pixels_free and the same size.
