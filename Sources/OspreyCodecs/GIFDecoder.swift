@@ -114,7 +114,9 @@ private struct GIFReader {
             }
             canvas = try PixelBuffer(width: size.width, height: size.height, format: .rgba8)
         }
+        // Take the canvas out of `self` while drawing: a second reference would make the first write copy it whole.
         guard var canvas else { return }
+        self.canvas = nil
         let limits = options.limits
         guard frames.count < limits.maxFrameCount else {
             throw .tooManyFrames(count: frames.count + 1, limit: limits.maxFrameCount)
