@@ -7,13 +7,13 @@
 
 // libpng's error handler must not return; ours records the message and longjmps to the shim's png_jmpbuf, which is
 // the only way out of a failing png_read_* call.
-static void osprey_png_error(png_structp png, png_const_charp text) {
-    osprey_png_reader *reader = (osprey_png_reader *)png_get_error_ptr(png);
-    snprintf(reader->message, OSPREY_MESSAGE_CAPACITY, "%s", text);
+void osprey_png_error(png_structp png, png_const_charp text) {
+    char **message = (char **)png_get_error_ptr(png);
+    snprintf(*message, OSPREY_MESSAGE_CAPACITY, "%s", text);
     png_longjmp(png, 1);
 }
 
-static void osprey_png_warning(png_structp png, png_const_charp text) {
+void osprey_png_warning(png_structp png, png_const_charp text) {
     (void)png;
     (void)text;
 }

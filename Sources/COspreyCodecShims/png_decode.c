@@ -25,7 +25,7 @@ static void osprey_png_copy_exif(png_structp png, png_infop info, osprey_png_dec
 
 int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_request *request,
                       osprey_png_decode_result *result, char *message) {
-    osprey_png_reader reader = {data, size, 0, message, 0};
+    osprey_png_reader reader = {message, data, size, 0, 0};
     memset(result, 0, sizeof(*result));
     message[0] = '\0';
     if (osprey_png_check_chunks(data, size, message) != 0) {

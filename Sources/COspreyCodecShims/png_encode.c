@@ -1,29 +1,19 @@
 #include "COspreyCodecShims.h"
 
+#include "png_common.h"
+
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <png.h>
 
-// A growing malloc'd buffer that libpng writes into.
+// A growing malloc'd buffer that libpng writes into; starts with the message, as osprey_png_error expects.
 typedef struct {
+    char *message;
     uint8_t *data;
     uint64_t size;
     uint64_t capacity;
-    char *message;
 } osprey_png_writer;
-
-static void osprey_png_write_error(png_structp png, png_const_charp text) {
-    osprey_png_writer *writer = (osprey_png_writer *)png_get_error_ptr(png);
-    snprintf(writer->message, OSPREY_MESSAGE_CAPACITY, "%s", text);
-    png_longjmp(png, 1);
-}
-
-static void osprey_png_write_warning(png_structp png, png_const_charp text) {
-    (void)png;
-    (void)text;
-}
 
 static void osprey_png_write(png_structp png, png_bytep bytes, size_t length) {
     osprey_png_writer *writer = (osprey_png_writer *)png_get_io_ptr(png);
@@ -48,7 +38,7 @@ int osprey_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, ui
                       int32_t compressionLevel, uint8_t **output, uint64_t *outputSize, char *message) {
     static const int colorTypes[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA, PNG_COLOR_TYPE_RGB,
                                      PNG_COLOR_TYPE_RGB_ALPHA};
-    osprey_png_writer writer = {NULL, 0, 0, message};
+    osprey_png_writer writer = {message, NULL, 0, 0};
     message[0] = '\0';
     *output = NULL;
     *outputSize = 0;
@@ -56,8 +46,7 @@ int osprey_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, ui
         snprintf(message, OSPREY_MESSAGE_CAPACITY, "unsupported component count %u", components);
         return OSPREY_ERROR;
     }
-    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &writer, osprey_png_write_error,
-                                              osprey_png_write_warning);
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, &writer, osprey_png_error, osprey_png_warning);
     png_infop info = png != NULL ? png_create_info_struct(png) : NULL;
     if (info == NULL) {
         png_destroy_write_struct(&png, NULL);
