@@ -22,6 +22,9 @@ ROOT = HERE.parent
 DATA = HERE / ".build" / "bench-data"
 VENV = HERE / ".venv"
 ITERATIONS = int(os.environ.get("ITERATIONS", "7"))
+# Osprey and its peers are measured in alternating rounds, each keeping its best time, so that a noisy spell on a
+# shared machine lands on both sides instead of on one.
+ROUNDS = int(os.environ.get("ROUNDS", "3"))
 
 
 def sh(*args, **kw):
@@ -151,14 +154,19 @@ def main():
         if not path.exists():
             print(f"{label}: missing {path}, skipped")
             continue
-        o = ours(tool, path)
+        o, c_tool, peers = None, None, None
+        for _ in range(ROUNDS):
+            measured = ours(tool, path)
+            o = measured if o is None or measured["best"] < o["best"] else o
+            if label.startswith("jpeg"):
+                t = command_time(["djpeg", "-outfile", os.devnull, str(path)])
+                c_tool = t if c_tool is None else min(c_tool, t)
+            elif label.startswith("webp"):
+                t = command_time(["dwebp", str(path), "-ppm", "-o", os.devnull])
+                c_tool = t if c_tool is None else min(c_tool, t)
+            p = python_times(python, path)
+            peers = p if peers is None else {k: min(peers[k], p[k]) for k in p}
         mp = o["width"] * o["height"] / 1e6
-        peers = python_times(python, path)
-        c_tool = None
-        if label.startswith("jpeg"):
-            c_tool = command_time(["djpeg", "-outfile", os.devnull, str(path)])
-        elif label.startswith("webp"):
-            c_tool = command_time(["dwebp", str(path), "-ppm", "-o", os.devnull])
         row = {"ours": o["best"], "tool": c_tool, **peers}
         rate = lambda t: mp / t if t else float("nan")
         ratios = {k: row[k] / o["best"] for k in ("tool", "pillow", "pyvips") if row[k]}
