@@ -5,13 +5,7 @@ internal import COspreyGIF
 /// composited onto the logical screen as browsers do.
 enum GIFDecoder {
     static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
-        var source = MemorySource(bytes: bytes)
-        return try withUnsafeMutablePointer(to: &source) { source throws(CodecError) -> Image in
-            var errorCode: Int32 = 0
-            guard let gif = DGifOpen(source, readFromMemorySource, &errorCode) else {
-                throw .malformed(format: .gif, reason: gifErrorDescription(errorCode))
-            }
-            defer { DGifCloseFile(gif, nil) }
+        try withGIFFile(bytes) { gif throws(CodecError) in
             var reader = GIFReader(gif: gif, options: options)
             return try reader.read()
         }

@@ -33,15 +33,9 @@ extension ImageHeader {
     }
 
     static func readGIF(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
-        var source = MemorySource(bytes: bytes)
-        return try withUnsafeMutablePointer(to: &source) { source throws(CodecError) -> ImageHeader in
-            var errorCode: Int32 = 0
-            // DGifOpen reads the signature and the logical screen descriptor through our reader, nothing more.
-            guard let gif = DGifOpen(source, readFromMemorySource, &errorCode) else {
-                throw .malformed(format: .gif, reason: gifErrorDescription(errorCode))
-            }
-            defer { DGifCloseFile(gif, nil) }
-            return try validated(.gif, Int(gif.pointee.SWidth), Int(gif.pointee.SHeight))
+        // DGifOpen reads the signature and the logical screen descriptor, nothing more.
+        try withGIFFile(bytes) { gif throws(CodecError) in
+            try validated(.gif, Int(gif.pointee.SWidth), Int(gif.pointee.SHeight))
         }
     }
 
@@ -76,8 +70,25 @@ struct MemorySource {
     }
 }
 
+/// Opens `bytes` with giflib (which reads the signature and the logical screen descriptor), runs `body` with the open
+/// file, and closes it.
+func withGIFFile<Result>(
+    _ bytes: UnsafeRawBufferPointer,
+    _ body: (UnsafeMutablePointer<GifFileType>) throws(CodecError) -> Result
+) throws(CodecError) -> Result {
+    var source = MemorySource(bytes: bytes)
+    return try withUnsafeMutablePointer(to: &source) { source throws(CodecError) -> Result in
+        var errorCode: Int32 = 0
+        guard let gif = DGifOpen(source, readFromMemorySource, &errorCode) else {
+            throw .malformed(format: .gif, reason: gifErrorDescription(errorCode))
+        }
+        defer { DGifCloseFile(gif, nil) }
+        return try body(gif)
+    }
+}
+
 /// giflib's InputFunc over a ``MemorySource`` stored in `UserData`.
-func readFromMemorySource(
+private func readFromMemorySource(
     _ gif: UnsafeMutablePointer<GifFileType>?,
     _ destination: UnsafeMutablePointer<GifByteType>?,
     _ count: Int32

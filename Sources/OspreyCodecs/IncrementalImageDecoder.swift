@@ -28,6 +28,8 @@ public final class IncrementalImageDecoder: Sendable {
         var isPreviewing = false
         /// What the last preview showed: completed scans of a progressive JPEG, bytes otherwise.
         var shownProgress = 0
+        /// Where the JPEG marker walk stopped, so each call reads only the bytes that arrived since.
+        var scans = JPEGScanCounter()
     }
 
     private let state = Mutex(State())
@@ -64,7 +66,7 @@ public final class IncrementalImageDecoder: Sendable {
     public func makePreview() -> Image? {
         let job = state.withLock { state -> (data: [UInt8], progress: Int)? in
             guard !state.isPreviewing else { return nil }
-            let progress = Self.progress(of: state.data)
+            let progress = Self.progress(of: state.data, scans: &state.scans)
             guard let progress, Self.isWorthShowing(progress, after: state.shownProgress) else { return nil }
             state.isPreviewing = true
             return (state.data, progress.value)
@@ -103,13 +105,16 @@ public final class IncrementalImageDecoder: Sendable {
     }
 
     /// What a preview of `data` would show, or `nil` when there is nothing to decode yet (no format, no scan).
-    static func progress(of data: [UInt8]) -> Progress? {
+    /// `scans` carries the JPEG marker walk from one call to the next.
+    static func progress(of data: [UInt8], scans: inout JPEGScanCounter) -> Progress? {
         switch ImageFormat(sniffing: data) {
         case .unknown:
             return nil
         case .jpeg:
-            let scans = data.withUnsafeBytes { JPEGScanCounter.count(in: $0) }
-            return scans.isProgressive ? .scans(scans.completed) : .bytes(data.count)
+            var counter = scans
+            data.withUnsafeBytes { counter.advance(over: $0) }
+            scans = counter
+            return counter.isProgressive ? .scans(counter.completed) : .bytes(data.count)
         case .png, .gif, .webp:
             return .bytes(data.count)
         }
@@ -126,38 +131,68 @@ public final class IncrementalImageDecoder: Sendable {
 }
 
 /// Counts the complete scans of a JPEG by walking its markers: a scan is complete once a marker other than a restart
-/// marker follows its entropy-coded data.
-enum JPEGScanCounter {
-    static func count(in bytes: UnsafeRawBufferPointer) -> (isProgressive: Bool, completed: Int) {
-        var isProgressive = false
-        var completed = 0
-        var offset = 2
-        while offset + 4 <= bytes.count {
-            guard bytes[offset] == 0xFF else { return (isProgressive, completed) }
+/// marker follows its entropy-coded data. The walk resumes where it stopped when called again with more of the same
+/// data, so a growing download is read once in all.
+struct JPEGScanCounter {
+    /// Whether a progressive frame header (SOF2, SOF6, SOF10, SOF14) was seen.
+    private(set) var isProgressive = false
+    /// Scans whose entropy-coded data has ended.
+    private(set) var completed = 0
+    private var offset = 2  // after SOI
+    private var isInEntropyData = false
+    private var isFinished = false
+
+    /// Walks `bytes` (all the data so far: the same prefix as before, plus what arrived) from where the last call
+    /// stopped.
+    mutating func advance(over bytes: UnsafeRawBufferPointer) {
+        while !isFinished {
+            if isInEntropyData {
+                // Entropy-coded data: 0xFF is followed by 0x00 (stuffing) or a restart marker until the scan ends.
+                while offset + 1 < bytes.count {
+                    let next = bytes[offset + 1]
+                    if bytes[offset] == 0xFF, next != 0x00, !(0xD0...0xD7).contains(next) {
+                        completed += 1
+                        isInEntropyData = false
+                        break
+                    }
+                    offset += 1
+                }
+                if isInEntropyData { return }  // more data needed
+                continue
+            }
+            guard offset + 4 <= bytes.count else { return }
+            guard bytes[offset] == 0xFF else {
+                isFinished = true
+                return
+            }
             let marker = bytes[offset + 1]
-            if marker == 0xFF {
+            if marker == 0xFF {  // fill byte
                 offset += 1
                 continue
             }
-            if marker == 0xD9 { break }
+            if marker == 0xD9 {
+                isFinished = true
+                return
+            }
             if (0xD0...0xD7).contains(marker) || marker == 0x01 {
                 offset += 2
                 continue
             }
             let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
-            guard length >= 2 else { break }
+            guard length >= 2 else {
+                isFinished = true
+                return
+            }
             if [0xC2, 0xC6, 0xCA, 0xCE].contains(marker) { isProgressive = true }
             offset += 2 + length
-            guard marker == 0xDA else { continue }
-            // Entropy-coded data: 0xFF is followed by 0x00 (stuffing) or a restart marker until the scan ends.
-            while offset + 1 < bytes.count {
-                if bytes[offset] == 0xFF, bytes[offset + 1] != 0x00, !(0xD0...0xD7).contains(bytes[offset + 1]) {
-                    completed += 1
-                    break
-                }
-                offset += 1
-            }
+            if marker == 0xDA { isInEntropyData = true }
         }
-        return (isProgressive, completed)
+    }
+
+    /// The progressiveness and completed scans of a whole JPEG, in one walk.
+    static func count(in bytes: UnsafeRawBufferPointer) -> (isProgressive: Bool, completed: Int) {
+        var counter = JPEGScanCounter()
+        counter.advance(over: bytes)
+        return (counter.isProgressive, counter.completed)
     }
 }

@@ -4,48 +4,41 @@ extension PixelBuffer {
     /// first).
     public func converted(to targetFormat: PixelFormat) throws(CodecError) -> PixelBuffer {
         if targetFormat == format && bytesPerRow == width * format.bytesPerPixel { return self }
-        var output = try PixelBuffer(width: width, height: height, format: targetFormat)
-        let (sourceFormat, sourceStride, targetStride) = (format, bytesPerRow, output.bytesPerRow)
-        let (w, h) = (width, height)
-        withUnsafeBytes { source in
-            output.withUnsafeMutableBytes { target in
-                for y in 0..<h {
-                    for x in 0..<w {
-                        let rgba = Self.readRGBA(
-                            source, at: y * sourceStride + x * sourceFormat.bytesPerPixel, sourceFormat)
-                        Self.write(
-                            rgba, to: target, at: y * targetStride + x * targetFormat.bytesPerPixel, targetFormat)
-                    }
-                }
-            }
-        }
-        return output
+        return try mapPixels(to: targetFormat) { $0 }
     }
 
     /// The pixels composited over an opaque colour (white by default) with the alpha channel removed: gray for gray
     /// layouts, RGB otherwise. A buffer without alpha is returned as it is.
     public func flattened(red: UInt8 = 255, green: UInt8 = 255, blue: UInt8 = 255) throws(CodecError) -> PixelBuffer {
         guard format.hasAlpha else { return self }
-        let targetFormat: PixelFormat = format == .grayAlpha8 ? .gray8 : .rgb8
+        let background = (Int(red), Int(green), Int(blue))
+        return try mapPixels(to: format == .grayAlpha8 ? .gray8 : .rgb8) { p in
+            let a = Int(p.3)
+            func blend(_ value: UInt8, _ under: Int) -> UInt8 {
+                UInt8((Int(value) * a + under * (255 - a) + 127) / 255)
+            }
+            return (blend(p.0, background.0), blend(p.1, background.1), blend(p.2, background.2), 255)
+        }
+    }
+
+    /// A new, tightly packed buffer in `targetFormat` whose every pixel is `transform` of this buffer's pixel, both
+    /// seen as RGBA.
+    private func mapPixels(
+        to targetFormat: PixelFormat,
+        _ transform: ((UInt8, UInt8, UInt8, UInt8)) -> (UInt8, UInt8, UInt8, UInt8)
+    ) throws(CodecError) -> PixelBuffer {
         var output = try PixelBuffer(width: width, height: height, format: targetFormat)
         let (sourceFormat, sourceStride, targetStride) = (format, bytesPerRow, output.bytesPerRow)
         let (w, h) = (width, height)
-        let background = (Int(red), Int(green), Int(blue))
         withUnsafeBytes { source in
             output.withUnsafeMutableBytes { target in
                 for y in 0..<h {
                     for x in 0..<w {
-                        let p = Self.readRGBA(
+                        let pixel = Self.readRGBA(
                             source, at: y * sourceStride + x * sourceFormat.bytesPerPixel, sourceFormat)
-                        let a = Int(p.3)
-                        func blend(_ value: UInt8, _ under: Int) -> UInt8 {
-                            UInt8((Int(value) * a + under * (255 - a) + 127) / 255)
-                        }
-                        let blended = (
-                            blend(p.0, background.0), blend(p.1, background.1), blend(p.2, background.2), UInt8(255)
-                        )
                         Self.write(
-                            blended, to: target, at: y * targetStride + x * targetFormat.bytesPerPixel, targetFormat)
+                            transform(pixel), to: target, at: y * targetStride + x * targetFormat.bytesPerPixel,
+                            targetFormat)
                     }
                 }
             }

@@ -41,7 +41,7 @@ enum WebPEncoder {
 
     /// Fills `picture` with `pixels` (gray is widened to RGB, gray+alpha to RGBA).
     private static func importPixels(
-        _ pixels: PixelBuffer, into picture: inout WebPPicture, lossless: Bool
+        _ pixels: PixelBuffer, into picture: inout WebPPicture
     ) throws(CodecError) {
         let source = try pixels.converted(to: pixels.format.hasAlpha ? .rgba8 : .rgb8)
         guard WebPPictureInit(&picture) != 0 else {
@@ -61,7 +61,7 @@ enum WebPEncoder {
 
     private static func encodeStill(_ pixels: PixelBuffer, config: inout WebPConfig) throws(CodecError) -> [UInt8] {
         var picture = WebPPicture()
-        try importPixels(pixels, into: &picture, lossless: config.lossless != 0)
+        try importPixels(pixels, into: &picture)
         defer { WebPPictureFree(&picture) }
         var writer = WebPMemoryWriter()
         WebPMemoryWriterInit(&writer)
@@ -95,7 +95,7 @@ enum WebPEncoder {
         var timestamp = 0
         for frame in frames {
             var picture = WebPPicture()
-            try importPixels(frame.pixels, into: &picture, lossless: config.lossless != 0)
+            try importPixels(frame.pixels, into: &picture)
             let added = WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config)
             WebPPictureFree(&picture)
             guard added != 0 else { throw .encodingFailed(format: .webp, reason: animationError(encoder)) }

@@ -48,6 +48,20 @@ import Testing
         #expect(errors.first! > errors.last!)
     }
 
+    @Test func theScanCounterResumesWhereItStopped() throws {
+        var options = EncodingOptions()
+        options.isProgressive = true
+        let jpeg = try ImageEncoder.encode(try Self.photo(), as: .jpeg, options: options)
+        let whole = jpeg.withUnsafeBytes { JPEGScanCounter.count(in: $0) }
+        // Walking a growing prefix, 100 bytes more each time, ends where one walk over everything does.
+        var counter = JPEGScanCounter()
+        for end in stride(from: 100, through: jpeg.count + 99, by: 100) {
+            jpeg.prefix(end).withUnsafeBytes { counter.advance(over: $0) }
+        }
+        #expect(counter.isProgressive == whole.isProgressive)
+        #expect(counter.completed == whole.completed)
+    }
+
     @Test func pngPreviewsShowTheRowsThatArrived() throws {
         let png = SyntheticImages.png(width: 512, height: 512)
         let decoder = IncrementalImageDecoder()
