@@ -41,6 +41,11 @@ let package = Package(
             providers: [.apt(["libpng-dev"]), .brew(["libpng"])]
         ),
         .systemLibrary(
+            name: "COspreyDeflate",
+            pkgConfig: "libdeflate",
+            providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
+        ),
+        .systemLibrary(
             name: "COspreyWebP",
             pkgConfig: "libwebp",
             providers: [.apt(["libwebp-dev"]), .brew(["webp"])]
@@ -57,8 +62,8 @@ let package = Package(
         // libraries its own calls need.
         .target(
             name: "COspreyCodecShims",
-            dependencies: ["COspreyJPEG", "COspreyPNG"],
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png")]
+            dependencies: ["COspreyJPEG", "COspreyPNG", "COspreyDeflate"],
+            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png"), .linkedLibrary("deflate")]
         ),
 
         // MARK: Swift layers, bottom to top

@@ -46,7 +46,12 @@ def ensure_peers():
 
 
 def build():
-    sh("swift", "build", "-c", "release", "--product", "codec-throughput", cwd=HERE)
+    command = ("swift", "build", "-c", "release", "--product", "codec-throughput")
+    if subprocess.run(command, cwd=HERE).returncode != 0:
+        # SwiftPM keeps a stale build plan for the root package's C target when a C file was added to it since
+        # the last build here (undefined references at link time): start this package's build over once.
+        sh("swift", "package", "clean", cwd=HERE)
+        sh(*command, cwd=HERE)
     bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=HERE, check=True,
                               capture_output=True, text=True).stdout.strip()
     return Path(bin_path) / "codec-throughput"

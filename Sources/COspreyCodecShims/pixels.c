@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #define OSPREY_HUGE_PAGE ((size_t)2 << 20)
@@ -47,4 +48,26 @@ void osprey_pixels_free(void *pixels, size_t size) {
     } else {
         munmap(pixels, osprey_rounded(size));
     }
+}
+
+void *osprey_pixels_shrink(void *pixels, size_t size, size_t newSize) {
+    if (pixels == NULL || newSize >= size || size < OSPREY_HUGE_THRESHOLD) {
+        return pixels;  // calloc'd buffers are freed whole whatever size is passed.
+    }
+    if (newSize < OSPREY_HUGE_THRESHOLD) {
+        // osprey_pixels_free would call free() for this size: move the bytes to the heap.
+        void *copy = malloc(newSize > 0 ? newSize : 1);
+        if (copy == NULL) {
+            return NULL;
+        }
+        memcpy(copy, pixels, newSize);
+        munmap(pixels, osprey_rounded(size));
+        return copy;
+    }
+    size_t kept = osprey_rounded(newSize);
+    size_t mapped = osprey_rounded(size);
+    if (kept < mapped) {
+        munmap((uint8_t *)pixels + kept, mapped - kept);
+    }
+    return pixels;
 }

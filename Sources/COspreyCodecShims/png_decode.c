@@ -1,6 +1,7 @@
 #include "COspreyCodecShims.h"
 
 #include "png_common.h"
+#include "png_fast.h"
 
 #include <setjmp.h>
 #include <stdio.h>
@@ -30,6 +31,9 @@ int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_
     message[0] = '\0';
     if (osprey_png_check_chunks(data, size, message) != 0) {
         return OSPREY_ERROR;
+    }
+    if (!request->libpngOnly && osprey_png_decode_fast(data, size, request, result)) {
+        return OSPREY_OK;
     }
     png_structp png = osprey_png_create(&reader);
     if (png == NULL) {

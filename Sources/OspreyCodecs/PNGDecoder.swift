@@ -8,12 +8,29 @@ import Musl
 import Darwin
 #endif
 
-/// PNG through libpng: every colour type and bit depth to 8 bits per channel, tRNS to alpha, interlacing, eXIf.
+/// PNG: every colour type and bit depth to 8 bits per channel, tRNS to alpha, interlacing, eXIf.
+///
+/// 8-bit, non-interlaced files whose every chunk is intact and in order take a fast path (libdeflate's inflate and
+/// our own unfiltering); everything else, and every damaged file, is decoded by libpng. Both give the same pixels:
+/// `usesLibpngOnly` turns the fast path off so tests can compare them.
 enum PNGDecoder {
+    /// Which of the two decoded a file.
+    enum Path: Equatable {
+        case fast
+        case libpng
+    }
+
     static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
+        try decodeReportingPath(bytes, options: options).image
+    }
+
+    static func decodeReportingPath(
+        _ bytes: UnsafeRawBufferPointer, options: DecodingOptions, usesLibpngOnly: Bool = false
+    ) throws(CodecError) -> (image: Image, path: Path) {
         var request = osprey_png_decode_request()
         request.maxPixels = UInt64(clamping: options.limits.maxPixelCount)
         request.allowPartial = options.allowsPartialImages ? 1 : 0
+        request.libpngOnly = usesLibpngOnly ? 1 : 0
         var result = osprey_png_decode_result()
         let (status, message) = withMessageBuffer { message in
             osprey_png_decode(
@@ -44,6 +61,25 @@ enum PNGDecoder {
             format: PixelFormat(components: Int(result.components)),
             bytesPerRow: Int(result.bytesPerRow)
         )
-        return try ImageDecoder.still(pixels, orientation: orientation, format: .png, options: options)
+        let image = try ImageDecoder.still(pixels, orientation: orientation, format: .png, options: options)
+        return (image, result.fastPath != 0 ? .fast : .libpng)
+    }
+}
+
+extension ImageDecoder {
+    /// Decodes PNG `bytes` twice, through the fast path and through libpng alone, and says whether the outcomes are
+    /// the same: equal images, or equal errors. The PNG fuzzer calls it on every input, so that an input the fast
+    /// path reads differently from libpng is reported like a crash.
+    @_spi(Fuzzing)
+    public static func pngDecodersAgree(on bytes: UnsafeRawBufferPointer, options: DecodingOptions) -> Bool {
+        let fast = Result { () throws(CodecError) in try PNGDecoder.decode(bytes, options: options) }
+        let libpng = Result { () throws(CodecError) in
+            try PNGDecoder.decodeReportingPath(bytes, options: options, usesLibpngOnly: true).image
+        }
+        switch (fast, libpng) {
+        case (.success(let fast), .success(let libpng)): return fast == libpng
+        case (.failure(let fast), .failure(let libpng)): return fast == libpng
+        default: return false
+        }
     }
 }

@@ -22,10 +22,34 @@ public enum SyntheticImages {
             raw.append(0)  // filter type None
             raw += pixels[y * width * 4..<(y + 1) * width * 4]
         }
+        return png(width: width, height: height, colorType: 6, imageData: zlibStored(raw))
+    }
+
+    /// A complete 8-bit, non-interlaced PNG of PNG colour type `colorType` (0 gray, 2 RGB, 3 palette, 4 gray+alpha,
+    /// 6 RGBA) around `imageData`, a zlib stream of filtered rows (each row its filter type byte, then its samples),
+    /// split into IDAT chunks of at most `imageDataChunkSize` bytes, with `before` spliced in after IHDR (PLTE, tRNS,
+    /// eXIf, ...) and `after` after the last IDAT.
+    public static func png(
+        width: Int,
+        height: Int,
+        colorType: UInt8,
+        imageData: [UInt8],
+        before: [[UInt8]] = [],
+        after: [[UInt8]] = [],
+        imageDataChunkSize: Int = .max
+    ) -> [UInt8] {
         var ihdr = bigEndian32(width) + bigEndian32(height)
-        ihdr += [8, 6, 0, 0, 0]  // bit depth 8, colour type RGBA, deflate, adaptive filtering, no interlace
-        return [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-            + pngChunk("IHDR", ihdr) + pngChunk("IDAT", zlibStored(raw)) + pngChunk("IEND", [])
+        ihdr += [8, colorType, 0, 0, 0]  // bit depth 8, deflate, adaptive filtering, no interlace
+        var bytes: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A] + pngChunk("IHDR", ihdr)
+        bytes += before.joined()
+        var offset = 0
+        repeat {
+            let end = offset + min(imageDataChunkSize, imageData.count - offset)
+            bytes += pngChunk("IDAT", Array(imageData[offset..<end]))
+            offset = end
+        } while offset < imageData.count
+        bytes += after.joined()
+        return bytes + pngChunk("IEND", [])
     }
 
     /// A GIF89a signature and logical screen descriptor of `width` × `height`, with no global colour table.
@@ -65,7 +89,7 @@ public enum SyntheticImages {
     }
 
     /// A zlib stream of stored (uncompressed) deflate blocks.
-    private static func zlibStored(_ data: [UInt8]) -> [UInt8] {
+    public static func zlibStored(_ data: [UInt8]) -> [UInt8] {
         var out: [UInt8] = [0x78, 0x01]
         var offset = 0
         repeat {

@@ -96,6 +96,8 @@ typedef struct {
     uint64_t maxPixels;
     /// Return what was decoded of a truncated file instead of failing.
     int32_t allowPartial;
+    /// 1: decode with libpng alone, never the libdeflate fast path (tests compare the two).
+    int32_t libpngOnly;
 } osprey_png_decode_request;
 
 /// The outcome of a PNG decode: 8 bits per channel, gray (1), gray+alpha (2), RGB (3) or RGBA (4). `pixels` and
@@ -111,6 +113,8 @@ typedef struct {
     uint64_t exifLength;
     /// 1 when image data ended early (only returned with allowPartial).
     int32_t truncated;
+    /// 1 when the libdeflate fast path decoded the file, 0 when libpng did.
+    int32_t fastPath;
 } osprey_png_decode_result;
 
 /// Decodes a PNG (the default image of an APNG) from memory; same ownership rules as osprey_jpeg_decode.
@@ -136,6 +140,11 @@ void *osprey_pixels_allocate(size_t size);
 
 /// Releases a buffer from osprey_pixels_allocate; `size` must be the size it was allocated with.
 void osprey_pixels_free(void *pixels, size_t size);
+
+/// Gives back the end of a buffer from osprey_pixels_allocate(`size`), keeping its first `newSize` bytes. The result
+/// (the same pointer, or a copy when the buffer changes kind) is released with osprey_pixels_free(`newSize`); NULL
+/// when the copy cannot be allocated, leaving `pixels` as it was.
+void *osprey_pixels_shrink(void *pixels, size_t size, size_t newSize);
 
 /// The libjpeg-turbo version as the number the library was built with, e.g. 2001005 for 2.1.5.
 int osprey_jpeg_turbo_version_number(void);
