@@ -1,7 +1,7 @@
 # Osprey — the two commands: `make run` and `make test`. Both install missing system packages first.
 SWIFT ?= swift
 ARGS ?= --help
-FORMAT_PATHS := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Fuzz/Package.swift Fuzz/Sources
+FORMAT_PATHS := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources Fuzz/Package.swift Fuzz/Sources
 
 .PHONY: all deps build run test test-asan fuzz bench lint format clean
 
@@ -35,11 +35,13 @@ SECONDS ?= 60
 fuzz: deps
 	SECONDS_PER_FUZZER=$(SECONDS) ./scripts/fuzz.sh
 
-## bench: the benchmarks (release builds, nested package in Benchmarks/): package-benchmark's suite, then decode
-## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets
+## bench: the benchmarks (release builds, nested package in Benchmarks/): package-benchmark's suite, decode
+## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets, then the memory cache's
+## hit latency and scaling
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
 	python3 Benchmarks/compare_codecs.py
+	cd Benchmarks && $(SWIFT) build -c release --product cache-benchmark && "$$($(SWIFT) build -c release --show-bin-path)/cache-benchmark"
 
 ## lint: check formatting and style with swift-format (configuration in .swift-format)
 lint:

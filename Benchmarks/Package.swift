@@ -20,6 +20,13 @@ let package = Package(
             path: "Sources/codec-throughput",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
         ),
+        // The memory cache's hit latency and scaling (the Caches issue's targets).
+        .executableTarget(
+            name: "cache-benchmark",
+            dependencies: [.product(name: "Osprey", package: "Osprey")],
+            path: "Sources/cache-benchmark",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
+        ),
         .executableTarget(
             name: "CodecsBenchmarks",
             dependencies: [

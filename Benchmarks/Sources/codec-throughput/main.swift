@@ -12,14 +12,16 @@ if let index = arguments.firstIndex(of: "--keep-orientation") {
     options.keepsStoredOrientation = true
     arguments.remove(at: index)
 }
-if let index = arguments.firstIndex(of: "--budget"), index + 1 < arguments.count, let budget = Int(arguments[index + 1]) {
+if let index = arguments.firstIndex(of: "--budget"), index + 1 < arguments.count, let budget = Int(arguments[index + 1])
+{
     options.pixelBudget = budget
     arguments.removeSubrange(index...index + 1)
 }
 guard arguments.count == 2, let iterations = Int(arguments[1]), iterations > 0,
     let data = FileManager.default.contents(atPath: arguments[0])
 else {
-    FileHandle.standardError.write(Data("usage: codec-throughput FILE ITERATIONS [--budget PIXELS] [--keep-orientation]\n".utf8))
+    FileHandle.standardError.write(
+        Data("usage: codec-throughput FILE ITERATIONS [--budget PIXELS] [--keep-orientation]\n".utf8))
     exit(2)
 }
 let bytes = [UInt8](data)

@@ -1,0 +1,51 @@
+extension MemoryCache {
+    /// How much a ``MemoryCache`` holds and for how long.
+    public struct Configuration: Sendable {
+        // MARK: Limits
+
+        /// The most the costs of all entries may add up to (for images: bytes of pixels). 15% of the memory
+        /// available to the process — the cgroup's limit when one is set, else physical memory — capped at 1 GiB, by
+        /// default (``SystemMemory/defaultCacheCostLimit``).
+        public var costLimit: Int = SystemMemory.defaultCacheCostLimit
+
+        /// The most entries the cache holds. No limit (`Int.max`) by default.
+        public var countLimit: Int = .max
+
+        /// An entry whose cost is above this fraction of ``costLimit`` is not cached at all, so that one huge image
+        /// cannot flush everything else. 0.1 (a tenth) by default.
+        public var maximumEntryCostFraction: Double = 0.1
+
+        // MARK: Lifetime
+
+        /// How long an entry stays after it is stored, unless its own lifetime is given. `nil` (until evicted) by
+        /// default.
+        public var entryLifetime: Duration?
+
+        // MARK: Concurrency
+
+        /// How many independently locked parts the cache is split into, so that concurrent hits on different keys
+        /// do not queue behind one lock. Eviction stays least-recently-used across all of them. 16 by default;
+        /// 1 gives a single lock.
+        public var shardCount: Int = 16
+
+        // MARK: Memory pressure
+
+        /// Whether the cache registers with ``MemoryPressureMonitor/shared`` and trims itself when the process or
+        /// machine runs short of memory. `true` by default.
+        public var respondsToMemoryPressure = true
+
+        /// Makes the default configuration.
+        public init() {}
+
+        /// The default configuration with a cost limit of `costLimit`.
+        public init(costLimit: Int, countLimit: Int = .max) {
+            self.costLimit = costLimit
+            self.countLimit = countLimit
+        }
+
+        /// The cost above which an entry is not cached.
+        @inlinable var maximumEntryCost: Int {
+            Int((Double(costLimit) * maximumEntryCostFraction).rounded(.down))
+        }
+    }
+}
