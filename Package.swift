@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
     ],
     targets: [
         // MARK: C libraries, as the system ships them
@@ -44,6 +45,11 @@ let package = Package(
             name: "COspreyDeflate",
             pkgConfig: "libdeflate",
             providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
+        ),
+        .systemLibrary(
+            name: "COspreySQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
         ),
         .systemLibrary(
             name: "COspreyWebP",
@@ -77,6 +83,10 @@ let package = Package(
             name: "Osprey",
             dependencies: [
                 "OspreyCodecs",
+                "COspreySQLite",
+                "COspreyDeflate",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -116,9 +126,16 @@ let package = Package(
             dependencies: ["OspreyCodecs", "OspreyTesting"],
             swiftSettings: swiftSettings
         ),
+        // A second process for the disk cache's multi-process tests.
+        .executableTarget(
+            name: "DiskCacheWorker",
+            dependencies: ["Osprey"],
+            path: "Tests/DiskCacheWorker",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "OspreyTests",
-            dependencies: ["Osprey", "OspreyTesting"],
+            dependencies: ["Osprey", "OspreyTesting", "DiskCacheWorker"],
             swiftSettings: swiftSettings
         ),
         .testTarget(

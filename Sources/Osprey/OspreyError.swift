@@ -3,6 +3,13 @@ public enum OspreyError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The URL cannot be loaded; it was never sent to the network.
     case invalidURL(String, reason: InvalidURLReason)
 
+    /// The disk cache could not store `key` because the disk (or the user's quota) is full. Nothing already stored
+    /// was lost.
+    case diskFull(key: String)
+
+    /// The disk cache could not store `key`: `reason` is the system's message. Nothing already stored was lost.
+    case cacheWriteFailed(key: String, reason: String)
+
     /// Why a URL was refused.
     public enum InvalidURLReason: Sendable, Hashable, CustomStringConvertible {
         /// The string is empty.
@@ -31,12 +38,16 @@ public enum OspreyError: Error, Sendable, Hashable, CustomStringConvertible {
     public var shortDescription: String {
         switch self {
         case .invalidURL: "invalidURL"
+        case .diskFull: "diskFull"
+        case .cacheWriteFailed: "cacheWriteFailed"
         }
     }
 
     public var description: String {
         switch self {
         case .invalidURL(let url, let reason): "invalid URL '\(url)': \(reason)"
+        case .diskFull(let key): "cannot cache '\(key)': the disk is full"
+        case .cacheWriteFailed(let key, let reason): "cannot cache '\(key)': \(reason)"
         }
     }
 }

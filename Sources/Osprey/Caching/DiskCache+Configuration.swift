@@ -1,0 +1,155 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension DiskCache {
+    /// Where a ``DiskCache`` keeps its entries and how much it keeps.
+    public struct Configuration: Sendable {
+        // MARK: Location
+
+        /// The cache's name: its directory is `<base>/osprey/<namespace>`. `"default"` by default.
+        public var namespace: String = "default"
+
+        /// The directory that holds the namespace directories: `$XDG_CACHE_HOME`, else `~/.cache`, by default.
+        public var baseDirectory: String = Configuration.platformCacheDirectory
+
+        /// Directories searched, read-only, when an entry is not in the cache (files named as the cache names them,
+        /// holding the bytes as they are: say, images bundled with a deployment). None by default.
+        public var readOnlyDirectories: [String] = []
+
+        // MARK: Limits
+
+        /// The most bytes the entries may take. 1 GiB by default.
+        public var sizeLimit: Int = 1 << 30
+
+        /// How long an entry stays after it was last read. 7 days by default; `nil` keeps entries until the size
+        /// limit removes them.
+        public var maximumAge: Duration? = .seconds(7 * 24 * 3600)
+
+        /// Over the size limit, least recently used entries go until the size is at most this fraction of the
+        /// limit, so that cleaning does not run again at the next write. 0.5 (half, as the seeds do) by default.
+        public var sizeTargetRatio: Double = 0.5
+
+        /// How often the cache cleans itself while it is in use. Every 10 minutes by default; `nil` cleans only
+        /// after writes that cross the size limit and on demand.
+        public var cleaningInterval: Duration? = .seconds(600)
+
+        /// Makes the default configuration.
+        public init() {}
+
+        /// The default configuration for the cache named `namespace`.
+        public init(namespace: String) {
+            self.namespace = namespace
+        }
+
+        /// The cache's own directory.
+        public var directory: String { baseDirectory + "/osprey/" + namespace }
+
+        /// `$XDG_CACHE_HOME`, or `$HOME/.cache`, or `/tmp` when neither is set.
+        public static var platformCacheDirectory: String {
+            if let xdg = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), xdg.hasPrefix("/") { return xdg }
+            if let home = getenv("HOME").map({ String(cString: $0) }), !home.isEmpty { return home + "/.cache" }
+            return "/tmp"
+        }
+    }
+
+    /// What the origin said about an entry's freshness, kept for revalidation.
+    public struct Validators: Sendable, Equatable {
+        /// The `ETag` response header.
+        public var etag: String?
+        /// The `Last-Modified` response header.
+        public var lastModified: String?
+        /// `Cache-Control: max-age`: how long the entry is fresh after it was stored.
+        public var maxAge: Duration?
+
+        /// Makes validators; all absent by default.
+        public init(etag: String? = nil, lastModified: String? = nil, maxAge: Duration? = nil) {
+            self.etag = etag
+            self.lastModified = lastModified
+            self.maxAge = maxAge
+        }
+    }
+
+    /// An entry as the index knows it.
+    public struct Entry: Sendable, Equatable {
+        /// The key it was stored under; `nil` for an entry found on disk when the index was rebuilt.
+        public var key: String?
+        /// Its file name in the cache directory.
+        public var fileName: String
+        /// Its size in bytes.
+        public var size: Int
+        /// When it was stored.
+        public var created: UnixTime
+        /// When it was last read (recorded in batches, so up to a second late).
+        public var lastAccess: UnixTime
+        /// When it stops being fresh, per the origin's max-age; `nil` when the origin gave none.
+        public var expires: UnixTime?
+        /// The origin's validators.
+        public var validators: Validators
+    }
+
+    /// Why entries were removed.
+    public enum RemovalReason: String, Sendable {
+        /// Not read for longer than ``Configuration/maximumAge``.
+        case expired
+        /// The least recently used, removed to bring the cache under its size limit.
+        case sizeLimit
+        /// Truncated, altered or unreadable: its bytes no longer match the index.
+        case damaged
+        /// Removed by a caller (`removeData(forKey:)` or `removeAll()`).
+        case removed
+    }
+
+    /// Something that happened to the cache's contents (MISSION C10).
+    public struct Event: Sendable, Equatable {
+        /// Why.
+        public var reason: RemovalReason
+        /// The keys removed (the file name for entries whose key is unknown).
+        public var keys: [String]
+        /// The bytes they took.
+        public var bytes: Int
+
+        /// Makes an event.
+        public init(reason: RemovalReason, keys: [String], bytes: Int) {
+            self.reason = reason
+            self.keys = keys
+            self.bytes = bytes
+        }
+    }
+}
+
+/// Seconds since 1970-01-01 UTC: the disk cache's timestamps, comparable across processes and restarts.
+public struct UnixTime: Sendable, Hashable, Comparable {
+    /// Seconds since the epoch.
+    public var seconds: Double
+
+    /// Makes a time `seconds` after the epoch.
+    public init(seconds: Double) {
+        self.seconds = seconds
+    }
+
+    /// The system's wall clock now.
+    public static var now: UnixTime {
+        var time = timespec()
+        clock_gettime(CLOCK_REALTIME, &time)
+        return UnixTime(seconds: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
+    }
+
+    public static func < (lhs: UnixTime, rhs: UnixTime) -> Bool { lhs.seconds < rhs.seconds }
+
+    /// This time moved by `duration`.
+    public func advanced(by duration: Duration) -> UnixTime {
+        UnixTime(seconds: seconds + duration.seconds)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, fractions included.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,333 @@
+import Logging
+import Synchronization
+
+// The disk cache's synchronous work, run on NIO's thread pool by the public methods in DiskCache.swift. The lock
+// guards the index connection and the pending accesses; file reads happen outside it, and file renames and
+// deletions inside index write transactions, which SQLite also serialises across processes.
+
+extension DiskCache {
+    static let indexName = "index.sqlite"
+    /// Entries removed per index transaction while cleaning: small, so reads and writes interleave with a long clean.
+    static let cleaningBatch = 256
+    /// Reads are written to the index in batches: at most this many pending, or this old.
+    static let accessBatch = 128
+    static let accessFlushInterval = 1.0
+
+    // MARK: Opening
+
+    /// Opens the index, creating the directory and rebuilding a new or damaged index from the files present.
+    /// `nil` (with one warning) when the directory is unusable: the cache is then memory-only.
+    func openIndex() -> sending DiskIndex? {
+        let directory = configuration.directory
+        do {
+            try FileSystem.createDirectory(directory)
+        } catch {
+            logger.warning(
+                "disk cache unavailable, caching in memory only",
+                metadata: ["osprey.cache": "\(directory)", "osprey.error": "\(error)"])
+            return nil
+        }
+        guard FileSystem.isWritableDirectory(directory) else {
+            logger.warning(
+                "disk cache directory is not writable, caching in memory only",
+                metadata: ["osprey.cache": "\(directory)"])
+            return nil
+        }
+        let path = directory + "/" + Self.indexName
+        do {
+            return try openAndRebuild(path)
+        } catch let error where error.isCorruption {
+            logger.warning(
+                "disk cache index damaged, rebuilding it",
+                metadata: ["osprey.cache": "\(directory)", "osprey.error": "\(error)"])
+            for suffix in ["", "-wal", "-shm"] { FileSystem.remove(path + suffix) }
+            if let index = try? openAndRebuild(path) { return index }
+        } catch {}
+        logger.warning(
+            "disk cache index cannot be opened, caching in memory only", metadata: ["osprey.cache": "\(directory)"])
+        return nil
+    }
+
+    private func openAndRebuild(_ path: String) throws(SQLiteDatabase.Error) -> DiskIndex {
+        let index = try DiskIndex(path: path)
+        if index.isNew {
+            try rebuild(index)
+        }
+        return index
+    }
+
+    /// Reads the directory into a new index: every file named like an entry, with its size and modification time;
+    /// keys and checksums are unknown. Temporary files an interrupted write left behind are deleted.
+    private func rebuild(_ index: DiskIndex) throws(SQLiteDatabase.Error) {
+        let directory = configuration.directory
+        let files = FileSystem.entries(of: directory)
+        for file in files where file.name.hasPrefix(".tmp-") && file.modified < now().seconds - 3600 {
+            FileSystem.remove(directory + "/" + file.name)
+        }
+        let entries = files.filter { Self.isEntryName($0.name) }
+        try index.transaction { () throws(SQLiteDatabase.Error) in
+            for file in entries {
+                try index.upsert(
+                    DiskIndex.Record(
+                        name: file.name, key: nil, size: file.size, checksum: nil, created: file.modified,
+                        accessed: file.modified))
+            }
+        }
+        if !entries.isEmpty {
+            logger.info(
+                "disk cache index rebuilt",
+                metadata: ["osprey.cache": "\(directory)", "osprey.entries": "\(entries.count)"])
+        }
+    }
+
+    /// Runs `body` with the index under the lock; `nil` when memory-only or when the index fails.
+    func withIndex<Result: Sendable>(_ body: (DiskIndex) throws(SQLiteDatabase.Error) -> Result) -> Result? {
+        state.withLock { state in
+            guard let index = state.index else { return nil }
+            do {
+                return try body(index)
+            } catch {
+                logger.warning("disk cache index error", metadata: ["osprey.error": "\(error)"])
+                return nil
+            }
+        }
+    }
+
+    // MARK: Reading
+
+    func loadData(forKey key: String) -> [UInt8]? {
+        let name = Self.fileName(forKey: key)
+        if let bytes = loadEntryBytes(named: name, retrying: true) {
+            recordAccess(to: name)
+            return bytes
+        }
+        for directory in configuration.readOnlyDirectories {
+            if let bytes = try? FileSystem.read(directory + "/" + name) { return bytes }
+        }
+        return nil
+    }
+
+    /// The bytes of the entry `name` when the index has it and the file matches the index. An expired entry is
+    /// removed; so is a damaged one, unless a writer replaced it meanwhile, in which case the read is tried again.
+    private func loadEntryBytes(named name: String, retrying: Bool) -> [UInt8]? {
+        guard let record = withIndex({ index throws(SQLiteDatabase.Error) in try index.record(named: name) }) ?? nil
+        else { return nil }
+        if let maximumAge = configuration.maximumAge, lastAccess(of: record) < now().seconds - maximumAge.seconds {
+            remove(names: [name], reason: .expired, ifUnchanged: record)
+            return nil
+        }
+        let bytes = try? FileSystem.read(configuration.directory + "/" + name, expectedSize: record.size)
+        if let bytes = bytes ?? nil,
+            record.checksum == nil || record.checksum == bytes.withUnsafeBytes(Self.checksum)
+        {
+            return bytes
+        }
+        // Missing, truncated, grown or altered: damaged, unless the entry was replaced since the record was read.
+        let removed = remove(names: [name], reason: .damaged, ifUnchanged: record)
+        return removed.isEmpty && retrying ? loadEntryBytes(named: name, retrying: false) : nil
+    }
+
+    private func lastAccess(of record: DiskIndex.Record) -> Double {
+        max(record.accessed, state.withLock { $0.pendingAccesses[record.name] } ?? 0)
+    }
+
+    /// Notes a read; the batch is written to the index once it is large or a second old.
+    private func recordAccess(to name: String) {
+        let time = now().seconds
+        state.withLock { state in
+            state.pendingAccesses[name] = time
+            guard
+                state.pendingAccesses.count >= Self.accessBatch
+                    || time - state.lastAccessFlush >= Self.accessFlushInterval
+            else { return }
+            flushAccesses(&state, at: time)
+        }
+    }
+
+    private func flushAccesses(_ state: inout State, at time: Double) {
+        let accesses = state.pendingAccesses
+        state.pendingAccesses = [:]
+        state.lastAccessFlush = time
+        guard let index = state.index, !accesses.isEmpty else { return }
+        _ = try? index.transaction { () throws(SQLiteDatabase.Error) in try index.recordAccesses(accesses) }
+    }
+
+    func loadEntry(named name: String) -> Entry? {
+        (withIndex { index throws(SQLiteDatabase.Error) in try index.record(named: name) } ?? nil).map(Self.entry)
+    }
+
+    func loadAllEntries() -> [Entry] {
+        (withIndex { index throws(SQLiteDatabase.Error) in try index.allRecords() } ?? []).map(Self.entry)
+    }
+
+    func loadTotals() -> (size: Int, count: Int) {
+        withIndex { index throws(SQLiteDatabase.Error) in try index.totals() } ?? (0, 0)
+    }
+
+    private static func entry(_ record: DiskIndex.Record) -> Entry {
+        Entry(
+            key: record.key, fileName: record.name, size: record.size, created: UnixTime(seconds: record.created),
+            lastAccess: UnixTime(seconds: record.accessed), expires: record.expires.map { UnixTime(seconds: $0) },
+            validators: Validators(
+                etag: record.etag, lastModified: record.lastModified,
+                maxAge: record.expires.map { .seconds($0 - record.created) }))
+    }
+
+    // MARK: Writing
+
+    /// Writes the entry and returns the cache's total size afterwards. Recreates the directory (and index) once if
+    /// it was deleted underneath the cache.
+    func saveData(_ bytes: [UInt8], forKey key: String, validators: Validators) throws(OspreyError) -> Int {
+        do {
+            return try writeEntry(bytes, forKey: key, validators: validators)
+        } catch let error where error.isMissing {
+            state.withLock { $0.index = openIndex() }
+            do {
+                return try writeEntry(bytes, forKey: key, validators: validators)
+            } catch {
+                throw Self.storeError(error, key: key)
+            }
+        } catch {
+            throw Self.storeError(error, key: key)
+        }
+    }
+
+    private static func storeError(_ error: FileSystem.Error, key: String) -> OspreyError {
+        error.isDiskFull ? .diskFull(key: key) : .cacheWriteFailed(key: key, reason: error.description)
+    }
+
+    private func writeEntry(
+        _ bytes: [UInt8], forKey key: String, validators: Validators
+    ) throws(FileSystem.Error) -> Int {
+        let directory = configuration.directory
+        guard state.withLock({ $0.index != nil }) else { return 0 }  // memory-only
+        let temporary = try FileSystem.writeTemporary(bytes, in: directory)
+        let name = Self.fileName(forKey: key)
+        let time = now().seconds
+        let record = DiskIndex.Record(
+            name: name, key: key, size: bytes.count, checksum: bytes.withUnsafeBytes(Self.checksum), created: time,
+            accessed: time, expires: validators.maxAge.map { time + $0.seconds }, etag: validators.etag,
+            lastModified: validators.lastModified)
+        // The row first, then the rename, in one transaction: a failed row write leaves the old entry untouched, and
+        // no other process's cleaning can delete the file between the rename and the row.
+        let final = directory + "/" + name
+        var renameError: FileSystem.Error?
+        var renamed = false
+        let outcome = state.withLock { state -> Result<Int, SQLiteDatabase.Error>? in
+            guard let index = state.index else { return nil }
+            return Result { () throws(SQLiteDatabase.Error) in
+                try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
+                    try index.upsert(record)
+                    let total = try index.totals().size
+                    do throws(FileSystem.Error) {
+                        try FileSystem.rename(temporary, to: final)
+                        renamed = true
+                    } catch {
+                        renameError = error
+                        throw SQLiteDatabase.Error(code: 4, message: "rename failed")  // SQLITE_ABORT: roll back
+                    }
+                    return total
+                }
+            }
+        }
+        switch outcome {
+        case nil:
+            FileSystem.remove(temporary)
+            return 0
+        case .success(let total):
+            return total
+        case .failure(let error):
+            if let renameError { throw renameError }
+            // The commit failed after the rename: the row still describes the old bytes, so drop the new file
+            // (the next read of the old row finds it missing and removes it).
+            FileSystem.remove(renamed ? final : temporary)
+            logger.warning("disk cache index write failed", metadata: ["osprey.error": "\(error)"])
+            throw .indexWriteFailed(directory, isDiskFull: error.isDiskFull)
+        }
+    }
+
+    // MARK: Removing
+
+    /// Removes the entries `names` (rows, then files, in one transaction), publishes an event and returns what was
+    /// removed. With `ifUnchanged`, only removes the entry if its record still equals that one.
+    @discardableResult
+    func remove(
+        names: [String], reason: RemovalReason, ifUnchanged expected: DiskIndex.Record? = nil
+    ) -> [DiskIndex.Record] {
+        let directory = configuration.directory
+        let removed =
+            withIndex { index throws(SQLiteDatabase.Error) in
+                try index.transaction { () throws(SQLiteDatabase.Error) -> [DiskIndex.Record] in
+                    if let expected, try index.record(named: expected.name)?.isSameEntry(as: expected) != true {
+                        return []
+                    }
+                    let removed = try index.remove(named: names)
+                    for record in removed { FileSystem.remove(directory + "/" + record.name) }
+                    return removed
+                }
+            } ?? []
+        publish(removed, reason: reason)
+        return removed
+    }
+
+    func removeEverything() {
+        let directory = configuration.directory
+        let removed =
+            withIndex { index throws(SQLiteDatabase.Error) in
+                try index.transaction { () throws(SQLiteDatabase.Error) -> [DiskIndex.Record] in
+                    let removed = try index.removeAll()
+                    for record in removed { FileSystem.remove(directory + "/" + record.name) }
+                    return removed
+                }
+            } ?? []
+        state.withLock { $0.pendingAccesses = [:] }
+        publish(removed, reason: .removed)
+    }
+
+    /// One cleaning pass, in batches of ``cleaningBatch`` entries per transaction.
+    func cleanNow() -> [Event] {
+        let time = now().seconds
+        state.withLock { flushAccesses(&$0, at: time) }
+        var events: [Event] = []
+        if let maximumAge = configuration.maximumAge {
+            let cutoff = time - maximumAge.seconds
+            while let batch = withIndex({ index throws(SQLiteDatabase.Error) in
+                try index.staleRecords(accessedBefore: cutoff, limit: Self.cleaningBatch)
+            }), !batch.isEmpty {
+                let removed = remove(names: batch.map(\.name), reason: .expired)
+                events += Self.event(removed, reason: .expired).map { [$0] } ?? []
+                if removed.isEmpty { break }  // another process is removing them
+            }
+        }
+        guard loadTotals().size > configuration.sizeLimit else { return events }
+        let target = Int(Double(configuration.sizeLimit) * configuration.sizeTargetRatio)
+        while loadTotals().size > target,
+            let batch = withIndex({ index throws(SQLiteDatabase.Error) in
+                try index.leastRecentlyUsed(limit: Self.cleaningBatch)
+            }), !batch.isEmpty
+        {
+            // Only as many as bring the size to the target.
+            var excess = loadTotals().size - target
+            let victims = batch.prefix { record in
+                defer { excess -= record.size }
+                return excess > 0
+            }
+            let removed = remove(names: victims.map(\.name), reason: .sizeLimit)
+            events += Self.event(removed, reason: .sizeLimit).map { [$0] } ?? []
+            if removed.isEmpty { break }
+        }
+        return events
+    }
+
+    private static func event(_ records: [DiskIndex.Record], reason: RemovalReason) -> Event? {
+        guard !records.isEmpty else { return nil }
+        return Event(
+            reason: reason, keys: records.map { $0.key ?? $0.name }, bytes: records.reduce(0) { $0 + $1.size })
+    }
+
+    private func publish(_ records: [DiskIndex.Record], reason: RemovalReason) {
+        guard let event = Self.event(records, reason: reason) else { return }
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.yield(event) }
+    }
+}

@@ -1,0 +1,176 @@
+public import Logging
+internal import NIOPosix
+import Synchronization
+
+/// Bytes by key in a directory, with an index that makes every operation O(log n), limits that are enforced while
+/// the process runs, and atomic writes (MISSION C1, C3–C5, C7–C10).
+///
+/// ```swift
+/// let cache = DiskCache(configuration: .init(namespace: "thumbnails"))
+/// try await cache.store(bytes, forKey: url)
+/// let hit = await cache.data(forKey: url)        // nil on a miss
+/// for await event in cache.events() { print(event.reason, event.keys) }
+/// ```
+///
+/// - Entries are files named by ``fileName(forKey:)`` in ``Configuration/directory``; each is written to a
+///   temporary file and renamed into place, so a reader never sees part of one.
+/// - The index (SQLite in WAL mode, `index.sqlite` in the directory) records each entry's key, size, CRC-32, times
+///   and HTTP validators. It survives crashes, is rebuilt from the directory when lost or damaged, and lets
+///   several processes share one directory: renames and deletions happen inside its write transactions.
+/// - A read checks the file against the index: a truncated, grown or altered entry is a miss, and is removed.
+/// - Cleaning removes entries not read for ``Configuration/maximumAge``, then, over ``Configuration/sizeLimit``,
+///   the least recently used until the size is under ``Configuration/sizeTargetRatio`` of it. It runs after a write
+///   crosses the limit, every ``Configuration/cleaningInterval``, and on ``clean()``, in small batches so reads and
+///   writes go on meanwhile, and reports what it removed through ``events()``.
+/// - A directory that cannot be created or written makes the cache memory-only: one warning is logged, stores do
+///   nothing and reads miss (the read-only directories are still searched). A full disk fails that one store.
+///
+/// All work runs on NIO's blocking thread pool, never on the caller's task.
+public final class DiskCache: Sendable {
+    /// Where and how much this cache keeps.
+    public let configuration: Configuration
+
+    let logger: Logger
+    let now: @Sendable () -> UnixTime
+    private let threadPool: NIOThreadPool
+    let state: Mutex<State>
+    /// Held for a whole cleaning pass (on a pool thread), so passes never overlap; reads and writes do not take it.
+    private let cleaning = Mutex(())
+
+    struct State {
+        /// `nil` when the directory is unusable: the cache is memory-only.
+        var index: DiskIndex?
+        /// Reads not yet written to the index: file name → time.
+        var pendingAccesses: [String: Double] = [:]
+        var lastAccessFlush: Double = 0
+        var subscribers: [Int: AsyncStream<Event>.Continuation] = [:]
+        var nextSubscriber = 0
+        var cleaningTask: Task<Void, Never>?
+    }
+
+    /// Opens the cache at `configuration.directory`, creating it (and rebuilding a missing or damaged index) as
+    /// needed. `now` is the time source for entry times; `clock` paces periodic cleaning.
+    public init<C: Clock>(
+        configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "osprey.disk-cache"),
+        now: @escaping @Sendable () -> UnixTime = { .now },
+        clock: C
+    ) where C.Duration == Duration {
+        self.configuration = configuration
+        self.logger = logger
+        self.now = now
+        self.threadPool = .singleton
+        self.state = Mutex(State())
+        state.withLock { $0.index = openIndex() }
+        if let interval = configuration.cleaningInterval {
+            let task = Task.detached { [weak self] in
+                while (try? await clock.sleep(for: interval)) != nil {
+                    guard let self else { return }
+                    _ = await self.clean()
+                }
+            }
+            state.withLock { $0.cleaningTask = task }
+        }
+    }
+
+    /// Opens the cache with the system's wall clock, cleaning every ``Configuration/cleaningInterval``.
+    public convenience init(
+        configuration: Configuration = Configuration(), logger: Logger = Logger(label: "osprey.disk-cache")
+    ) {
+        self.init(configuration: configuration, logger: logger, clock: ContinuousClock())
+    }
+
+    deinit {
+        let (task, subscribers) = state.withLock { state in
+            _ = try? state.index?.transaction { () throws(SQLiteDatabase.Error) in
+                try state.index?.recordAccesses(state.pendingAccesses)
+            }
+            return (state.cleaningTask, Array(state.subscribers.values))
+        }
+        task?.cancel()
+        subscribers.forEach { $0.finish() }
+    }
+
+    // MARK: The public operations (each on the thread pool)
+
+    /// The bytes stored for `key`, or from a read-only directory; `nil` on a miss. A damaged entry is removed and
+    /// reported as a ``RemovalReason/damaged`` event.
+    public func data(forKey key: String) async -> [UInt8]? {
+        (try? await threadPool.runIfActive { self.loadData(forKey: key) }) ?? nil
+    }
+
+    /// Stores `bytes` for `key`, replacing what it held, with the origin's `validators` for revalidation.
+    ///
+    /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)``; what was stored
+    ///   before is kept. A memory-only cache (unusable directory) stores nothing and does not throw.
+    public func store(
+        _ bytes: [UInt8], forKey key: String, validators: Validators = Validators()
+    ) async throws(OspreyError) {
+        let result = try? await threadPool.runIfActive {
+            Result { () throws(OspreyError) in try self.saveData(bytes, forKey: key, validators: validators) }
+        }
+        switch result {
+        case .failure(let error): throw error
+        case .success(let totalSize) where totalSize > configuration.sizeLimit:
+            // Crossing the limit starts a cleaning, which this store does not wait for.
+            Task { await self.clean() }
+        default: break
+        }
+    }
+
+    /// The index's record of `key`: size, times and validators.
+    public func entry(forKey key: String) async -> Entry? {
+        (try? await threadPool.runIfActive { self.loadEntry(named: Self.fileName(forKey: key)) }) ?? nil
+    }
+
+    /// Whether `key` has an entry (not checking its bytes).
+    public func containsData(forKey key: String) async -> Bool {
+        await entry(forKey: key) != nil
+    }
+
+    /// Every entry, least recently used first.
+    public func allEntries() async -> [Entry] {
+        (try? await threadPool.runIfActive { self.loadAllEntries() }) ?? []
+    }
+
+    /// The entries' total size in bytes and their count: one indexed row, kept by the index as entries change.
+    public func totals() async -> (size: Int, count: Int) {
+        (try? await threadPool.runIfActive { self.loadTotals() }) ?? (0, 0)
+    }
+
+    /// Removes the entry for `key`.
+    public func removeData(forKey key: String) async {
+        _ = try? await threadPool.runIfActive { self.remove(names: [Self.fileName(forKey: key)], reason: .removed) }
+    }
+
+    /// Removes every entry.
+    public func removeAll() async {
+        _ = try? await threadPool.runIfActive { self.removeEverything() }
+    }
+
+    /// Applies the limits now: entries not read for the maximum age go, then least recently used entries until the
+    /// size is under the target. Returns what it removed (also sent to ``events()``).
+    ///
+    /// One cleaning runs at a time in a process: a call made during another waits for it, then makes its own pass.
+    @discardableResult
+    public func clean() async -> [Event] {
+        (try? await threadPool.runIfActive { self.cleaning.withLock { _ in self.cleanNow() } }) ?? []
+    }
+
+    /// A stream of what the cache removes, from now until the stream's consumer stops or the cache goes away.
+    public func events() -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let id = state.withLock { state in
+            defer { state.nextSubscriber += 1 }
+            state.subscribers[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    /// Whether the cache is memory-only because its directory is unusable.
+    public var isMemoryOnly: Bool { state.withLock { $0.index == nil } }
+}

@@ -1,0 +1,156 @@
+/// The disk cache's index: one row per entry in a SQLite database in WAL mode next to the entries, so lookup, access
+/// recording and eviction are indexed queries — never a directory scan — and a crash loses at most the accesses
+/// not yet written. Several processes may open the same index: SQLite's file locks serialise their writes.
+///
+/// Not thread-safe: ``DiskCache`` keeps it behind its lock.
+final class DiskIndex {
+    /// One entry as the index knows it. Times are seconds since 1970.
+    struct Record: Equatable, Sendable {
+        /// The entry's file name in the cache directory.
+        var name: String
+        /// The key it was stored under; `nil` for entries found on disk when the index was rebuilt.
+        var key: String?
+        var size: Int
+        /// CRC-32 of the bytes; `nil` when unknown (rebuilt entries).
+        var checksum: UInt32?
+        var created: Double
+        var accessed: Double
+        /// When the entry stops being fresh (from the origin's Cache-Control max-age), if ever.
+        var expires: Double? = nil
+        var etag: String? = nil
+        var lastModified: String? = nil
+
+        /// Whether `other` is the same stored entry (same write), whatever its access time.
+        func isSameEntry(as other: Record) -> Bool {
+            name == other.name && size == other.size && checksum == other.checksum && created == other.created
+        }
+    }
+
+    private let database: SQLiteDatabase
+
+    /// Whether the index file was created by this open (so the directory's entries must be read into it).
+    let isNew: Bool
+
+    /// Opens or creates the index at `path`. Throws when the file cannot be opened or is damaged (the error's
+    /// `isCorruption`); the caller then deletes it and opens a new one.
+    init(path: String) throws(SQLiteDatabase.Error) {
+        isNew = !fileExists(path)
+        database = try SQLiteDatabase(path: path)
+        try database.execute("PRAGMA journal_mode=WAL")
+        // In WAL mode NORMAL stays consistent after a crash; only the last transactions may be lost.
+        try database.execute("PRAGMA synchronous=NORMAL")
+        let check = try database.query("PRAGMA quick_check")
+        guard check.first?.first?.text == "ok" else {
+            throw SQLiteDatabase.Error(code: 11, message: "index failed its integrity check")  // SQLITE_CORRUPT
+        }
+        try database.transaction { () throws(SQLiteDatabase.Error) in
+            try database.execute(
+                """
+                CREATE TABLE IF NOT EXISTS entries(
+                    name TEXT PRIMARY KEY, key TEXT, size INTEGER NOT NULL, checksum INTEGER,
+                    created REAL NOT NULL, accessed REAL NOT NULL, expires REAL, etag TEXT, last_modified TEXT
+                ) WITHOUT ROWID;
+                CREATE INDEX IF NOT EXISTS entries_by_access ON entries(accessed);
+                CREATE TABLE IF NOT EXISTS totals(
+                    id INTEGER PRIMARY KEY CHECK (id = 0), size INTEGER NOT NULL, count INTEGER NOT NULL);
+                INSERT OR IGNORE INTO totals VALUES (0, 0, 0);
+                CREATE TRIGGER IF NOT EXISTS entries_inserted AFTER INSERT ON entries
+                    BEGIN UPDATE totals SET size = size + NEW.size, count = count + 1; END;
+                CREATE TRIGGER IF NOT EXISTS entries_deleted AFTER DELETE ON entries
+                    BEGIN UPDATE totals SET size = size - OLD.size, count = count - 1; END;
+                CREATE TRIGGER IF NOT EXISTS entries_resized AFTER UPDATE OF size ON entries
+                    BEGIN UPDATE totals SET size = size - OLD.size + NEW.size; END;
+                """)
+        }
+    }
+
+    // MARK: Reading
+
+    private static let columns = "name, key, size, checksum, created, accessed, expires, etag, last_modified"
+
+    /// The record for the file `name`.
+    func record(named name: String) throws(SQLiteDatabase.Error) -> Record? {
+        try database.query("SELECT \(Self.columns) FROM entries WHERE name = ?", [.text(name)]).first.map(Self.record)
+    }
+
+    /// The total size and the number of entries: one row kept up to date by triggers.
+    func totals() throws(SQLiteDatabase.Error) -> (size: Int, count: Int) {
+        let row = try database.query("SELECT size, count FROM totals WHERE id = 0").first
+        return (Int(row?[0].integer ?? 0), Int(row?[1].integer ?? 0))
+    }
+
+    /// Every record, least recently used first.
+    func allRecords() throws(SQLiteDatabase.Error) -> [Record] {
+        try database.query("SELECT \(Self.columns) FROM entries ORDER BY accessed").map(Self.record)
+    }
+
+    // MARK: Writing
+
+    /// Runs `body` in one write transaction, which also excludes other processes' writers.
+    func transaction<Result>(_ body: () throws(SQLiteDatabase.Error) -> Result) throws(SQLiteDatabase.Error) -> Result {
+        try database.transaction(body)
+    }
+
+    /// Inserts `record`, or replaces the record of the same name.
+    func upsert(_ record: Record) throws(SQLiteDatabase.Error) {
+        try database.query(
+            """
+            INSERT INTO entries(\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            ON CONFLICT(name) DO UPDATE SET key = excluded.key, size = excluded.size, checksum = excluded.checksum,
+                created = excluded.created, accessed = excluded.accessed, expires = excluded.expires,
+                etag = excluded.etag, last_modified = excluded.last_modified
+            """,
+            [
+                .text(record.name), record.key.map { .text($0) } ?? .null, .integer(Int64(record.size)),
+                record.checksum.map { .integer(Int64($0)) } ?? .null, .real(record.created), .real(record.accessed),
+                record.expires.map { .real($0) } ?? .null, record.etag.map { .text($0) } ?? .null,
+                record.lastModified.map { .text($0) } ?? .null,
+            ])
+    }
+
+    /// Records when entries were last read (a batch collected since the last call).
+    func recordAccesses(_ accesses: [String: Double]) throws(SQLiteDatabase.Error) {
+        for (name, time) in accesses {
+            try database.query(
+                "UPDATE entries SET accessed = max(accessed, ?) WHERE name = ?", [.real(time), .text(name)])
+        }
+    }
+
+    /// Deletes the records named, returning those that existed (another process may have deleted some first).
+    func remove(named names: [String]) throws(SQLiteDatabase.Error) -> [Record] {
+        var removed: [Record] = []
+        for name in names {
+            let rows = try database.query(
+                "DELETE FROM entries WHERE name = ? RETURNING \(Self.columns)", [.text(name)])
+            removed += rows.map(Self.record)
+        }
+        return removed
+    }
+
+    /// Up to `limit` records last read before `accessedBefore`, least recently used first.
+    func staleRecords(accessedBefore: Double, limit: Int) throws(SQLiteDatabase.Error) -> [Record] {
+        try database.query(
+            "SELECT \(Self.columns) FROM entries WHERE accessed < ? ORDER BY accessed LIMIT ?",
+            [.real(accessedBefore), .integer(Int64(limit))]
+        ).map(Self.record)
+    }
+
+    /// The `limit` least recently used records.
+    func leastRecentlyUsed(limit: Int) throws(SQLiteDatabase.Error) -> [Record] {
+        try database.query(
+            "SELECT \(Self.columns) FROM entries ORDER BY accessed LIMIT ?", [.integer(Int64(limit))]
+        ).map(Self.record)
+    }
+
+    /// Deletes every record.
+    func removeAll() throws(SQLiteDatabase.Error) -> [Record] {
+        try database.query("DELETE FROM entries RETURNING \(Self.columns)").map(Self.record)
+    }
+
+    private static func record(_ row: [SQLiteDatabase.Value]) -> Record {
+        Record(
+            name: row[0].text ?? "", key: row[1].text, size: Int(row[2].integer ?? 0),
+            checksum: row[3].integer.map { UInt32(truncatingIfNeeded: $0) }, created: row[4].real ?? 0,
+            accessed: row[5].real ?? 0, expires: row[6].real, etag: row[7].text, lastModified: row[8].text)
+    }
+}

@@ -1,0 +1,167 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The POSIX file operations the disk cache needs, with `errno` kept in the error. They block: callers run them on
+/// a thread pool, never on Swift's cooperative pool.
+enum FileSystem {
+    /// A failed system call: what was attempted, on which path, and `errno`.
+    struct Error: Swift.Error, CustomStringConvertible, Equatable {
+        var operation: String
+        var path: String
+        var code: Int32
+
+        var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+        var isMissing: Bool { code == ENOENT }
+
+        /// The index refused a write for the cache in `directory` (reported as ENOSPC when its disk is full).
+        static func indexWriteFailed(_ directory: String, isDiskFull: Bool) -> Error {
+            Error(operation: "index write", path: directory, code: isDiskFull ? ENOSPC : EIO)
+        }
+        var isDiskFull: Bool { code == ENOSPC || code == EDQUOT }
+    }
+
+    /// Creates `path` and its missing parents (mode 0755); succeeds when it already exists.
+    static func createDirectory(_ path: String) throws(Error) {
+        if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+        guard errno == ENOENT, let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
+            throw Error(operation: "mkdir", path: path, code: errno)
+        }
+        try createDirectory(String(path[..<slash]))
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
+            throw Error(operation: "mkdir", path: path, code: errno)
+        }
+    }
+
+    /// Whether a directory at `path` exists and this process may create files in it.
+    static func isWritableDirectory(_ path: String) -> Bool {
+        access(path, W_OK | X_OK) == 0
+    }
+
+    /// The whole file at `path`, or `nil` when it does not exist. `expectedSize` (when given) must be the file's
+    /// size, so a truncated or grown file is reported as `.sizeMismatch` without reading it.
+    static func read(_ path: String, expectedSize: Int? = nil) throws(Error) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw Error(operation: "open", path: path, code: errno)
+        }
+        defer { close(descriptor) }
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw Error(operation: "fstat", path: path, code: errno) }
+        let size = Int(status.st_size)
+        if let expectedSize, expectedSize != size {
+            throw Error(operation: "size check", path: path, code: EIO)
+        }
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            while initialized < size {
+                let count = pread(descriptor, buffer.baseAddress! + initialized, size - initialized, off_t(initialized))
+                if count > 0 {
+                    initialized += count
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    failure = count < 0 ? errno : EIO  // a file shorter than fstat said: it changed underneath us
+                    return
+                }
+            }
+        }
+        guard failure == 0 else { throw Error(operation: "read", path: path, code: failure) }
+        return bytes
+    }
+
+    /// Writes `bytes` to a new temporary file in `directory` and returns its path; the caller renames it into
+    /// place, so no reader ever sees a partial entry. On failure the temporary file is gone.
+    static func writeTemporary(_ bytes: some Collection<UInt8>, in directory: String) throws(Error) -> String {
+        var random = SystemRandomNumberGenerator()
+        let path = directory + "/.tmp-" + String(random.next() as UInt64, radix: 16)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Error(operation: "create", path: path, code: errno) }
+        var failure: Int32 = 0
+        let written: Void? = bytes.withContiguousStorageIfAvailable { buffer in
+            failure = writeAll(descriptor, UnsafeRawBufferPointer(buffer))
+        }
+        if written == nil {
+            failure = Array(bytes).withUnsafeBytes { writeAll(descriptor, $0) }
+        }
+        if close(descriptor) != 0 && failure == 0 { failure = errno }
+        guard failure == 0 else {
+            unlink(path)
+            throw Error(operation: "write", path: path, code: failure)
+        }
+        return path
+    }
+
+    private static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32 {
+        var offset = 0
+        while offset < buffer.count {
+            let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+            if count > 0 {
+                offset += count
+            } else if count < 0 && errno == EINTR {
+                continue
+            } else {
+                return count < 0 ? errno : EIO
+            }
+        }
+        return 0
+    }
+
+    /// Atomically replaces `destination` with `source`.
+    static func rename(_ source: String, to destination: String) throws(Error) {
+        guard posixRename(source, destination) == 0 else {
+            let code = errno
+            unlink(source)
+            throw Error(operation: "rename", path: destination, code: code)
+        }
+    }
+
+    /// Deletes the file at `path`; a file already gone is not an error.
+    static func remove(_ path: String) {
+        unlink(path)
+    }
+
+    /// Whether anything exists at `path`.
+    static func exists(_ path: String) -> Bool {
+        access(path, F_OK) == 0
+    }
+
+    /// The names in `directory` with their size and modification time (seconds since 1970), regular files only.
+    static func entries(of directory: String) -> [(name: String, size: Int, modified: Double)] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var result: [(String, Int, Double)] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            var status = stat()
+            guard name != ".", name != "..", stat(directory + "/" + name, &status) == 0,
+                (status.st_mode & S_IFMT) == S_IFREG
+            else { continue }
+            #if canImport(Darwin)
+            let time = status.st_mtimespec
+            #else
+            let time = status.st_mtim
+            #endif
+            let modified = Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+            result.append((name, Int(status.st_size), modified))
+        }
+        return result
+    }
+}
+
+/// rename(2), under a name ``FileSystem/rename(_:to:)`` does not shadow.
+private func posixRename(_ source: String, _ destination: String) -> Int32 {
+    rename(source, destination)
+}
+
+/// Whether a file exists at `path` (for callers outside ``FileSystem``).
+func fileExists(_ path: String) -> Bool {
+    FileSystem.exists(path)
+}

@@ -1,0 +1,159 @@
+internal import COspreySQLite
+
+/// A SQLite connection: just what the disk cache's index needs (statements with bound values, rows, transactions),
+/// with SQLite's message kept in every error.
+///
+/// Not thread-safe: its owner serialises access (``DiskIndex`` keeps it behind a lock). It owns a C pointer, which
+/// is closed in `deinit`.
+final class SQLiteDatabase {
+    /// A failed SQLite call: the result code and SQLite's message.
+    struct Error: Swift.Error, CustomStringConvertible {
+        var code: Int32
+        var message: String
+
+        var description: String { "SQLite error \(code): \(message)" }
+
+        /// The database file is damaged or is not a database.
+        var isCorruption: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB }
+
+        /// The disk holding the database is full.
+        var isDiskFull: Bool { code & 0xff == SQLITE_FULL }
+    }
+
+    /// A value to bind or a column read back.
+    enum Value: Equatable {
+        case integer(Int64)
+        case real(Double)
+        case text(String)
+        case null
+    }
+
+    private let handle: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// Opens (creating) the database at `path`; other processes may have it open at the same time.
+    init(path: String, busyTimeout: Duration = .seconds(10)) throws(Error) {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
+            sqlite3_close(handle)
+            throw Error(code: status, message: message)
+        }
+        self.handle = handle
+        let milliseconds =
+            busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+    }
+
+    deinit {
+        for statement in statements.values {
+            sqlite3_finalize(statement)
+        }
+        sqlite3_close(handle)
+    }
+
+    /// Runs `sql`, which may hold several statements and binds nothing.
+    func execute(_ sql: String) throws(Error) {
+        var message: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(handle, sql, nil, nil, &message)
+        if status != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
+            sqlite3_free(message)
+            throw Error(code: status, message: text)
+        }
+    }
+
+    /// Runs one statement with `values` bound to its `?` parameters and returns every row.
+    @discardableResult
+    func query(_ sql: String, _ values: [Value] = []) throws(Error) -> [[Value]] {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (index, value) in values.enumerated() {
+            let position = Int32(index + 1)
+            let status: Int32
+            switch value {
+            case .integer(let integer): status = sqlite3_bind_int64(statement, position, integer)
+            case .real(let real): status = sqlite3_bind_double(statement, position, real)
+            case .null: status = sqlite3_bind_null(statement, position)
+            case .text(let text):
+                // SQLITE_TRANSIENT (a macro C cannot export to Swift): SQLite copies the text before returning.
+                status = sqlite3_bind_text(
+                    statement, position, text, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            }
+            guard status == SQLITE_OK else { throw error(status) }
+        }
+        var rows: [[Value]] = []
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { return rows }
+            guard status == SQLITE_ROW else { throw error(status) }
+            rows.append((0..<sqlite3_column_count(statement)).map { column(statement, $0) })
+        }
+    }
+
+    /// Runs `body` in one write transaction (BEGIN IMMEDIATE: the write lock is taken at once, so two processes
+    /// never both read and then fail to upgrade); rolls back if it throws.
+    func transaction<Result>(_ body: () throws(Error) -> Result) throws(Error) -> Result {
+        try execute("BEGIN IMMEDIATE")
+        do {
+            let result = try body()
+            try execute("COMMIT")
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// Rows changed by the last statement.
+    var changes: Int { Int(sqlite3_changes(handle)) }
+
+    // MARK: Internals
+
+    private func prepared(_ sql: String) throws(Error) -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw error(status) }
+        statements[sql] = statement
+        return statement
+    }
+
+    private func column(_ statement: OpaquePointer, _ index: Int32) -> Value {
+        switch sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER: .integer(sqlite3_column_int64(statement, index))
+        case SQLITE_FLOAT: .real(sqlite3_column_double(statement, index))
+        case SQLITE_TEXT: .text(String(cString: sqlite3_column_text(statement, index)))
+        default: .null
+        }
+    }
+
+    private func error(_ status: Int32) -> Error {
+        Error(code: status, message: String(cString: sqlite3_errmsg(handle)))
+    }
+}
+
+extension SQLiteDatabase.Value {
+    var integer: Int64? {
+        if case .integer(let value) = self { return value }
+        return nil
+    }
+
+    var text: String? {
+        if case .text(let value) = self { return value }
+        return nil
+    }
+
+    var real: Double? {
+        switch self {
+        case .real(let value): value
+        case .integer(let value): Double(value)
+        default: nil
+        }
+    }
+}

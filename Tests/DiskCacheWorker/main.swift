@@ -1,0 +1,56 @@
+// DiskCacheWorker BASE NAMESPACE WORKER COUNT SIZE_LIMIT
+//
+// One of the processes in DiskCacheProcessTests: stores COUNT entries under keys "w<WORKER>-<i>" into the disk cache
+// at BASE/osprey/NAMESPACE, reads earlier ones back, and cleans every 25 stores. Any entry read back must be exactly
+// what was stored (an evicted one may be missing). Prints "stored N verified N missing N" and exits 1 if a read
+// returned wrong bytes or a store failed.
+import Osprey
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The bytes of entry `index` of worker `worker`: 1–4 KB, different for every key.
+func content(worker: Int, index: Int) -> [UInt8] {
+    let count = 1024 + (index * 397 + worker * 131) % 3072
+    return (0..<count).map { UInt8(truncatingIfNeeded: $0 &* (index + 7) &+ worker &* 13) }
+}
+
+/// Writes a line to standard error.
+func complain(_ message: String) {
+    var line = message + "\n"
+    line.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 6, let worker = Int(arguments[3]), let count = Int(arguments[4]),
+    let sizeLimit = Int(arguments[5])
+else {
+    complain("usage: DiskCacheWorker BASE NAMESPACE WORKER COUNT SIZE_LIMIT")
+    exit(2)
+}
+var configuration = DiskCache.Configuration(namespace: arguments[2])
+configuration.baseDirectory = arguments[1]
+configuration.sizeLimit = sizeLimit
+configuration.cleaningInterval = nil
+let cache = DiskCache(configuration: configuration)
+var (verified, missing, wrong) = (0, 0, 0)
+for index in 0..<count {
+    do {
+        try await cache.store(content(worker: worker, index: index), forKey: "w\(worker)-\(index)")
+    } catch {
+        complain("store w\(worker)-\(index) failed: \(error)")
+        exit(1)
+    }
+    let earlier = (index * 7919) % (index + 1)
+    if let bytes = await cache.data(forKey: "w\(worker)-\(earlier)") {
+        if bytes == content(worker: worker, index: earlier) { verified += 1 } else { wrong += 1 }
+    } else {
+        missing += 1
+    }
+    if index % 25 == 24 { await cache.clean() }
+}
+print("stored \(count) verified \(verified) missing \(missing)")
+exit(wrong == 0 ? 0 : 1)

@@ -1,0 +1,104 @@
+import Foundation
+import Osprey
+import Testing
+
+/// Two real processes (DiskCacheWorker) writing, reading and cleaning one cache directory at the same time.
+@Suite struct DiskCacheProcessTests {
+    static var workerPath: String {
+        get throws {
+            let candidates = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+                .map { $0.deletingLastPathComponent().appendingPathComponent("DiskCacheWorker").path }
+            return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0) })
+        }
+    }
+
+    /// The worker's content for a key, as DiskCacheWorker makes it.
+    static func content(worker: Int, index: Int) -> [UInt8] {
+        let count = 1024 + (index * 397 + worker * 131) % 3072
+        return (0..<count).map { UInt8(truncatingIfNeeded: $0 &* (index + 7) &+ worker &* 13) }
+    }
+
+    /// Runs two workers at once on `base` and waits for both; returns their exit statuses and output.
+    static func runWorkers(base: String, count: Int, sizeLimit: Int) throws -> [(status: Int32, output: String)] {
+        let processes = try (0..<2).map { worker -> (Process, Pipe) in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: try workerPath)
+            process.arguments = [base, "shared", "\(worker)", "\(count)", "\(sizeLimit)"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            try process.run()
+            return (process, pipe)
+        }
+        return processes.map { process, pipe in
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            return (process.terminationStatus, output)
+        }
+    }
+
+    func openCache(base: String, sizeLimit: Int) -> DiskCache {
+        var configuration = DiskCache.Configuration(namespace: "shared")
+        configuration.baseDirectory = base
+        configuration.sizeLimit = sizeLimit
+        configuration.cleaningInterval = nil
+        return DiskCache(configuration: configuration)
+    }
+
+    @Test("two processes storing and cleaning under the limit lose nothing")
+    func nothingLost() async throws {
+        // Given two processes each storing 150 entries into one directory, cleaning as they go
+        let temporary = TemporaryDirectory()
+        let runs = try Self.runWorkers(base: temporary.path, count: 150, sizeLimit: 1 << 30)
+
+        // Then both succeeded, and every entry of both is there, byte for byte, with exact totals
+        for run in runs { #expect(run.status == 0, "\(run.output)") }
+        let cache = openCache(base: temporary.path, sizeLimit: 1 << 30)
+        var expectedSize = 0
+        for worker in 0..<2 {
+            for index in 0..<150 {
+                let expected = Self.content(worker: worker, index: index)
+                expectedSize += expected.count
+                #expect(await cache.data(forKey: "w\(worker)-\(index)") == expected, "w\(worker)-\(index)")
+            }
+        }
+        #expect(await cache.totals() == (expectedSize, 300))
+    }
+
+    @Test("two processes storing and evicting keep every entry whole and the index true to the directory")
+    func evictionStaysConsistent() async throws {
+        // Given two processes storing 200 entries each (about 1 MB) under a 150 KB limit, cleaning as they go
+        let temporary = TemporaryDirectory()
+        let limit = 150_000
+        let runs = try Self.runWorkers(base: temporary.path, count: 200, sizeLimit: limit)
+
+        // Then no read in either process returned wrong bytes
+        for run in runs { #expect(run.status == 0, "\(run.output)") }
+
+        // And after a last cleaning the cache is under its limit, every entry left is whole, and the index lists
+        // exactly the entry files on disk, with their sizes
+        let cache = openCache(base: temporary.path, sizeLimit: limit)
+        await cache.clean()
+        let totals = await cache.totals()
+        #expect(totals.size <= limit)
+        #expect(totals.count > 0)
+        var present = 0
+        for worker in 0..<2 {
+            for index in 0..<200 {
+                if let bytes = await cache.data(forKey: "w\(worker)-\(index)") {
+                    #expect(bytes == Self.content(worker: worker, index: index), "w\(worker)-\(index)")
+                    present += 1
+                }
+            }
+        }
+        #expect(present == totals.count)
+        let directory = temporary.path + "/osprey/shared"
+        let files = FileSystemProbe.names(in: directory).filter { !$0.hasPrefix("index.sqlite") }
+        let entries = await cache.allEntries()
+        #expect(Set(files) == Set(entries.map(\.fileName)))
+        let onDisk = try files.reduce(0) { total, name in
+            total + (try FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int ?? 0)
+        }
+        #expect(onDisk == totals.size)
+    }
+}

@@ -1,0 +1,377 @@
+import Osprey
+import OspreyTesting
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A temporary directory for one test, removed with everything in it when the test ends.
+final class TemporaryDirectory {
+    let path: String
+
+    init() {
+        var template = Array("/tmp/osprey-test-XXXXXX".utf8CString)
+        path = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    }
+
+    deinit {
+        FileSystemProbe.removeTree(path)
+    }
+
+    /// The bytes of the file at `relativePath`, or `nil`.
+    func contents(of relativePath: String) -> [UInt8]? {
+        guard let file = fopen(path + "/" + relativePath, "rb") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count == 0 { break }
+            bytes += buffer[0..<count]
+        }
+        return bytes
+    }
+
+    /// Writes `bytes` to `relativePath`.
+    func write(_ bytes: [UInt8], to relativePath: String) {
+        let file = fopen(path + "/" + relativePath, "wb")!
+        _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, file) }
+        fclose(file)
+    }
+}
+
+/// A settable wall clock for entry times.
+final class ManualTime: Sendable {
+    private let time = Mutex(UnixTime(seconds: 1_700_000_000))
+    var now: UnixTime { time.withLock { $0 } }
+    func advance(by duration: Duration) { time.withLock { $0 = $0.advanced(by: duration) } }
+}
+
+@Suite struct DiskCacheTests {
+    let temporary = TemporaryDirectory()
+    let time = ManualTime()
+
+    func makeCache(
+        namespace: String = "test", sizeLimit: Int = 1 << 30, maximumAge: Duration? = .seconds(7 * 24 * 3600),
+        readOnly: [String] = []
+    ) -> DiskCache {
+        var configuration = DiskCache.Configuration(namespace: namespace)
+        configuration.baseDirectory = temporary.path
+        configuration.sizeLimit = sizeLimit
+        configuration.maximumAge = maximumAge
+        configuration.cleaningInterval = nil
+        configuration.readOnlyDirectories = readOnly
+        let time = self.time
+        return DiskCache(configuration: configuration, now: { time.now }, clock: TestClock())
+    }
+
+    static func bytes(_ count: Int, seed: UInt8 = 1) -> [UInt8] {
+        (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) }
+    }
+
+    @Test("a stored entry reads back, under its hashed name with the URL's extension, atomically written")
+    func storeAndRead() async throws {
+        // Given an empty cache
+        let cache = makeCache()
+        let key = "https://example.com/photos/cat.JPG?width=300"
+
+        // When bytes are stored under a URL key
+        try await cache.store(Self.bytes(10_000), forKey: key, validators: .init(etag: "\"v1\"", maxAge: .seconds(60)))
+
+        // Then they read back, from a file named SHA-256(key).jpg, with no temporary file left
+        #expect(await cache.data(forKey: key) == Self.bytes(10_000))
+        let name = DiskCache.fileName(forKey: key)
+        #expect(name.hasSuffix(".jpg") && name.count == 64 + 4)
+        #expect(temporary.contents(of: "osprey/test/" + name) == Self.bytes(10_000))
+        #expect(FileSystemProbe.names(in: temporary.path + "/osprey/test").allSatisfy { !$0.hasPrefix(".tmp-") })
+        // And the index knows its size, key and validators
+        let entry = try #require(await cache.entry(forKey: key))
+        #expect(entry.key == key)
+        #expect(entry.size == 10_000)
+        #expect(entry.validators == .init(etag: "\"v1\"", maxAge: .seconds(60)))
+        #expect(await cache.totals() == (10_000, 1))
+        #expect(await cache.data(forKey: "https://example.com/other.jpg") == nil)
+    }
+
+    @Test("file names: SHA-256 hex plus a short, safe extension")
+    func fileNames() {
+        #expect(
+            DiskCache.fileName(forKey: "abc")
+                == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        #expect(DiskCache.fileName(forKey: "https://x.com/a/b.webp#frag").hasSuffix(".webp"))
+        #expect(!DiskCache.fileName(forKey: "https://x.com/a/b.verylongext").contains("."))
+        #expect(!DiskCache.fileName(forKey: "https://x.com/a.b/c").contains("."))
+        #expect(!DiskCache.fileName(forKey: "https://x.com/a/b.j%70g").contains("."))
+    }
+
+    @Test("replacing an entry keeps the totals exact")
+    func replacing() async throws {
+        let cache = makeCache()
+        try await cache.store(Self.bytes(100), forKey: "k")
+        try await cache.store(Self.bytes(40, seed: 9), forKey: "k")
+        #expect(await cache.data(forKey: "k") == Self.bytes(40, seed: 9))
+        #expect(await cache.totals() == (40, 1))
+    }
+
+    @Test("entries not read for the maximum age are cleaned, and reported")
+    func expiry() async throws {
+        // Given two entries, one of which is read 5 days later
+        let cache = makeCache(maximumAge: .seconds(7 * 86_400))
+        let events = cache.events()
+        try await cache.store(Self.bytes(10), forKey: "old")
+        try await cache.store(Self.bytes(20), forKey: "read")
+        time.advance(by: .seconds(5 * 86_400))
+        #expect(await cache.data(forKey: "read") != nil)
+
+        // When 3 more days pass and the cache is cleaned
+        time.advance(by: .seconds(3 * 86_400))
+        let removed = await cache.clean()
+
+        // Then only the entry not read for 7 days is gone, and the event names it
+        #expect(removed == [DiskCache.Event(reason: .expired, keys: ["old"], bytes: 10)])
+        var iterator = events.makeAsyncIterator()
+        #expect(await iterator.next() == DiskCache.Event(reason: .expired, keys: ["old"], bytes: 10))
+        #expect(await cache.data(forKey: "old") == nil)
+        #expect(await cache.data(forKey: "read") == Self.bytes(20))
+        #expect(await cache.totals() == (20, 1))
+    }
+
+    @Test("over the size limit, least recently used entries go until the cache is under half the limit")
+    func sizeLimit() async throws {
+        // Given a 10,000-byte limit and ten 900-byte entries stored a second apart, the first one read last
+        let cache = makeCache(sizeLimit: 10_000)
+        for index in 0..<10 {
+            try await cache.store(Self.bytes(900), forKey: "k\(index)")
+            time.advance(by: .seconds(1))
+        }
+        time.advance(by: .seconds(2))  // past the access batch interval, so the read below reaches the index
+        #expect(await cache.data(forKey: "k0") != nil)
+
+        // When two more entries push it over the limit (which starts a cleaning), and it is cleaned on demand too
+        let events = cache.events()
+        try await cache.store(Self.bytes(900), forKey: "k10")
+        try await cache.store(Self.bytes(900), forKey: "k11")
+        await cache.clean()
+
+        // Then the oldest unread entries went, down to at most 5,000 bytes, and k0 (read recently) stayed
+        let totals = await cache.totals()
+        #expect(totals.size <= 5_000)
+        #expect(totals.size > 5_000 - 900)
+        var removedKeys: [String] = []
+        for await event in events {
+            #expect(event.reason == .sizeLimit)
+            removedKeys += event.keys
+            if removedKeys.count >= 7 { break }
+        }
+        #expect(removedKeys == ["k1", "k2", "k3", "k4", "k5", "k6", "k7"])
+        #expect(await cache.data(forKey: "k0") != nil)
+        #expect(await cache.data(forKey: "k11") != nil)
+    }
+
+    @Test("a truncated or altered entry is a miss, and is removed", arguments: ["truncated", "altered", "deleted"])
+    func damagedEntries(damage: String) async throws {
+        // Given a stored entry whose file is then damaged behind the cache's back
+        let cache = makeCache()
+        let events = cache.events()
+        try await cache.store(Self.bytes(5_000), forKey: "k")
+        let path = "osprey/test/" + DiskCache.fileName(forKey: "k")
+        switch damage {
+        case "truncated": temporary.write(Array(Self.bytes(5_000).prefix(4_000)), to: path)
+        case "altered": temporary.write(Self.bytes(5_000, seed: 2), to: path)
+        default: unlink(temporary.path + "/" + path)
+        }
+
+        // When it is read
+        let data = await cache.data(forKey: "k")
+
+        // Then it is a miss, the entry is gone from the index and the disk, and the removal is reported
+        #expect(data == nil)
+        #expect(await cache.totals() == (0, 0))
+        #expect(temporary.contents(of: path) == nil)
+        var iterator = events.makeAsyncIterator()
+        #expect(await iterator.next() == DiskCache.Event(reason: .damaged, keys: ["k"], bytes: 5_000))
+    }
+
+    @Test("a lost index is rebuilt from the files, and a damaged one is replaced")
+    func indexRebuild() async throws {
+        // Given a cache with two entries, closed
+        do {
+            let cache = makeCache()
+            try await cache.store(Self.bytes(300), forKey: "a")
+            try await cache.store(Self.bytes(700), forKey: "b")
+        }
+        let directory = temporary.path + "/osprey/test/"
+
+        // When its index is deleted, the cache reopened
+        for suffix in ["", "-wal", "-shm"] { unlink(directory + "index.sqlite" + suffix) }
+        let rebuilt = makeCache()
+
+        // Then both entries are found again (keys unknown until stored again)
+        #expect(await rebuilt.totals() == (1_000, 2))
+        #expect(await rebuilt.data(forKey: "a") == Self.bytes(300))
+        #expect(Set(await rebuilt.allEntries().map(\.size)) == [300, 700])
+
+        // And when the index is overwritten with garbage, the cache still opens and rebuilds
+        for suffix in ["-wal", "-shm"] { unlink(directory + "index.sqlite" + suffix) }
+        temporary.write(Array(repeating: 0x5A, count: 8192), to: "osprey/test/index.sqlite")
+        let replaced = makeCache()
+        #expect(await replaced.totals() == (1_000, 2))
+        #expect(await replaced.data(forKey: "b") == Self.bytes(700))
+    }
+
+    @Test("a cache directory deleted underneath the cache is recreated at the next store")
+    func deletedDirectory() async throws {
+        let cache = makeCache()
+        try await cache.store(Self.bytes(10), forKey: "a")
+        FileSystemProbe.removeTree(temporary.path + "/osprey")
+
+        try await cache.store(Self.bytes(20), forKey: "b")
+
+        #expect(await cache.data(forKey: "b") == Self.bytes(20))
+        #expect(await cache.data(forKey: "a") == nil)
+        #expect(await cache.totals() == (20, 1))
+    }
+
+    @Test("read-only directories are searched on a miss, and never written")
+    func readOnlyDirectories() async throws {
+        // Given a read-only directory holding an entry named as the cache names it
+        let bundled = TemporaryDirectory()
+        bundled.write(Self.bytes(64), to: DiskCache.fileName(forKey: "https://example.com/logo.png"))
+        let cache = makeCache(readOnly: [bundled.path])
+
+        // Then a lookup of that key finds it, and nothing is copied into the cache
+        #expect(await cache.data(forKey: "https://example.com/logo.png") == Self.bytes(64))
+        #expect(await cache.data(forKey: "https://example.com/other.png") == nil)
+        #expect(await cache.totals() == (0, 0))
+    }
+
+    @Test("an unwritable directory makes the cache memory-only without errors")
+    func unwritableDirectory() async throws {
+        // Given a base directory this process cannot write to (skipped as root, who can write anywhere)
+        guard geteuid() != 0 else {
+            // Root ignores permissions; a path under a regular file cannot be created by anyone.
+            temporary.write([1], to: "file")
+            var configuration = DiskCache.Configuration(namespace: "x")
+            configuration.baseDirectory = temporary.path + "/file"
+            configuration.cleaningInterval = nil
+            let cache = DiskCache(configuration: configuration)
+            #expect(cache.isMemoryOnly)
+            try await cache.store(Self.bytes(10), forKey: "k")
+            #expect(await cache.data(forKey: "k") == nil)
+            return
+        }
+        chmod(temporary.path, 0o555)
+        defer { chmod(temporary.path, 0o755) }
+        let cache = makeCache()
+        #expect(cache.isMemoryOnly)
+        try await cache.store(Self.bytes(10), forKey: "k")
+        #expect(await cache.data(forKey: "k") == nil)
+    }
+
+    @Test(
+        "a full disk fails the store with diskFull and keeps everything stored before",
+        .enabled(if: geteuid() == 0, "mounting a small tmpfs needs root")
+    )
+    func fullDisk() async throws {
+        // Given a cache on a 256 KiB tmpfs
+        let mountPoint = temporary.path + "/small"
+        mkdir(mountPoint, 0o755)
+        let mounted = "size=256k".withCString { mount("tmpfs", mountPoint, "tmpfs", 0, $0) }
+        try #require(mounted == 0, "mount: errno \(errno)")
+        defer { umount(mountPoint) }
+        var configuration = DiskCache.Configuration(namespace: "full")
+        configuration.baseDirectory = mountPoint
+        configuration.cleaningInterval = nil
+        let cache = DiskCache(configuration: configuration)
+
+        // When 40 KB entries are stored until one fails
+        var stored = 0
+        var failure: OspreyError?
+        while stored < 20, failure == nil {
+            do {
+                try await cache.store(Self.bytes(40_000, seed: UInt8(stored)), forKey: "k\(stored)")
+                stored += 1
+            } catch {
+                failure = error
+            }
+        }
+
+        // Then the failure says the disk is full, and every entry stored before it reads back intact
+        #expect(failure == .diskFull(key: "k\(stored)"))
+        #expect(stored > 0)
+        for index in 0..<stored {
+            #expect(await cache.data(forKey: "k\(index)") == Self.bytes(40_000, seed: UInt8(index)))
+        }
+    }
+
+    @Test("the cache cleans itself every cleaning interval")
+    func periodicCleaning() async throws {
+        // Given a cache that cleans every minute on a test clock, with a maximum age of 10 s
+        let clock = TestClock()
+        var configuration = DiskCache.Configuration(namespace: "timer")
+        configuration.baseDirectory = temporary.path
+        configuration.maximumAge = .seconds(10)
+        configuration.cleaningInterval = .seconds(60)
+        let time = self.time
+        let cache = DiskCache(configuration: configuration, now: { time.now }, clock: clock)
+        let events = cache.events()
+        try await cache.store(Self.bytes(10), forKey: "k")
+
+        // When 20 s pass on the wall clock and a minute on the cleaning clock
+        time.advance(by: .seconds(20))
+        await clock.waitForSleepers(count: 1)
+        clock.advance(by: .seconds(60))
+
+        // Then the entry is cleaned without anyone asking
+        var iterator = events.makeAsyncIterator()
+        #expect(await iterator.next() == DiskCache.Event(reason: .expired, keys: ["k"], bytes: 10))
+        #expect(await cache.totals() == (0, 0))
+    }
+
+    @Test("removeData and removeAll delete entries and report them")
+    func removing() async throws {
+        let cache = makeCache()
+        let events = cache.events()
+        try await cache.store(Self.bytes(10), forKey: "a")
+        try await cache.store(Self.bytes(20), forKey: "b")
+        try await cache.store(Self.bytes(30), forKey: "c")
+        await cache.removeData(forKey: "a")
+        #expect(await cache.data(forKey: "a") == nil)
+        await cache.removeAll()
+        #expect(await cache.totals() == (0, 0))
+        #expect(FileSystemProbe.names(in: temporary.path + "/osprey/test").allSatisfy { $0.hasPrefix("index.sqlite") })
+        var iterator = events.makeAsyncIterator()
+        #expect(await iterator.next() == DiskCache.Event(reason: .removed, keys: ["a"], bytes: 10))
+        let second = await iterator.next()
+        #expect(Set(second?.keys ?? []) == ["b", "c"])
+    }
+}
+
+/// Directory listing and removal for assertions.
+enum FileSystemProbe {
+    static func names(in directory: String) -> [String] {
+        guard let stream = opendir(directory) else { return [] }
+        defer { closedir(stream) }
+        var names: [String] = []
+        while let entry = readdir(stream) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// Deletes `path` and everything under it.
+    static func removeTree(_ path: String) {
+        chmod(path, 0o755)
+        for name in names(in: path) {
+            removeTree(path + "/" + name)
+        }
+        if rmdir(path) != 0 { unlink(path) }
+    }
+}
