@@ -99,6 +99,13 @@ public final class DiskCache: Sendable {
         (try? await threadPool.runIfActive { self.loadData(forKey: key) }) ?? nil
     }
 
+    /// ``data(forKey:)`` on the calling thread, which it blocks on file and index I/O: for callers that already run
+    /// on a thread of their own (a job on NIO's thread pool that also decodes, say), where the thread-pool hop of
+    /// the async form would cost more than the read.
+    public func blockingData(forKey key: String) -> [UInt8]? {
+        loadData(forKey: key)
+    }
+
     /// Stores `bytes` for `key`, replacing what it held, with the origin's `validators` for revalidation.
     ///
     /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)``; what was stored

@@ -1,0 +1,184 @@
+import Foundation
+import Osprey
+
+/// A fresh directory under /tmp for one measurement.
+func scratchDirectory(_ name: String) throws -> String {
+    let path = NSTemporaryDirectory() + "osprey-bench-\(name)-\(UUID().uuidString)"
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    return path
+}
+
+func diskCache(base: String, namespace: String, sizeLimit: Int = 1 << 40) -> DiskCache {
+    var configuration = DiskCache.Configuration(namespace: namespace)
+    configuration.baseDirectory = base
+    configuration.sizeLimit = sizeLimit
+    configuration.maximumAge = nil
+    configuration.cleaningInterval = nil
+    return DiskCache(configuration: configuration)
+}
+
+/// The median of `samples` nanoseconds.
+func median(_ samples: [UInt64]) -> Double {
+    Double(samples.sorted()[samples.count / 2])
+}
+
+/// read(2) of a whole file, as a program that knows the path would do it.
+func plainRead(_ path: String, into buffer: inout [UInt8]) -> Int {
+    let descriptor = open(path, O_RDONLY)
+    defer { close(descriptor) }
+    var status = stat()
+    fstat(descriptor, &status)
+    return buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress, Int(status.st_size)) }
+}
+
+/// Current resident memory, in MiB (from /proc/self/statm).
+func residentMiB() -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+        let pages = text.split(separator: " ").dropFirst().first.flatMap({ Double($0) })
+    else { return 0 }
+    return pages * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
+}
+
+/// The highest resident memory seen while `body` runs (sampled every 2 ms by another thread), in MiB.
+func peakResidentMiB<T>(during body: () async -> T) async -> (T, Double) {
+    let peak = Peak()
+    let sampler = Thread {
+        while !peak.isDone {
+            peak.record(residentMiB())
+            usleep(2000)
+        }
+    }
+    sampler.start()
+    let result = await body()
+    peak.record(residentMiB())
+    peak.finish()
+    return (result, peak.value)
+}
+
+final class Peak: @unchecked Sendable {  // guarded by its lock
+    private let lock = NSLock()
+    private var highest = 0.0
+    private var done = false
+    var isDone: Bool { lock.withLock { done } }
+    var value: Double { lock.withLock { highest } }
+    func record(_ value: Double) { lock.withLock { highest = max(highest, value) } }
+    func finish() { lock.withLock { done = true } }
+}
+
+func diskBenchmarks() async throws -> [String] {
+    var failures: [String] = []
+    print("disk cache")
+    let base = try scratchDirectory("disk")
+    defer { try? FileManager.default.removeItem(atPath: base) }
+
+    // A 100 KB hit, page-cached, against read(2) of the same file.
+    let cache = diskCache(base: base, namespace: "hit")
+    let payload = (0..<100_000).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 7) }
+    try await cache.store(payload, forKey: "https://example.com/hit.jpg")
+    let path = base + "/osprey/hit/" + DiskCache.fileName(forKey: "https://example.com/hit.jpg")
+    var buffer = [UInt8](repeating: 0, count: 100_000)
+    var raw: [UInt64] = []
+    var hits: [UInt64] = []
+    for _ in 0..<3000 {
+        let start = nanoseconds()
+        precondition(plainRead(path, into: &buffer) == 100_000)
+        raw.append(nanoseconds() - start)
+    }
+    for _ in 0..<3000 {
+        let start = nanoseconds()
+        let bytes = await cache.data(forKey: "https://example.com/hit.jpg")
+        hits.append(nanoseconds() - start)
+        precondition(bytes?.count == 100_000)
+    }
+    var blockingHits: [UInt64] = []
+    for _ in 0..<(ProcessInfo.processInfo.environment["HIT_ONLY"] != nil ? 200_000 : 3000) {
+        let start = nanoseconds()
+        let bytes = cache.blockingData(forKey: "https://example.com/hit.jpg")
+        blockingHits.append(nanoseconds() - start)
+        precondition(bytes?.count == 100_000)
+    }
+    print(
+        "  100 KB hit, blocking form on the caller's thread: p50 \(Int(median(blockingHits) / 1000)) µs: "
+            + "\(String(format: "%.2f", median(blockingHits) / median(raw)))x read(2)")
+    let hitRatio = median(hits) / median(raw)
+    print(
+        "  100 KB hit: p50 \(Int(median(hits) / 1000)) µs (index, CRC-32 check, access record, thread-pool hop) "
+            + "vs read(2) \(Int(median(raw) / 1000)) µs: \(String(format: "%.2f", hitRatio))x")
+    if hitRatio > 1.5 { failures.append("disk hit \(String(format: "%.2f", hitRatio))x read(2) (target ≤ 1.5x)") }
+    if ProcessInfo.processInfo.environment["HIT_ONLY"] != nil { return failures }
+
+    // Store throughput: 2,000 entries of 100 KB.
+    let storeCache = diskCache(base: base, namespace: "store")
+    let storeStart = nanoseconds()
+    for index in 0..<2000 {
+        try await storeCache.store(payload, forKey: "https://example.com/\(index).jpg")
+    }
+    let storeSeconds = Double(nanoseconds() - storeStart) / 1e9
+    print(
+        "  store: \(Int(2000 / storeSeconds)) entries/s, \(Int(2000 * 0.1 / storeSeconds)) MB/s (100 KB entries)")
+
+    try await cleaningBenchmark(base: base, failures: &failures)
+    return failures
+}
+
+/// Cleaning 100,000 entries to half the size limit: ours (indexed), then the seeds' algorithm on the same files.
+func cleaningBenchmark(base: String, failures: inout [String]) async throws {
+    let count = 100_000
+    let entry = [UInt8](repeating: 7, count: 1000)
+    let limit = count * 1000 - 1  // just over the limit: cleaning goes down to half
+    // Stored through the cache (so the index has them) with no limit, then opened again with the limit.
+    let filling = diskCache(base: base, namespace: "clean")
+    for index in 0..<count {
+        try await filling.store(entry, forKey: "https://example.com/\(index).jpg")
+    }
+    let cache = diskCache(base: base, namespace: "clean", sizeLimit: limit)
+    let directory = base + "/osprey/clean"
+    let residentBefore = residentMiB()
+    let start = nanoseconds()
+    let (events, residentPeak) = await peakResidentMiB { await cache.clean() }
+    let ours = Double(nanoseconds() - start) / 1e9
+    let removed = events.reduce(0) { $0 + $1.keys.count }
+    let cleaningMemory = residentPeak - residentBefore
+    precondition(removed >= count / 2)
+
+    // The seeds' algorithm (SDWebImage's deleteOldFiles, Kingfisher's cleanExpiredDiskCache): enumerate the
+    // directory with each file's date and size, sort by date, delete the oldest until under half the limit.
+    // Run on the same number of files: the removed ones are written back first.
+    for event in events {
+        for key in event.keys {
+            _ = FileManager.default.createFile(
+                atPath: directory + "/" + DiskCache.fileName(forKey: key), contents: Data(entry))
+        }
+    }
+    let seedsStart = nanoseconds()
+    let url = URL(fileURLWithPath: directory)
+    let keys: [URLResourceKey] = [.contentModificationDateKey, .fileSizeKey, .isDirectoryKey]
+    var files: [(URL, Date, Int)] = []
+    var total = 0
+    for case let file as URL in FileManager.default.enumerator(at: url, includingPropertiesForKeys: keys)! {
+        guard let values = try? file.resourceValues(forKeys: Set(keys)), values.isDirectory != true,
+            file.lastPathComponent.count >= 64
+        else { continue }
+        let size = values.fileSize ?? 0
+        files.append((file, values.contentModificationDate ?? .distantPast, size))
+        total += size
+    }
+    files.sort { $0.1 < $1.1 }
+    var seedsRemoved = 0
+    for (file, _, size) in files where total > limit / 2 {
+        try? FileManager.default.removeItem(at: file)
+        total -= size
+        seedsRemoved += 1
+    }
+    let seeds = Double(nanoseconds() - seedsStart) / 1e9
+    let ratio = seeds / ours
+    print(
+        "  clean \(count) entries to half: \(String(format: "%.2f", ours)) s, \(removed) removed, peak memory +"
+            + "\(Int(max(cleaningMemory, 0))) MiB; seeds' "
+            + "algorithm \(String(format: "%.2f", seeds)) s (\(seedsRemoved) removed): \(String(format: "%.1f", ratio))x"
+    )
+    if ratio < 10 { failures.append("cleaning \(String(format: "%.1f", ratio))x the seeds' algorithm (target ≥ 10x)") }
+    if cleaningMemory >= 100 {
+        failures.append("cleaning took \(Int(cleaningMemory)) MiB more memory (target < 100 MB)")
+    }
+}
