@@ -4,7 +4,8 @@
 // timed on its own, the timer's own cost measured and subtracted), and hit throughput with 1 and 2 tasks hammering the
 // same cache (the ratio shows whether concurrent hits scale or queue behind a lock). Disk cache (DiskBenchmarks.swift):
 // a 100 KB hit beside a plain read of the same file, store throughput, and cleaning 100,000 entries to half beside the
-// seeds' algorithm. Prints the numbers and the targets with PASS/FAIL; exits 1 when one is missed.
+// seeds' algorithm. Prints the numbers and the targets with PASS/FAIL; exits 1 when one is missed. HIT_ONLY=1 runs
+// only the disk hit, with 200,000 blocking hits, for profiling it (perf record).
 import Foundation
 import Osprey
 
