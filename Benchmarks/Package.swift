@@ -8,6 +8,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [
         .package(name: "Osprey", path: ".."),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(
             url: "https://github.com/ordo-one/package-benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
@@ -23,7 +24,10 @@ let package = Package(
         // The memory cache's hit latency and scaling (the Caches issue's targets).
         .executableTarget(
             name: "cache-benchmark",
-            dependencies: [.product(name: "Osprey", package: "Osprey")],
+            dependencies: [
+                .product(name: "Osprey", package: "Osprey"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             path: "Sources/cache-benchmark",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
         ),

@@ -196,6 +196,29 @@ final class ManualTime: Sendable {
         #expect(await iterator.next() == DiskCache.Event(reason: .damaged, keys: ["k"], bytes: 5_000))
     }
 
+    @Test("an entry damaged after this process has read and verified it is still caught", arguments: [true, false])
+    func damagedAfterVerification(truncate: Bool) async throws {
+        // Given an entry read once (so later reads skip the checksum while the file keeps its stamp)
+        let cache = makeCache()
+        try await cache.store(Self.bytes(5_000), forKey: "k")
+        #expect(await cache.data(forKey: "k") == Self.bytes(5_000))
+        #expect(await cache.data(forKey: "k") == Self.bytes(5_000))
+
+        // When the file is truncated, or rewritten in place at a later time
+        let path = "osprey/test/" + DiskCache.fileName(forKey: "k")
+        if truncate {
+            temporary.write(Array(Self.bytes(5_000).prefix(100)), to: path)
+        } else {
+            temporary.write(Self.bytes(5_000, seed: 3), to: path)
+            var times = [timespec(tv_sec: 2_000_000_000, tv_nsec: 0), timespec(tv_sec: 2_000_000_000, tv_nsec: 0)]
+            #expect(utimensat(AT_FDCWD, temporary.path + "/" + path, &times, 0) == 0)
+        }
+
+        // Then the next read is a miss and the entry is gone
+        #expect(await cache.data(forKey: "k") == nil)
+        #expect(await cache.totals() == (0, 0))
+    }
+
     @Test("a lost index is rebuilt from the files, and a damaged one is replaced")
     func indexRebuild() async throws {
         // Given a cache with two entries, closed

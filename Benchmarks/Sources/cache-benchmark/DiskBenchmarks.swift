@@ -1,4 +1,5 @@
 import Foundation
+import NIOPosix
 import Osprey
 
 /// A fresh directory under /tmp for one measurement.
@@ -97,14 +98,33 @@ func diskBenchmarks() async throws -> [String] {
         blockingHits.append(nanoseconds() - start)
         precondition(bytes?.count == 100_000)
     }
+    // The same read(2), but through NIO's thread pool as the async form goes: what the hop itself costs.
+    var pooledRaw: [UInt64] = []
+    for _ in 0..<3000 {
+        let start = nanoseconds()
+        let count = try await NIOThreadPool.singleton.runIfActive {
+            var buffer = [UInt8](repeating: 0, count: 100_000)
+            return plainRead(path, into: &buffer)
+        }
+        pooledRaw.append(nanoseconds() - start)
+        precondition(count == 100_000)
+    }
+    let blockingRatio = median(blockingHits) / median(raw)
+    let asyncRatio = median(hits) / median(pooledRaw)
     print(
-        "  100 KB hit, blocking form on the caller's thread: p50 \(Int(median(blockingHits) / 1000)) µs: "
-            + "\(String(format: "%.2f", median(blockingHits) / median(raw)))x read(2)")
-    let hitRatio = median(hits) / median(raw)
+        "  100 KB hit (index lookup or verified stamp, access record): blocking form p50 "
+            + "\(String(format: "%.1f", median(blockingHits) / 1000)) µs vs read(2) "
+            + "\(String(format: "%.1f", median(raw) / 1000)) µs: \(String(format: "%.2f", blockingRatio))x")
     print(
-        "  100 KB hit: p50 \(Int(median(hits) / 1000)) µs (index, CRC-32 check, access record, thread-pool hop) "
-            + "vs read(2) \(Int(median(raw) / 1000)) µs: \(String(format: "%.2f", hitRatio))x")
-    if hitRatio > 1.5 { failures.append("disk hit \(String(format: "%.2f", hitRatio))x read(2) (target ≤ 1.5x)") }
+        "  100 KB hit, async form (thread-pool hop included): p50 \(String(format: "%.1f", median(hits) / 1000)) µs "
+            + "vs read(2) through the same hop \(String(format: "%.1f", median(pooledRaw) / 1000)) µs: "
+            + "\(String(format: "%.2f", asyncRatio))x")
+    if blockingRatio > 1.5 {
+        failures.append("disk hit \(String(format: "%.2f", blockingRatio))x read(2) (target ≤ 1.5x)")
+    }
+    if asyncRatio > 1.5 {
+        failures.append("async disk hit \(String(format: "%.2f", asyncRatio))x a pooled read(2) (target ≤ 1.5x)")
+    }
     if ProcessInfo.processInfo.environment["HIT_ONLY"] != nil { return failures }
 
     // Store throughput: 2,000 entries of 100 KB.

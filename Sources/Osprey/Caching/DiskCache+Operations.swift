@@ -107,24 +107,51 @@ extension DiskCache {
         return nil
     }
 
+    /// Verified entries remembered per process (about 100 bytes each); the map starts over when full.
+    static let verifiedCapacity = 16_384
+
     /// The bytes of the entry `name` when the index has it and the file matches the index. An expired entry is
     /// removed; so is a damaged one, unless a writer replaced it meanwhile, in which case the read is tried again.
+    ///
+    /// The first read of an entry in a process checks the whole file against the index's CRC-32 and remembers the
+    /// file's stamp (size, inode, modification time); later reads whose file has the same stamp skip the index and
+    /// the checksum, which would otherwise cost more than the read itself. Replacing, truncating or rewriting the
+    /// file changes its stamp, so it is checked again. (Only a rewrite in place within the same clock tick as the
+    /// checked version — a few milliseconds — keeps the stamp.)
     private func loadEntryBytes(named name: String, retrying: Bool) -> [UInt8]? {
+        let path = configuration.directory + "/" + name
+        if let known = state.withLock({ $0.verified[name] }), !isExpired(known.record) {
+            if let (bytes, stamp) = (try? FileSystem.readStamped(path, expectedSize: known.record.size)) ?? nil,
+                stamp == known.stamp
+            {
+                return bytes
+            }
+            _ = state.withLock { $0.verified.removeValue(forKey: name) }
+        }
         guard let record = withIndex({ index throws(SQLiteDatabase.Error) in try index.record(named: name) }) ?? nil
         else { return nil }
-        if let maximumAge = configuration.maximumAge, lastAccess(of: record) < now().seconds - maximumAge.seconds {
+        if isExpired(record) {
             remove(names: [name], reason: .expired, ifUnchanged: record)
             return nil
         }
-        let bytes = try? FileSystem.read(configuration.directory + "/" + name, expectedSize: record.size)
-        if let bytes = bytes ?? nil,
+        let read = (try? FileSystem.readStamped(path, expectedSize: record.size)) ?? nil
+        if let (bytes, stamp) = read,
             record.checksum == nil || record.checksum == bytes.withUnsafeBytes(Self.checksum)
         {
+            state.withLock { state in
+                if state.verified.count >= Self.verifiedCapacity { state.verified = [:] }
+                state.verified[name] = Verified(record: record, stamp: stamp)
+            }
             return bytes
         }
         // Missing, truncated, grown or altered: damaged, unless the entry was replaced since the record was read.
         let removed = remove(names: [name], reason: .damaged, ifUnchanged: record)
         return removed.isEmpty && retrying ? loadEntryBytes(named: name, retrying: false) : nil
+    }
+
+    private func isExpired(_ record: DiskIndex.Record) -> Bool {
+        guard let maximumAge = configuration.maximumAge else { return false }
+        return lastAccess(of: record) < now().seconds - maximumAge.seconds
     }
 
     private func lastAccess(of record: DiskIndex.Record) -> Double {
@@ -136,6 +163,7 @@ extension DiskCache {
         let time = now().seconds
         state.withLock { state in
             state.pendingAccesses[name] = time
+            state.verified[name]?.record.accessed = time
             guard
                 state.pendingAccesses.count >= Self.accessBatch
                     || time - state.lastAccessFlush >= Self.accessFlushInterval
@@ -230,6 +258,7 @@ extension DiskCache {
                 }
             }
         }
+        _ = state.withLock { $0.verified.removeValue(forKey: name) }
         switch outcome {
         case nil:
             FileSystem.remove(temporary)
@@ -266,6 +295,9 @@ extension DiskCache {
                     return removed
                 }
             } ?? []
+        state.withLock { state in
+            for name in names { state.verified[name] = nil }
+        }
         publish(removed, reason: reason)
         return removed
     }
@@ -280,7 +312,10 @@ extension DiskCache {
                     return removed
                 }
             } ?? []
-        state.withLock { $0.pendingAccesses = [:] }
+        state.withLock { state in
+            state.pendingAccesses = [:]
+            state.verified = [:]
+        }
         publish(removed, reason: .removed)
     }
 

@@ -37,11 +37,19 @@ public final class DiskCache: Sendable {
     /// Held for a whole cleaning pass (on a pool thread), so passes never overlap; reads and writes do not take it.
     private let cleaning = Mutex(())
 
+    struct Verified {
+        var record: DiskIndex.Record
+        var stamp: FileSystem.Stamp
+    }
+
     struct State {
         /// `nil` when the directory is unusable: the cache is memory-only.
         var index: DiskIndex?
         /// Reads not yet written to the index: file name → time.
         var pendingAccesses: [String: Double] = [:]
+        /// Entries this process has read and checked against their CRC-32, with the stamp of the file it checked:
+        /// while the file keeps that stamp, a hit needs neither the index nor the checksum.
+        var verified: [String: Verified] = [:]
         var lastAccessFlush: Double = 0
         var subscribers: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextSubscriber = 0

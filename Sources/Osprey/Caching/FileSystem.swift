@@ -42,9 +42,22 @@ enum FileSystem {
         access(path, W_OK | X_OK) == 0
     }
 
+    /// What identifies one version of a file: replacing it (rename) changes the inode, writing into it changes the
+    /// modification time, truncating or extending it changes the size.
+    struct Stamp: Equatable, Sendable {
+        var size: Int
+        var inode: UInt64
+        var modified: Int64
+    }
+
     /// The whole file at `path`, or `nil` when it does not exist. `expectedSize` (when given) must be the file's
-    /// size, so a truncated or grown file is reported as `.sizeMismatch` without reading it.
+    /// size, so a truncated or grown file is reported without reading it.
     static func read(_ path: String, expectedSize: Int? = nil) throws(Error) -> [UInt8]? {
+        try readStamped(path, expectedSize: expectedSize)?.bytes
+    }
+
+    /// ``read(_:expectedSize:)`` with the stamp of the file that was read (from the same descriptor).
+    static func readStamped(_ path: String, expectedSize: Int? = nil) throws(Error) -> (bytes: [UInt8], stamp: Stamp)? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
@@ -72,7 +85,15 @@ enum FileSystem {
             }
         }
         guard failure == 0 else { throw Error(operation: "read", path: path, code: failure) }
-        return bytes
+        #if canImport(Darwin)
+        let time = status.st_mtimespec
+        #else
+        let time = status.st_mtim
+        #endif
+        let stamp = Stamp(
+            size: size, inode: UInt64(status.st_ino), modified: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        )
+        return (bytes, stamp)
     }
 
     /// Writes `bytes` to a new temporary file in `directory` and returns its path; the caller renames it into
