@@ -152,7 +152,14 @@ func cleaningBenchmark(base: String, failures: inout [String]) async throws {
         try await filling.store(entry, forKey: "https://example.com/\(index).jpg")
     }
     let cache = diskCache(base: base, namespace: "clean", sizeLimit: limit)
-    let directory = base + "/osprey/clean"
+    let seedsDirectory = base + "/seeds"
+    try FileManager.default.createDirectory(atPath: seedsDirectory, withIntermediateDirectories: true)
+    for index in 0..<count {
+        let name = DiskCache.fileName(forKey: "https://example.com/\(index).jpg")
+        _ = FileManager.default.createFile(atPath: seedsDirectory + "/" + name, contents: Data(entry))
+    }
+    // Both cleanings start with nothing waiting to be written back, so neither pays for the other's file creation.
+    sync()
     let residentBefore = residentMiB()
     let start = nanoseconds()
     let (events, residentPeak) = await peakResidentMiB { await cache.clean() }
@@ -162,16 +169,11 @@ func cleaningBenchmark(base: String, failures: inout [String]) async throws {
     precondition(removed >= count / 2)
 
     // The seeds' algorithm (SDWebImage's deleteOldFiles, Kingfisher's cleanExpiredDiskCache): enumerate the
-    // directory with each file's date and size, sort by date, delete the oldest until under half the limit.
-    // Run on the same number of files: the removed ones are written back first.
-    for event in events {
-        for key in event.keys {
-            _ = FileManager.default.createFile(
-                atPath: directory + "/" + DiskCache.fileName(forKey: key), contents: Data(entry))
-        }
-    }
+    // directory with each file's date and size, sort by date, delete the oldest until under half the limit. It runs
+    // on its own directory holding the same 100,000 files, written in the same order before either cleaning ran.
+    sync()
     let seedsStart = nanoseconds()
-    let url = URL(fileURLWithPath: directory)
+    let url = URL(fileURLWithPath: seedsDirectory)
     let keys: [URLResourceKey] = [.contentModificationDateKey, .fileSizeKey, .isDirectoryKey]
     var files: [(URL, Date, Int)] = []
     var total = 0
@@ -191,6 +193,7 @@ func cleaningBenchmark(base: String, failures: inout [String]) async throws {
         seedsRemoved += 1
     }
     let seeds = Double(nanoseconds() - seedsStart) / 1e9
+
     let ratio = seeds / ours
     print(
         "  clean \(count) entries to half: \(String(format: "%.2f", ours)) s, \(removed) removed, peak memory +"

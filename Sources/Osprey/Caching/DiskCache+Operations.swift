@@ -283,40 +283,39 @@ extension DiskCache {
     func remove(
         names: [String], reason: RemovalReason, ifUnchanged expected: DiskIndex.Record? = nil
     ) -> [DiskIndex.Record] {
-        let directory = configuration.directory
-        let removed =
-            withIndex { index throws(SQLiteDatabase.Error) in
-                try index.transaction { () throws(SQLiteDatabase.Error) -> [DiskIndex.Record] in
-                    if let expected, try index.record(named: expected.name)?.isSameEntry(as: expected) != true {
-                        return []
-                    }
-                    let removed = try index.remove(named: names)
-                    for record in removed { FileSystem.remove(directory + "/" + record.name) }
-                    return removed
-                }
-            } ?? []
-        state.withLock { state in
-            for name in names { state.verified[name] = nil }
+        removeRecords(reason: reason) { index throws(SQLiteDatabase.Error) in
+            if let expected, try index.record(named: expected.name)?.isSameEntry(as: expected) != true {
+                return []
+            }
+            return try index.remove(named: names)
         }
-        publish(removed, reason: reason)
-        return removed
     }
 
     func removeEverything() {
+        removeRecords(reason: .removed) { index throws(SQLiteDatabase.Error) in try index.removeAll() }
+        state.withLock { $0.pendingAccesses = [:] }
+    }
+
+    /// Deletes rows with `delete` and then their files, in one index write transaction (so no other process can
+    /// store one of these names in between); forgets them as verified; publishes the event.
+    @discardableResult
+    private func removeRecords(
+        reason: RemovalReason, _ delete: (DiskIndex) throws(SQLiteDatabase.Error) -> [DiskIndex.Record]
+    ) -> [DiskIndex.Record] {
         let directory = configuration.directory
         let removed =
             withIndex { index throws(SQLiteDatabase.Error) in
                 try index.transaction { () throws(SQLiteDatabase.Error) -> [DiskIndex.Record] in
-                    let removed = try index.removeAll()
+                    let removed = try delete(index)
                     for record in removed { FileSystem.remove(directory + "/" + record.name) }
                     return removed
                 }
             } ?? []
         state.withLock { state in
-            state.pendingAccesses = [:]
-            state.verified = [:]
+            for record in removed { state.verified[record.name] = nil }
         }
-        publish(removed, reason: .removed)
+        publish(removed, reason: reason)
+        return removed
     }
 
     /// One cleaning pass, in batches of ``cleaningBatch`` entries per transaction.
@@ -326,30 +325,32 @@ extension DiskCache {
         var events: [Event] = []
         if let maximumAge = configuration.maximumAge {
             let cutoff = time - maximumAge.seconds
-            while let batch = withIndex({ index throws(SQLiteDatabase.Error) in
-                try index.staleRecords(accessedBefore: cutoff, limit: Self.cleaningBatch)
-            }), !batch.isEmpty {
-                let removed = remove(names: batch.map(\.name), reason: .expired)
-                events += Self.event(removed, reason: .expired).map { [$0] } ?? []
-                if removed.isEmpty { break }  // another process is removing them
+            while true {
+                let removed = removeRecords(reason: .expired) { index throws(SQLiteDatabase.Error) in
+                    try index.removeLeastRecentlyUsed(count: Self.cleaningBatch, accessedBefore: cutoff)
+                }
+                guard let event = Self.event(removed, reason: .expired) else { break }
+                events.append(event)
             }
         }
         guard loadTotals().size > configuration.sizeLimit else { return events }
         let target = Int(Double(configuration.sizeLimit) * configuration.sizeTargetRatio)
-        while loadTotals().size > target,
+        while case let size = loadTotals().size, size > target,
             let batch = withIndex({ index throws(SQLiteDatabase.Error) in
                 try index.leastRecentlyUsed(limit: Self.cleaningBatch)
             }), !batch.isEmpty
         {
             // Only as many as bring the size to the target.
-            var excess = loadTotals().size - target
-            let victims = batch.prefix { record in
+            var excess = size - target
+            let count = batch.prefix { record in
                 defer { excess -= record.size }
                 return excess > 0
+            }.count
+            let removed = removeRecords(reason: .sizeLimit) { index throws(SQLiteDatabase.Error) in
+                try index.removeLeastRecentlyUsed(count: count)
             }
-            let removed = remove(names: victims.map(\.name), reason: .sizeLimit)
-            events += Self.event(removed, reason: .sizeLimit).map { [$0] } ?? []
-            if removed.isEmpty { break }
+            guard let event = Self.event(removed, reason: .sizeLimit) else { break }
+            events.append(event)
         }
         return events
     }
