@@ -1,0 +1,203 @@
+internal import NIOPosix
+public import OspreyCodecs
+
+/// The two cache levels together, with the seeds' operations (MISSION C5–C7, C11): decoded images in a
+/// ``MemoryCache``, their encoded bytes in a ``DiskCache``.
+///
+/// ```swift
+/// let cache = ImageCache(configuration: .init(namespace: "avatars"))
+/// try await cache.store(image, data: bytes, forKey: url)
+/// if let hit = try await cache.query(forKey: url) {
+///     print(hit.cacheType)            // .memory, or .disk (decoded, and now in memory too)
+/// }
+/// ```
+///
+/// A disk hit is read and decoded in one job on NIO's thread pool, never on the caller's task. An image stored
+/// without its bytes is encoded for the disk in its original format (PNG when it has alpha or its format is unknown).
+public final class ImageCache: Sendable {
+    /// What the cache keeps and where.
+    public struct Configuration: Sendable {
+        /// Whether images are kept in memory at all. `true` by default.
+        public var storesInMemory = true
+        /// Whether memory keeps decoded images (`true`, the default) or only their bytes, decoding on every query
+        /// (the seeds' `shouldDecompressImages`).
+        public var decodeImages = true
+        /// The memory level's limits (cost is bytes of pixels, or of data without `decodeImages`).
+        public var memory = MemoryCache<String, Image>.Configuration()
+        /// The disk level's location and limits.
+        public var disk = DiskCache.Configuration()
+        /// How disk hits are decoded. Default options by default.
+        public var decoding = DecodingOptions()
+
+        /// The default configuration, with the disk cache in `namespace`.
+        public init(namespace: String = "default") {
+            disk.namespace = namespace
+        }
+    }
+
+    /// Where a query found its image.
+    public enum CacheType: Sendable, Equatable {
+        case memory
+        case disk
+    }
+
+    /// A query's answer: the image, its encoded bytes when known, and where it was found.
+    public struct Hit: Sendable {
+        /// The decoded image.
+        public var image: Image
+        /// The encoded bytes: always for a disk hit (animated images need them), for a memory hit when memory keeps
+        /// bytes (`decodeImages` off).
+        public var data: [UInt8]?
+        /// Where it was found.
+        public var cacheType: CacheType
+    }
+
+    /// The configuration it was made with.
+    public let configuration: Configuration
+    /// The memory level (decoded images), unless `decodeImages` is off.
+    public let memoryCache: MemoryCache<String, Image>
+    /// The memory level's bytes when `decodeImages` is off.
+    private let dataCache: MemoryCache<String, [UInt8]>
+    /// The disk level.
+    public let diskCache: DiskCache
+
+    /// Makes the two levels from `configuration`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        self.memoryCache = MemoryCache(configuration: configuration.memory)
+        var dataConfiguration = MemoryCache<String, [UInt8]>.Configuration(
+            costLimit: configuration.memory.costLimit, countLimit: configuration.memory.countLimit)
+        dataConfiguration.entryLifetime = configuration.memory.entryLifetime
+        dataConfiguration.respondsToMemoryPressure = configuration.memory.respondsToMemoryPressure
+        self.dataCache = MemoryCache(configuration: dataConfiguration)
+        self.diskCache = DiskCache(configuration: configuration.disk)
+    }
+
+    // MARK: Storing
+
+    /// Stores `image` for `key` in memory and, with `toDisk`, its bytes on disk: `data` when given, else the image
+    /// encoded in its source format (PNG when it has alpha or no known format).
+    ///
+    /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)`` when the disk
+    ///   write fails (the memory level is stored regardless).
+    public func store(
+        _ image: Image, data: [UInt8]? = nil, forKey key: String, toDisk: Bool = true
+    ) async throws(OspreyError) {
+        storeInMemory(image, data: data, forKey: key)
+        guard toDisk else { return }
+        let bytes: [UInt8]
+        if let data {
+            bytes = data
+        } else {
+            let format = Self.diskFormat(for: image)
+            let encoded = try? await NIOThreadPool.singleton.runIfActive {
+                Result { () throws(CodecError) in try ImageEncoder.encode(image, as: format) }
+            }
+            switch encoded {
+            case .success(let encoded): bytes = encoded
+            case .failure(let error): throw .cacheWriteFailed(key: key, reason: "\(error)")
+            case nil: return
+            }
+        }
+        try await diskCache.store(bytes, forKey: key)
+    }
+
+    /// The format an image stored without bytes is written in: its own, or PNG when it has alpha (JPEG would drop
+    /// it) or no known format.
+    static func diskFormat(for image: Image) -> ImageFormat {
+        switch image.sourceFormat {
+        case .unknown: .png
+        case .jpeg where image.pixelFormat.hasAlpha: .png
+        case let format: format
+        }
+    }
+
+    private func storeInMemory(_ image: Image, data: [UInt8]?, forKey key: String) {
+        guard configuration.storesInMemory else { return }
+        if configuration.decodeImages {
+            memoryCache.setValue(image, forKey: key, cost: image.cost)
+        } else if let data {
+            dataCache.setValue(data, forKey: key, cost: data.count)
+        }
+    }
+
+    // MARK: Querying
+
+    /// The image for `key`: from memory, else from disk (read and decoded off the caller's task, then put into
+    /// memory); `nil` on a miss, or when the bytes on disk do not decode with ``Configuration/decoding``.
+    ///
+    /// - Throws: `CancellationError` when the task is cancelled before the answer is ready.
+    public func query(forKey key: String) async throws(CancellationError) -> Hit? {
+        if configuration.storesInMemory {
+            if configuration.decodeImages, let image = memoryCache.value(forKey: key) {
+                return Hit(image: image, data: nil, cacheType: .memory)
+            }
+            if !configuration.decodeImages, let data = dataCache.value(forKey: key),
+                let image = try await decode(data)
+            {
+                return Hit(image: image, data: data, cacheType: .memory)
+            }
+        }
+        guard !Task.isCancelled else { throw CancellationError() }
+        let options = configuration.decoding
+        let diskCache = self.diskCache
+        let found = try? await NIOThreadPool.singleton.runIfActive { () -> (bytes: [UInt8], image: Image?)? in
+            guard let bytes = diskCache.blockingData(forKey: key) else { return nil }
+            return (bytes, try? ImageDecoder.decode(bytes, options: options))
+        }
+        guard !Task.isCancelled else { throw CancellationError() }
+        guard let found = found ?? nil, let image = found.image else { return nil }
+        storeInMemory(image, data: found.bytes, forKey: key)
+        return Hit(image: image, data: found.bytes, cacheType: .disk)
+    }
+
+    private func decode(_ data: [UInt8]) async throws(CancellationError) -> Image? {
+        let options = configuration.decoding
+        let image = try? await NIOThreadPool.singleton.runIfActive { try? ImageDecoder.decode(data, options: options) }
+        guard !Task.isCancelled else { throw CancellationError() }
+        return image ?? nil
+    }
+
+    /// Whether `key` is in memory or on disk.
+    public func isCached(forKey key: String) async -> Bool {
+        isCachedInMemory(forKey: key) ? true : await isCachedOnDisk(forKey: key)
+    }
+
+    /// Whether `key` is in memory.
+    public func isCachedInMemory(forKey key: String) -> Bool {
+        configuration.decodeImages ? memoryCache.containsValue(forKey: key) : dataCache.containsValue(forKey: key)
+    }
+
+    /// Whether `key` is on disk.
+    public func isCachedOnDisk(forKey key: String) async -> Bool {
+        await diskCache.containsData(forKey: key)
+    }
+
+    // MARK: Removing
+
+    /// Removes `key` from memory and, with `fromDisk`, from disk.
+    public func removeImage(forKey key: String, fromDisk: Bool = true) async {
+        memoryCache.removeValue(forKey: key)
+        dataCache.removeValue(forKey: key)
+        if fromDisk {
+            await diskCache.removeData(forKey: key)
+        }
+    }
+
+    /// Empties the memory level.
+    public func clearMemory() {
+        memoryCache.removeAll()
+        dataCache.removeAll()
+    }
+
+    /// Empties the disk level.
+    public func clearDisk() async {
+        await diskCache.removeAll()
+    }
+
+    /// Applies the disk level's limits now; returns what it removed.
+    @discardableResult
+    public func clean() async -> [DiskCache.Event] {
+        await diskCache.clean()
+    }
+}
