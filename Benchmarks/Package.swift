@@ -26,6 +26,7 @@ let package = Package(
             name: "cache-benchmark",
             dependencies: [
                 .product(name: "Osprey", package: "Osprey"),
+                .product(name: "OspreyCodecs", package: "Osprey"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
             path: "Sources/cache-benchmark",
