@@ -94,6 +94,8 @@ final class ManualTime: Sendable {
         #expect(entry.size == 10_000)
         #expect(entry.validators == .init(etag: "\"v1\"", maxAge: .seconds(60)))
         #expect(await cache.totals() == (10_000, 1))
+        #expect(await cache.totalSize == 10_000)
+        #expect(await cache.count == 1)
         #expect(await cache.data(forKey: "https://example.com/other.jpg") == nil)
     }
 

@@ -153,6 +153,16 @@ public final class DiskCache: Sendable {
         (try? await threadPool.runIfActive { self.loadTotals() }) ?? (0, 0)
     }
 
+    /// The entries' total size in bytes (MISSION C9): one indexed row.
+    public var totalSize: Int {
+        get async { await totals().size }
+    }
+
+    /// How many entries the cache holds (MISSION C9): one indexed row.
+    public var count: Int {
+        get async { await totals().count }
+    }
+
     /// Removes the entry for `key`.
     public func removeData(forKey key: String) async {
         _ = try? await threadPool.runIfActive { self.remove(names: [Self.fileName(forKey: key)], reason: .removed) }
