@@ -58,6 +58,9 @@ public final class DiskCache: Sendable {
 
     /// Opens the cache at `configuration.directory`, creating it (and rebuilding a missing or damaged index) as
     /// needed. `now` is the time source for entry times; `clock` paces periodic cleaning.
+    ///
+    /// Opening blocks on file I/O (the index's integrity check, a rebuild): make caches at start-up and keep them,
+    /// as ``ImageCache`` and the manager do, rather than one per request.
     public init<C: Clock>(
         configuration: Configuration = Configuration(),
         logger: Logger = Logger(label: "osprey.disk-cache"),
