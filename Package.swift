@@ -129,7 +129,7 @@ let package = Package(
         // A second process for the disk cache's multi-process tests.
         .executableTarget(
             name: "DiskCacheWorker",
-            dependencies: ["Osprey"],
+            dependencies: ["Osprey", "OspreyTesting"],
             path: "Tests/DiskCacheWorker",
             swiftSettings: swiftSettings
         ),

@@ -5,18 +5,13 @@
 // what was stored (an evicted one may be missing). Prints "stored N verified N missing N" and exits 1 if a read
 // returned wrong bytes or a store failed.
 import Osprey
+import OspreyTesting
 
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-/// The bytes of entry `index` of worker `worker`: 1–4 KB, different for every key.
-func content(worker: Int, index: Int) -> [UInt8] {
-    let count = 1024 + (index * 397 + worker * 131) % 3072
-    return (0..<count).map { UInt8(truncatingIfNeeded: $0 &* (index + 7) &+ worker &* 13) }
-}
 
 /// Writes a line to standard error.
 func complain(_ message: String) {
@@ -39,14 +34,16 @@ let cache = DiskCache(configuration: configuration)
 var (verified, missing, wrong) = (0, 0, 0)
 for index in 0..<count {
     do {
-        try await cache.store(content(worker: worker, index: index), forKey: "w\(worker)-\(index)")
+        try await cache.store(
+            CacheWorkload.content(worker: worker, index: index), forKey: CacheWorkload.key(worker: worker, index: index)
+        )
     } catch {
-        complain("store w\(worker)-\(index) failed: \(error)")
+        complain("store \(CacheWorkload.key(worker: worker, index: index)) failed: \(error)")
         exit(1)
     }
     let earlier = (index * 7919) % (index + 1)
-    if let bytes = await cache.data(forKey: "w\(worker)-\(earlier)") {
-        if bytes == content(worker: worker, index: earlier) { verified += 1 } else { wrong += 1 }
+    if let bytes = await cache.data(forKey: CacheWorkload.key(worker: worker, index: earlier)) {
+        if bytes == CacheWorkload.content(worker: worker, index: earlier) { verified += 1 } else { wrong += 1 }
     } else {
         missing += 1
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Osprey
+import OspreyTesting
 import Testing
 
 /// Two real processes (DiskCacheWorker) writing, reading and cleaning one cache directory at the same time.
@@ -10,12 +11,6 @@ import Testing
                 .map { $0.deletingLastPathComponent().appendingPathComponent("DiskCacheWorker").path }
             return try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0) })
         }
-    }
-
-    /// The worker's content for a key, as DiskCacheWorker makes it.
-    static func content(worker: Int, index: Int) -> [UInt8] {
-        let count = 1024 + (index * 397 + worker * 131) % 3072
-        return (0..<count).map { UInt8(truncatingIfNeeded: $0 &* (index + 7) &+ worker &* 13) }
     }
 
     /// Runs two workers at once on `base` and waits for both; returns their exit statuses and output.
@@ -57,9 +52,11 @@ import Testing
         var expectedSize = 0
         for worker in 0..<2 {
             for index in 0..<150 {
-                let expected = Self.content(worker: worker, index: index)
+                let expected = CacheWorkload.content(worker: worker, index: index)
                 expectedSize += expected.count
-                #expect(await cache.data(forKey: "w\(worker)-\(index)") == expected, "w\(worker)-\(index)")
+                #expect(
+                    await cache.data(forKey: CacheWorkload.key(worker: worker, index: index)) == expected,
+                    "w\(worker)-\(index)")
             }
         }
         #expect(await cache.totals() == (expectedSize, 300))
@@ -85,8 +82,8 @@ import Testing
         var present = 0
         for worker in 0..<2 {
             for index in 0..<200 {
-                if let bytes = await cache.data(forKey: "w\(worker)-\(index)") {
-                    #expect(bytes == Self.content(worker: worker, index: index), "w\(worker)-\(index)")
+                if let bytes = await cache.data(forKey: CacheWorkload.key(worker: worker, index: index)) {
+                    #expect(bytes == CacheWorkload.content(worker: worker, index: index), "w\(worker)-\(index)")
                     present += 1
                 }
             }

@@ -120,7 +120,7 @@ extension DiskCache {
     /// checked version — a few milliseconds — keeps the stamp.)
     private func loadEntryBytes(named name: String, retrying: Bool) -> [UInt8]? {
         let path = configuration.directory + "/" + name
-        if let known = state.withLock({ $0.verified[name] }), !isExpired(known.record) {
+        if let known = state.withLock({ $0.verified[name] }), !isExpired(lastAccess: known.record.accessed) {
             if let (bytes, stamp) = (try? FileSystem.readStamped(path, expectedSize: known.record.size)) ?? nil,
                 stamp == known.stamp
             {
@@ -130,7 +130,7 @@ extension DiskCache {
         }
         guard let record = withIndex({ index throws(SQLiteDatabase.Error) in try index.record(named: name) }) ?? nil
         else { return nil }
-        if isExpired(record) {
+        if isExpired(lastAccess: lastAccess(of: record)) {
             remove(names: [name], reason: .expired, ifUnchanged: record)
             return nil
         }
@@ -149,9 +149,11 @@ extension DiskCache {
         return removed.isEmpty && retrying ? loadEntryBytes(named: name, retrying: false) : nil
     }
 
-    private func isExpired(_ record: DiskIndex.Record) -> Bool {
+    /// Whether an entry last read at `lastAccess` is past the maximum age. (A verified entry's record is kept current
+    /// by ``recordAccess(to:)``; an index record may lag behind the reads still pending.)
+    private func isExpired(lastAccess: Double) -> Bool {
         guard let maximumAge = configuration.maximumAge else { return false }
-        return lastAccess(of: record) < now().seconds - maximumAge.seconds
+        return lastAccess < now().seconds - maximumAge.seconds
     }
 
     private func lastAccess(of record: DiskIndex.Record) -> Double {
@@ -172,7 +174,7 @@ extension DiskCache {
         }
     }
 
-    private func flushAccesses(_ state: inout State, at time: Double) {
+    func flushAccesses(_ state: inout State, at time: Double) {
         let accesses = state.pendingAccesses
         state.pendingAccesses = [:]
         state.lastAccessFlush = time

@@ -92,10 +92,9 @@ public final class DiskCache: Sendable {
     }
 
     deinit {
+        let time = now().seconds
         let (task, subscribers) = state.withLock { state in
-            _ = try? state.index?.transaction { () throws(SQLiteDatabase.Error) in
-                try state.index?.recordAccesses(state.pendingAccesses)
-            }
+            flushAccesses(&state, at: time)
             return (state.cleaningTask, Array(state.subscribers.values))
         }
         task?.cancel()

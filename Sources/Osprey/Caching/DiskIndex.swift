@@ -34,7 +34,7 @@ final class DiskIndex {
     /// Opens or creates the index at `path`. Throws when the file cannot be opened or is damaged (the error's
     /// `isCorruption`); the caller then deletes it and opens a new one.
     init(path: String) throws(SQLiteDatabase.Error) {
-        isNew = !fileExists(path)
+        isNew = !FileSystem.exists(path)
         database = try SQLiteDatabase(path: path)
         try database.execute("PRAGMA journal_mode=WAL")
         // No fsync at all: a process crash loses nothing (the WAL is in the OS's page cache), and a power loss that

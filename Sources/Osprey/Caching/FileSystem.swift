@@ -181,8 +181,3 @@ enum FileSystem {
 private func posixRename(_ source: String, _ destination: String) -> Int32 {
     rename(source, destination)
 }
-
-/// Whether a file exists at `path` (for callers outside ``FileSystem``).
-func fileExists(_ path: String) -> Bool {
-    FileSystem.exists(path)
-}

@@ -110,9 +110,6 @@ final class SQLiteDatabase {
         }
     }
 
-    /// Rows changed by the last statement.
-    var changes: Int { Int(sqlite3_changes(handle)) }
-
     // MARK: Internals
 
     private func prepared(_ sql: String) throws(Error) -> OpaquePointer {
