@@ -43,7 +43,7 @@ final class OriginHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         isActive = false
         if let answering {
-            server.finish(answering.path)
+            server.finish(answering.path, aborted: true)
             self.answering = nil
         }
         queue.removeAll()
@@ -116,6 +116,7 @@ final class OriginHandler: ChannelInboundHandler {
         _ context: ChannelHandlerContext, _ request: RecordedRequest, _ script: OriginResponse, _ keepAlive: Bool
     ) {
         guard isActive else { return }
+        let script = script.answering(request)
         let notModified = (200..<300).contains(script.status) && Self.isNotModified(request, by: script)
         let status = notModified ? 304 : script.status
         let isHead = request.method == "HEAD"

@@ -34,6 +34,9 @@ public struct OriginResponse: Sendable {
     public var lyingContentLength: Int?
     /// Reset the connection (TCP RST) after sending this many body bytes. `nil` by default.
     public var resetAfterBodyBytes: Int?
+    /// Send `Accept-Ranges: bytes` and answer `Range: bytes=N-` with 206 and the rest of the body, when its `If-Range`
+    /// (if any) names the current ETag or Last-Modified. `false` by default.
+    public var acceptsRanges = false
 
     /// Makes a response; prefer the factories.
     public init(status: Int = 200, headers: [(name: String, value: String)] = [], body: [UInt8] = []) {
@@ -116,6 +119,27 @@ public struct OriginResponse: Sendable {
         var copy = self
         copy.lyingContentLength = length
         return copy
+    }
+
+    /// Answers byte-range requests (`Range: bytes=N-`, with `If-Range`) with 206 Partial Content.
+    public func acceptingRanges() -> OriginResponse {
+        var copy = self
+        copy.acceptsRanges = true
+        return copy
+    }
+
+    /// The response to `request`: the partial one it asks for when ranges are accepted and its `If-Range` matches.
+    func answering(_ request: RecordedRequest) -> OriginResponse {
+        guard acceptsRanges else { return self }
+        var answer = header("Accept-Ranges", "bytes")
+        guard status == 200, let range = request.header("Range"), range.hasPrefix("bytes="), range.hasSuffix("-"),
+            let first = Int(range.dropFirst("bytes=".count).dropLast()), first < body.count
+        else { return answer }
+        if let ifRange = request.header("If-Range"), ifRange != etag, ifRange != lastModified { return answer }
+        answer.status = 206
+        answer.headers.append(("Content-Range", "bytes \(first)-\(body.count - 1)/\(body.count)"))
+        answer.body = Array(body[first...])
+        return answer
     }
 
     /// Sends the headers and the first `bytes` bytes of the body, then resets the connection.

@@ -18,13 +18,36 @@ extension OriginServer {
             var requests: [RecordedRequest] = []
             var inFlight = 0
             var maxInFlight = 0
+            /// Answers cut short because the client went away.
+            var aborted = 0
         }
 
         struct Waiter {
             let id: Int
             let path: String
             let count: Int
+            let counting: Counting
             let continuation: CheckedContinuation<Void, Never>
+
+            enum Counting {
+                case requests
+                case aborts
+            }
+
+            func isSatisfied(by statistics: PathStatistics?) -> Bool {
+                switch counting {
+                case .requests: (statistics?.requests.count ?? 0) >= count
+                case .aborts: (statistics?.aborted ?? 0) >= count
+                }
+            }
+        }
+
+        /// Removes and returns the waiters for `path` that its statistics now satisfy.
+        mutating func readyWaiters(for path: String) -> [Waiter] {
+            let statistics = statistics[path]
+            let ready = waiters.filter { $0.path == path && $0.isSatisfied(by: statistics) }
+            waiters.removeAll { $0.path == path && $0.isSatisfied(by: statistics) }
+            return ready
         }
 
         /// Records the arrival of `request` and returns the waiters it satisfies, to be resumed outside the lock.
@@ -33,15 +56,15 @@ extension OriginServer {
             statistics[request.path]!.inFlight += 1
             statistics[request.path]!.maxInFlight = max(
                 statistics[request.path]!.maxInFlight, statistics[request.path]!.inFlight)
-            let count = statistics[request.path]!.requests.count
-            let ready = waiters.filter { $0.path == request.path && $0.count <= count }
-            waiters.removeAll { $0.path == request.path && $0.count <= count }
-            return ready
+            return readyWaiters(for: request.path)
         }
 
-        /// Records that the answer to a request for `path` is complete or its connection went away.
-        mutating func finish(_ path: String) {
+        /// Records that the answer to a request for `path` is complete or, when `aborted`, that its connection went
+        /// away first; returns the waiters that satisfies.
+        mutating func finish(_ path: String, aborted: Bool) -> [Waiter] {
             statistics[path]?.inFlight -= 1
+            if aborted { statistics[path]?.aborted += 1 }
+            return readyWaiters(for: path)
         }
     }
 
@@ -62,9 +85,10 @@ extension OriginServer {
         return .notFound
     }
 
-    /// Records that the answer to a request for `path` is over.
-    func finish(_ path: String) {
-        state.withLock { $0.finish(path) }
+    /// Records that the answer to a request for `path` is over: complete, or `aborted` by the client going away.
+    func finish(_ path: String, aborted: Bool = false) {
+        let waiters = state.withLock { $0.finish(path, aborted: aborted) }
+        for waiter in waiters { waiter.continuation.resume() }
     }
 
     /// What the server answers to one request.

@@ -103,9 +103,24 @@ public final class OriginServer: Sendable {
         state.withLock { $0.statistics[path]?.requests ?? [] }
     }
 
+    /// How many answers on `path` were cut short because the client closed the connection first.
+    public func abortedCount(_ path: String) -> Int {
+        state.withLock { $0.statistics[path]?.aborted ?? 0 }
+    }
+
     /// Returns once at least `count` requests for `path` have arrived (or the calling task is cancelled): the way to
     /// know a request reached the origin without sleeping.
     public func waitForRequests(to path: String, count: Int) async {
+        await wait(for: path, count: count, counting: .requests)
+    }
+
+    /// Returns once at least `count` answers on `path` were cut short by the client going away (or the calling task
+    /// is cancelled): the way to know a cancelled download really stopped.
+    public func waitForAborts(on path: String, count: Int) async {
+        await wait(for: path, count: count, counting: .aborts)
+    }
+
+    private func wait(for path: String, count: Int, counting: State.Waiter.Counting) async {
         let id = state.withLock { state -> Int in
             state.nextWaiterID += 1
             return state.nextWaiterID
@@ -113,8 +128,10 @@ public final class OriginServer: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ready = state.withLock { state in
-                    if (state.statistics[path]?.requests.count ?? 0) >= count || Task.isCancelled { return true }
-                    state.waiters.append(State.Waiter(id: id, path: path, count: count, continuation: continuation))
+                    let waiter = State.Waiter(
+                        id: id, path: path, count: count, counting: counting, continuation: continuation)
+                    if waiter.isSatisfied(by: state.statistics[path]) || Task.isCancelled { return true }
+                    state.waiters.append(waiter)
                     return false
                 }
                 if ready { continuation.resume() }

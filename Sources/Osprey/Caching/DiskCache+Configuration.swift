@@ -57,22 +57,8 @@ extension DiskCache {
         }
     }
 
-    /// What the origin said about an entry's freshness, kept for revalidation.
-    public struct Validators: Sendable, Equatable {
-        /// The `ETag` response header.
-        public var etag: String?
-        /// The `Last-Modified` response header.
-        public var lastModified: String?
-        /// `Cache-Control: max-age`: how long the entry is fresh after it was stored.
-        public var maxAge: Duration?
-
-        /// Makes validators; all absent by default.
-        public init(etag: String? = nil, lastModified: String? = nil, maxAge: Duration? = nil) {
-            self.etag = etag
-            self.lastModified = lastModified
-            self.maxAge = maxAge
-        }
-    }
+    /// What the origin said about an entry's freshness, kept for revalidation: see ``HTTPValidators``.
+    public typealias Validators = HTTPValidators
 
     /// An entry as the index knows it.
     public struct Entry: Sendable, Equatable {

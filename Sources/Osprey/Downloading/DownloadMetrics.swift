@@ -1,0 +1,34 @@
+import Metrics
+
+/// The downloader's swift-metrics instruments. With no metrics backend bootstrapped they cost next to nothing.
+///
+/// | metric | type | dimensions |
+/// | --- | --- | --- |
+/// | `osprey_download_requests_total` | counter | `coalesced`: whether the request joined a transfer under way |
+/// | `osprey_download_transfers_total` | counter | `outcome`: `ok`, `not_modified`, or the error's short description |
+/// | `osprey_download_bytes_total` | counter | |
+/// | `osprey_download_duration_seconds` | timer | `outcome` |
+struct DownloadMetrics: Sendable {
+    private let joined = Counter(label: "osprey_download_requests_total", dimensions: [("coalesced", "true")])
+    private let alone = Counter(label: "osprey_download_requests_total", dimensions: [("coalesced", "false")])
+    private let bytes = Counter(label: "osprey_download_bytes_total")
+
+    func recordCaller(coalesced: Bool) {
+        (coalesced ? joined : alone).increment()
+    }
+
+    func recordTransfer(_ outcome: Result<DownloadResponse, DownloadError>, duration: Duration) {
+        let label: String
+        switch outcome {
+        case .success(let response):
+            label = response.isNotModified ? "not_modified" : "ok"
+            bytes.increment(by: response.body.count)
+        case .failure(let error):
+            label = error.shortDescription
+        }
+        Counter(label: "osprey_download_transfers_total", dimensions: [("outcome", label)]).increment()
+        let (seconds, attoseconds) = duration.components
+        Timer(label: "osprey_download_duration_seconds", dimensions: [("outcome", label)])
+            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+}

@@ -1,0 +1,83 @@
+public import Logging
+public import NIOHTTP1
+
+extension ImageDownloader {
+    /// The order in which transfers of one priority leave the queue (MISSION D2).
+    public enum Order: Sendable, Hashable {
+        /// First in, first out: the default.
+        case fifo
+        /// Last in, first out: the newest request goes first (a scrolling list's visible rows).
+        case lifo
+    }
+
+    /// How a downloader queues, sends and limits its downloads.
+    public struct Configuration: Sendable {
+        // MARK: Queue
+
+        /// How many transfers run at once (MISSION D3). 6 by default; ``ImageDownloader/maxConcurrentDownloads`` changes
+        /// it at run time.
+        public var maxConcurrentDownloads = 6
+        /// FIFO or LIFO within a priority. `.fifo` by default.
+        public var order = Order.fifo
+
+        // MARK: Requests
+
+        /// Headers sent with every request (MISSION D4): `Accept: image/webp,image/*;q=0.8` and
+        /// `User-Agent: Osprey/<version>` by default. A request's own headers override these by name.
+        public var headers: HTTPHeaders = [
+            "Accept": "image/webp,image/*;q=0.8",
+            "User-Agent": "Osprey/\(OspreyVersion.current)",
+        ]
+        /// How long to wait to connect, and how long the origin may stay silent while answering (MISSION D5). 15 s by
+        /// default; zero means the default.
+        public var timeout: Duration = .seconds(15)
+        /// A time limit for each whole download, redirects and body included. `nil` (none) by default; zero means none.
+        public var deadline: Duration?
+        /// The largest body accepted, in bytes, enforced while it streams (MISSION D14). 64 MiB by default.
+        public var maximumBodySize = 64 << 20
+        /// How many redirects are followed before giving up. 10 by default.
+        public var maximumRedirects = 10
+        /// Credentials for requests that carry none. `nil` by default.
+        public var credentials: Credentials?
+        /// Whether requests that do not say send and keep cookies (the downloader's ``ImageDownloader/cookies``).
+        /// `false` by default.
+        public var handlesCookies = false
+        /// A modifier for requests that carry none. `nil` by default.
+        public var modifier: RequestModifier?
+
+        // MARK: Connections
+
+        /// How many connections to one origin the HTTP client keeps. `nil` (the default) derives it from
+        /// ``maxConcurrentDownloads``: at least that, and never under 8, so raising the limit at run time is not
+        /// throttled by the pool.
+        public var connectionsPerHost: Int?
+        /// How long an unused keep-alive connection stays open. 60 s by default.
+        public var idleConnectionTimeout: Duration = .seconds(60)
+        /// How many interrupted bodies are kept to resume from (by `Range`, when the origin supports it). 16 by
+        /// default; 0 turns resuming off.
+        public var resumableDataCount = 16
+
+        // MARK: Logging
+
+        /// Where request-level messages go (at `debug` and `trace`). A logger labelled `osprey.downloader` by default.
+        public var logger = Logger(label: "osprey.downloader")
+
+        /// The defaults above.
+        public init() {}
+
+        /// A downloader for a proxy: more transfers at once, shorter timeouts, no cookies.
+        public static var proxy: Configuration {
+            var configuration = Configuration()
+            configuration.maxConcurrentDownloads = 64
+            configuration.timeout = .seconds(10)
+            configuration.deadline = .seconds(30)
+            return configuration
+        }
+
+        /// ``timeout`` with zero meaning the default.
+        var effectiveTimeout: Duration { timeout <= .zero ? .seconds(15) : timeout }
+
+        /// The connection pool's per-origin limit.
+        var effectiveConnectionsPerHost: Int { connectionsPerHost ?? max(8, maxConcurrentDownloads) }
+    }
+}

@@ -1,0 +1,64 @@
+internal import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+extension ImageDownloader {
+    /// Sorts what the HTTP stack threw into a ``DownloadError``, whose kind says whether it is transient.
+    ///
+    /// Anything unrecognised counts as a lost connection: transient, so an unexpected failure never puts a URL on the
+    /// failed-URL list.
+    static func classify(_ error: any Error) -> DownloadError {
+        switch error {
+        case let error as DownloadError:
+            return error
+        case is CancellationError:
+            return .cancelled
+        case let error as HTTPClientError:
+            return classify(error)
+        case let error as NIOConnectionError:
+            if error.dnsAError != nil || error.dnsAAAAError != nil, error.connectionErrors.isEmpty {
+                return .cannotConnect(reason: "cannot resolve \(error.host)")
+            }
+            let reasons = error.connectionErrors.map { "\($0.target): \($0.error)" }
+            return .cannotConnect(
+                reason: reasons.isEmpty ? "cannot reach \(error.host)" : reasons.joined(separator: "; "))
+        case let error as IOError:
+            switch error.errnoCode {
+            case ECONNREFUSED, EHOSTUNREACH, ENETUNREACH, EADDRNOTAVAIL:
+                return .cannotConnect(reason: error.description)
+            case ETIMEDOUT:
+                return .timedOut
+            default:
+                return .connectionLost(reason: error.description)
+            }
+        case let error as ChannelError:
+            if case .connectTimeout = error { return .timedOut }
+            return .connectionLost(reason: "\(error)")
+        case let error as HTTPParserError:
+            return .connectionLost(reason: "the origin broke the HTTP protocol: \(error)")
+        default:
+            return .connectionLost(reason: String(describing: error))
+        }
+    }
+
+    private static func classify(_ error: HTTPClientError) -> DownloadError {
+        switch error {
+        case .cancelled, .requestStreamCancelled:
+            return .cancelled
+        case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout,
+            .getConnectionFromPoolTimeout, .httpProxyHandshakeTimeout, .socksHandshakeTimeout:
+            return .timedOut
+        case .remoteConnectionClosed:
+            return .connectionLost(reason: "the origin closed the connection")
+        case .alreadyShutdown:
+            return .shutDown
+        case .invalidURL, .emptyHost, .emptyScheme:
+            return .invalidRequest(reason: "\(error)")
+        default:
+            if "\(error)".contains("invalidHeaderField") { return .invalidRequest(reason: "\(error)") }
+            return .connectionLost(reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,251 @@
+internal import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+internal import NIOSSL
+import Synchronization
+
+extension ImageDownloader {
+    typealias Report = @Sendable (_ body: [UInt8], _ newFrom: Int, _ expected: Int?) -> Void
+
+    /// ``perform(_:deadline:report:)`` within the request's deadline, if it has one: the whole download, body
+    /// included, is abandoned with ``DownloadError/timedOut`` when it passes. (The HTTP client's own deadline covers
+    /// the response head only.)
+    func performWithinDeadline(
+        _ request: DownloadRequest, report: @escaping Report
+    ) async -> Result<
+        DownloadResponse, DownloadError
+    > {
+        let deadline = (request.deadline ?? configuration.deadline).flatMap { $0 > .zero ? $0 : nil }
+        guard let deadline else { return await attempt(request, deadline: nil, report: report) }
+        return await withTaskGroup(of: Result<DownloadResponse, DownloadError>?.self) { group in
+            group.addTask { await self.attempt(request, deadline: deadline, report: report) }
+            group.addTask {
+                do {
+                    try await Task.sleep(for: deadline)
+                    return .failure(.timedOut)
+                } catch {
+                    return nil  // The download ended first.
+                }
+            }
+            defer { group.cancelAll() }
+            while let outcome = await group.next() {
+                if let outcome { return outcome }
+            }
+            return .failure(.cancelled)
+        }
+    }
+
+    private func attempt(
+        _ request: DownloadRequest, deadline: Duration?, report: Report
+    ) async -> Result<DownloadResponse, DownloadError> {
+        do {
+            return .success(try await perform(request, deadline: deadline, report: report))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Sends `request`, follows redirects, and streams the body, calling `report` with the body so far, where the new
+    /// bytes start, and the expected length after each chunk.
+    private func perform(
+        _ request: DownloadRequest, deadline: Duration?, report: Report
+    ) async throws(DownloadError) -> DownloadResponse {
+        let nioDeadline = deadline.map { NIODeadline.now() + TimeAmount($0) } ?? .distantFuture
+        let handlesCookies = request.handlesCookies ?? configuration.handlesCookies
+        let headers = try await preparedHeaders(for: request)
+        let origin = Origin(request.url)
+        var url = request.url
+        var resume = resumableData.take(for: request.url)
+        var redirects = 0
+
+        while true {
+            var sent = headers
+            if Origin(url) != origin {
+                // Credentials and their like are for the origin they were given for, not for where it redirects.
+                sent.remove(name: "Authorization")
+                sent.remove(name: "Cookie")
+            }
+            if handlesCookies, let cookie = cookies.headerValue(for: url) {
+                sent.replaceOrAdd(name: "Cookie", value: cookie)
+            }
+            if let validators = request.validators {
+                if let etag = validators.etag { sent.replaceOrAdd(name: "If-None-Match", value: etag) }
+                if let lastModified = validators.lastModified {
+                    sent.replaceOrAdd(name: "If-Modified-Since", value: lastModified)
+                }
+            }
+            if let resume, url == request.url {
+                sent.replaceOrAdd(name: "Range", value: "bytes=\(resume.body.count)-")
+                sent.replaceOrAdd(name: "If-Range", value: resume.validator)
+            }
+
+            var httpRequest = HTTPClientRequest(url: url.absoluteString)
+            httpRequest.headers = sent
+            if request.allowsInvalidCertificates { httpRequest.tlsConfiguration = Self.insecureTLS }
+            let response: HTTPClientResponse
+            do {
+                response = try await client.execute(httpRequest, deadline: nioDeadline, logger: configuration.logger)
+            } catch {
+                throw Self.classify(error)
+            }
+            if handlesCookies { cookies.store(response.headers["Set-Cookie"], from: url) }
+
+            let status = Int(response.status.code)
+            switch status {
+            case 301, 302, 303, 307, 308:
+                guard let location = response.headers.first(name: "Location") else {
+                    throw .httpStatus(code: status, headers: response.headers)
+                }
+                await Self.discard(response.body)
+                redirects += 1
+                guard redirects <= configuration.maximumRedirects else {
+                    throw .tooManyRedirects(limit: configuration.maximumRedirects)
+                }
+                guard let next = URL(string: location, relativeTo: url)?.absoluteURL, Self.problem(with: next) == nil
+                else { throw .invalidRedirect(location: location) }
+                url = next
+            case 304:
+                await Self.discard(response.body)
+                return DownloadResponse(
+                    requestedURL: request.url, url: url, statusCode: 304, headers: response.headers, body: [])
+            case 200..<300:
+                if status != 206 { resume = nil }
+                return try await receive(response, of: request, from: url, resuming: resume, report: report)
+            default:
+                await Self.discard(response.body)
+                throw .httpStatus(code: status, headers: response.headers)
+            }
+        }
+    }
+
+    /// Streams a 2xx body, enforcing the size limit as it comes and the announced length at its end.
+    private func receive(
+        _ response: HTTPClientResponse,
+        of request: DownloadRequest,
+        from url: URL,
+        resuming resume: ResumableData?,
+        report: Report
+    ) async throws(DownloadError) -> DownloadResponse {
+        let status = Int(response.status.code)
+        let limit = request.maximumBodySize ?? configuration.maximumBodySize
+        let announced = response.headers.first(name: "Content-Length").flatMap { Int($0) }
+        var body: [UInt8] = []
+        if status == 206 {
+            // Only a continuation of exactly what was kept can be appended to it.
+            guard let resume, Self.rangeStart(response.headers) == resume.body.count else {
+                throw .httpStatus(code: status, headers: response.headers)
+            }
+            body = resume.body
+        }
+        let resumedBytes = body.count
+        let expected = announced.map { $0 + resumedBytes }
+        if let expected, expected > limit {
+            throw .tooLarge(limit: limit)
+        }
+        body.reserveCapacity(min(expected ?? 64 << 10, limit))
+
+        do {
+            for try await buffer in response.body {
+                guard body.count + buffer.readableBytes <= limit else { throw DownloadError.tooLarge(limit: limit) }
+                let newFrom = body.count
+                buffer.withUnsafeReadableBytes { body.append(contentsOf: $0) }
+                report(body, newFrom, expected)
+            }
+        } catch {
+            let failure = Self.classify(error)
+            keepForResuming(body, of: response, url: url, after: failure)
+            throw failure
+        }
+        if let expected, body.count != expected {
+            let failure = DownloadError.incompleteBody(expected: expected, received: body.count)
+            keepForResuming(body, of: response, url: url, after: failure)
+            throw failure
+        }
+        return DownloadResponse(
+            requestedURL: request.url, url: url, statusCode: status, headers: response.headers, body: body,
+            resumedBytes: resumedBytes)
+    }
+
+    /// Keeps a body broken off by the network for the next request of its URL (``ResumableDataStore`` decides
+    /// whether the origin's headers allow resuming it).
+    private func keepForResuming(
+        _ body: [UInt8], of response: HTTPClientResponse, url: URL, after failure: DownloadError
+    ) {
+        switch failure {
+        case .connectionLost, .incompleteBody, .timedOut:
+            resumableData.keep(body, headers: response.headers, for: url)
+        default:
+            break
+        }
+    }
+
+    /// The downloader's headers, then the request's (replacing by name), credentials, and the modifier's changes.
+    private func preparedHeaders(for request: DownloadRequest) async throws(DownloadError) -> HTTPHeaders {
+        var headers = state.withLock { $0.headers }
+        for (name, _) in request.headers { headers.remove(name: name) }
+        headers.add(contentsOf: request.headers)
+        do {
+            switch request.credentials ?? configuration.credentials {
+            case .basic(let user, let password):
+                headers.replaceOrAdd(name: "Authorization", value: Self.basicAuthorization(user, password))
+            case .provider(let provider):
+                if let (user, password) = try await provider.lookUp(request.url) {
+                    headers.replaceOrAdd(name: "Authorization", value: Self.basicAuthorization(user, password))
+                }
+            case nil:
+                break
+            }
+            if let modifier = request.modifier ?? configuration.modifier {
+                try await modifier.modify(request.url, &headers)
+            }
+        } catch {
+            throw .cancelled
+        }
+        return headers
+    }
+
+    static func basicAuthorization(_ user: String, _ password: String) -> String {
+        "Basic " + Data("\(user):\(password)".utf8).base64EncodedString()
+    }
+
+    /// The first byte position of a `Content-Range: bytes FIRST-LAST/LENGTH` header.
+    static func rangeStart(_ headers: HTTPHeaders) -> Int? {
+        guard let value = headers.first(name: "Content-Range"), value.hasPrefix("bytes ") else { return nil }
+        return Int(value.dropFirst("bytes ".count).prefix { $0 != "-" })
+    }
+
+    /// Reads and drops a body that is not wanted (a redirect's, an error's), so the connection can be reused; a long
+    /// one is abandoned instead, closing the connection.
+    private static func discard(_ body: HTTPClientResponse.Body) async {
+        var remaining = 64 << 10
+        do {
+            for try await buffer in body {
+                remaining -= buffer.readableBytes
+                if remaining < 0 { return }
+            }
+        } catch {
+            return
+        }
+    }
+
+    /// The TLS configuration of requests that accept any certificate.
+    static let insecureTLS: TLSConfiguration = {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        return tls
+    }()
+}
+
+/// Scheme, host and port: what credentials and cookies stay within.
+struct Origin: Equatable {
+    let scheme: String?
+    let host: String?
+    let port: Int?
+
+    init(_ url: URL) {
+        scheme = url.scheme?.lowercased()
+        host = url.host(percentEncoded: false)?.lowercased()
+        port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
+}

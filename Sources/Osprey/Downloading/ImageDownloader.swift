@@ -1,0 +1,314 @@
+internal import AsyncHTTPClient
+import Foundation
+import NIOCore
+public import NIOHTTP1
+import Synchronization
+
+/// Downloads image data over HTTP/1.1 and HTTP/2 with AsyncHTTPClient: queued by priority, limited in concurrency, and
+/// coalesced, so concurrent requests for the same URL make one trip to the origin (MISSION D1–D14).
+///
+/// ```swift
+/// try await withImageDownloader { downloader in
+///     let response = try await downloader.data(for: DownloadRequest(url: url))
+///     print(response.statusCode, response.body.count)
+/// }
+/// ```
+///
+/// Each downloader owns one HTTP client and its connection pool, shut down by ``shutdown()``, at the end of
+/// ``withImageDownloader(configuration:_:)``, or when the downloader is released. ``shared`` lives as long as the
+/// process.
+///
+/// The queue, coalescing and priorities are ``DownloadQueueStateMachine``'s; this type performs what it decides: it
+/// starts transfers, cancels them, and delivers progress and outcomes to callers, never while holding its lock.
+public final class ImageDownloader: DataLoading {
+    /// The process's default downloader, with the default configuration.
+    public static let shared = ImageDownloader()
+
+    typealias Machine = DownloadQueueStateMachine<DownloadRequest.CoalescingKey>
+
+    struct State {
+        var machine: Machine
+        var transfers: [Machine.TransferID: TransferRecord] = [:]
+        var callers: [Machine.CallerID: CallerRecord] = [:]
+        var headers: HTTPHeaders
+        var subscribers: [Int: AsyncStream<DownloadEvent>.Continuation] = [:]
+        var nextSubscriber = 0
+        var isShutDown = false
+    }
+
+    struct TransferRecord {
+        let request: DownloadRequest
+        var task: Task<Void, Never>?
+    }
+
+    struct CallerRecord {
+        let task: DownloadTask
+        let progress: (@Sendable (DownloadProgress) -> Void)?
+        /// Joined a transfer under way: its first progress report carries every byte so far.
+        var needsCatchUp: Bool
+    }
+
+    /// The configuration the downloader was made with; the queue's limit, order and headers can change since (see
+    /// ``maxConcurrentDownloads``, ``order``, ``headers``).
+    public let configuration: Configuration
+    /// The cookies kept for requests that handle cookies (MISSION D1).
+    public let cookies = CookieStore()
+    let client: HTTPClient
+    let state: Mutex<State>
+    let resumableData: ResumableDataStore
+    let metrics = DownloadMetrics()
+
+    /// Makes a downloader with its own HTTP client; shut it down with ``shutdown()`` or let it go.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        // Redirects are followed here, to count them, report the final URL and keep credentials to their origin.
+        var clientConfiguration = HTTPClient.Configuration(
+            redirectConfiguration: .disallow,
+            timeout: .init(
+                connect: .init(configuration.effectiveTimeout), read: .init(configuration.effectiveTimeout)),
+            decompression: .disabled
+        )
+        clientConfiguration.connectionPool = .init(
+            idleTimeout: .init(configuration.idleConnectionTimeout),
+            concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.effectiveConnectionsPerHost)
+        // A refused or unreachable origin fails at once (a transient error the caller may retry), instead of being
+        // retried until the connect timeout.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        clientConfiguration.httpVersion = .automatic
+        self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
+        self.state = Mutex(
+            State(
+                machine: Machine(limit: configuration.maxConcurrentDownloads, order: configuration.order),
+                headers: configuration.headers))
+        self.resumableData = ResumableDataStore(capacity: configuration.resumableDataCount)
+    }
+
+    deinit {
+        // Transfers hold the downloader, so none is running. The client must be shut down before it goes.
+        if !state.withLock({ $0.isShutDown }) {
+            Task { [client] in try? await client.shutdown() }
+        }
+    }
+
+    // MARK: Downloading
+
+    public func download(
+        _ request: DownloadRequest, progress: (@Sendable (DownloadProgress) -> Void)? = nil
+    ) -> any DataLoadingTask {
+        downloadTask(request, progress: progress)
+    }
+
+    /// ``download(_:progress:)`` with the concrete task type.
+    public func downloadTask(
+        _ request: DownloadRequest, progress: (@Sendable (DownloadProgress) -> Void)? = nil
+    ) -> DownloadTask {
+        if let problem = Self.problem(with: request.url) {
+            let task = DownloadTask(priority: request.priority, leave: { _ in }, reprioritise: { _, _ in })
+            task.complete(.failure(.invalidRequest(reason: problem)))
+            return task
+        }
+        let key = request.coalescingKey
+        let (task, joined) = state.withLock { state -> (DownloadTask, Bool?) in
+            guard !state.isShutDown else {
+                return (DownloadTask(priority: request.priority, leave: { _ in }, reprioritise: { _, _ in }), nil)
+            }
+            let enqueued = state.machine.enqueue(key: key, priority: request.priority, detached: request.isDetached)
+            let caller = enqueued.caller
+            let task = DownloadTask(
+                priority: request.priority,
+                leave: { [weak self] task in self?.leave(caller, task) },
+                reprioritise: { [weak self] _, priority in
+                    self?.state.withLock { $0.machine.setPriority(priority, of: caller) }
+                })
+            let isUnderWay = enqueued.joined && state.machine.phase(of: enqueued.transfer) == .running
+            state.callers[caller] = CallerRecord(task: task, progress: progress, needsCatchUp: isUnderWay)
+            if !enqueued.joined { state.transfers[enqueued.transfer] = TransferRecord(request: request) }
+            start(enqueued.start, in: &state)
+            return (task, enqueued.joined)
+        }
+        if let joined {
+            metrics.recordCaller(coalesced: joined)
+        } else {
+            task.complete(.failure(.shutDown))
+        }
+        return task
+    }
+
+    // MARK: Queue
+
+    /// How many transfers run at once (MISSION D3): 6 by default. Lowering it cancels nothing; raising it starts
+    /// queued transfers at once.
+    public var maxConcurrentDownloads: Int {
+        get { state.withLock { $0.machine.limit } }
+        set { state.withLock { state in start(state.machine.setLimit(newValue), in: &state) } }
+    }
+
+    /// FIFO or LIFO within a priority, for transfers that start from now on (MISSION D2).
+    public var order: Order {
+        get { state.withLock { $0.machine.order } }
+        set { state.withLock { $0.machine.order = newValue } }
+    }
+
+    /// Whether the queue holds back new transfers (MISSION D11); running ones go on.
+    public var isSuspended: Bool {
+        get { state.withLock { $0.machine.isSuspended } }
+        set {
+            state.withLock { state in
+                if newValue { state.machine.suspend() } else { start(state.machine.resume(), in: &state) }
+            }
+        }
+    }
+
+    /// How many transfers are running now (MISSION D3), cancelled ones still winding down included.
+    public var runningCount: Int { state.withLock { $0.machine.activeCount } }
+
+    /// How many transfers wait for a slot.
+    public var queuedCount: Int { state.withLock { $0.machine.queuedCount } }
+
+    /// The headers sent with every request (MISSION D4); a request's own headers override them by name.
+    public var headers: HTTPHeaders {
+        get { state.withLock { $0.headers } }
+        set { state.withLock { $0.headers = newValue } }
+    }
+
+    /// Cancels every download, queued or running, detached or not: every caller gets ``DownloadError/cancelled``.
+    public func cancelAll() {
+        let (tasks, running) = state.withLock { state in
+            let cancelled = state.machine.cancelAll()
+            for id in cancelled.droppedQueued { state.transfers[id] = nil }
+            let tasks = cancelled.callers.compactMap { state.callers.removeValue(forKey: $0)?.task }
+            return (tasks, cancelled.cancelRunning.compactMap { state.transfers[$0]?.task })
+        }
+        for transfer in running { transfer.cancel() }
+        for task in tasks { task.complete(.failure(.cancelled)) }
+    }
+
+    // MARK: Events
+
+    /// Download started and finished events (MISSION D12), from now until the consumer stops or the downloader shuts
+    /// down. The newest 1,024 are kept for a slow consumer.
+    public func events() -> AsyncStream<DownloadEvent> {
+        let (stream, continuation) = AsyncStream<DownloadEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
+        let id = state.withLock { state in
+            defer { state.nextSubscriber += 1 }
+            state.subscribers[state.nextSubscriber] = continuation
+            return state.nextSubscriber
+        }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
+        }
+        return stream
+    }
+
+    // MARK: Lifetime
+
+    /// Cancels every download, ends the event streams and closes the connections. Requests made afterwards fail with
+    /// ``DownloadError/shutDown``.
+    public func shutdown() async throws {
+        let (alreadyShutDown, subscribers) = state.withLock { state in
+            defer { state.isShutDown = true }
+            return (state.isShutDown, Array(state.subscribers.values))
+        }
+        guard !alreadyShutDown else { return }
+        cancelAll()
+        for subscriber in subscribers { subscriber.finish() }
+        try await client.shutdown()
+    }
+
+    // MARK: Performing the machine's actions
+
+    /// Starts the transfers the machine moved to running. Called with the lock held: creating a task runs nothing.
+    private func start(_ ids: [Machine.TransferID], in state: inout State) {
+        for id in ids {
+            guard let request = state.transfers[id]?.request else { continue }
+            state.transfers[id]?.task = Task { await self.run(id, request) }
+        }
+    }
+
+    private func leave(_ caller: Machine.CallerID, _ task: DownloadTask) {
+        let transfer = state.withLock { state -> Task<Void, Never>? in
+            let left = state.machine.leave(caller)
+            state.callers[caller] = nil
+            switch left {
+            case .unknownCaller, .left:
+                return nil
+            case .droppedQueued(let id):
+                state.transfers[id] = nil
+                return nil
+            case .cancelRunning(let id):
+                return state.transfers[id]?.task
+            }
+        }
+        transfer?.cancel()
+        task.complete(.failure(.cancelled))
+    }
+
+    /// Runs one transfer to its end and delivers the outcome to whoever is still there.
+    private func run(_ id: Machine.TransferID, _ request: DownloadRequest) async {
+        publish(.started(url: request.url))
+        let started = ContinuousClock.now
+        let outcome = await performWithinDeadline(request) { body, newFrom, expected in
+            self.report(id, body: body, newFrom: newFrom, expected: expected)
+        }
+        let tasks = state.withLock { state in
+            let finished = state.machine.finish(id)
+            state.transfers[id] = nil
+            let tasks = finished.callers.compactMap { state.callers.removeValue(forKey: $0)?.task }
+            start(finished.start, in: &state)
+            return tasks
+        }
+        for task in tasks { task.complete(outcome) }
+        let duration = ContinuousClock.now - started
+        metrics.recordTransfer(outcome, duration: duration)
+        publish(.finished(url: request.url, outcome: DownloadEvent.Outcome(outcome), duration: duration))
+    }
+
+    /// Sends a progress report to each caller of transfer `id` that asked for them.
+    private func report(_ id: Machine.TransferID, body: [UInt8], newFrom: Int, expected: Int?) {
+        let listeners = state.withLock { state -> [(@Sendable (DownloadProgress) -> Void, Bool)] in
+            guard let callers = state.machine.transfers[id]?.callers.keys else { return [] }
+            return callers.compactMap { caller in
+                guard let record = state.callers[caller], let progress = record.progress else { return nil }
+                state.callers[caller]?.needsCatchUp = false
+                return (progress, record.needsCatchUp)
+            }
+        }
+        guard !listeners.isEmpty else { return }
+        let chunk = Array(body[newFrom...])
+        for (progress, needsCatchUp) in listeners {
+            progress(
+                DownloadProgress(
+                    receivedBytes: body.count, expectedBytes: expected, newBytes: needsCatchUp ? body : chunk))
+        }
+    }
+
+    private func publish(_ event: DownloadEvent) {
+        let subscribers = state.withLock { Array($0.subscribers.values) }
+        for subscriber in subscribers { subscriber.yield(event) }
+    }
+
+    /// Why `url` cannot be downloaded, or `nil`.
+    static func problem(with url: URL) -> String? {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return "only http and https URLs are downloaded"
+        }
+        guard let host = url.host(percentEncoded: false), !host.isEmpty else { return "the URL has no host" }
+        return nil
+    }
+}
+
+/// Runs `body` with a new downloader and shuts it down afterwards, whether `body` returns or throws.
+public func withImageDownloader<Result>(
+    configuration: ImageDownloader.Configuration = ImageDownloader.Configuration(),
+    _ body: (ImageDownloader) async throws -> Result
+) async throws -> Result {
+    let downloader = ImageDownloader(configuration: configuration)
+    do {
+        let result = try await body(downloader)
+        try await downloader.shutdown()
+        return result
+    } catch {
+        try? await downloader.shutdown()
+        throw error
+    }
+}

@@ -1,0 +1,20 @@
+/// What an origin said about a resource's version and freshness: the downloader reads them from a response, the disk
+/// cache keeps them beside the bytes, and a later conditional request sends them back (MISSION M8, M13).
+public struct HTTPValidators: Sendable, Hashable {
+    /// The `ETag` response header, sent back as `If-None-Match`.
+    public var etag: String?
+    /// The `Last-Modified` response header, sent back as `If-Modified-Since`.
+    public var lastModified: String?
+    /// `Cache-Control: max-age`: how long the resource is fresh after it was received.
+    public var maxAge: Duration?
+
+    /// Makes validators; all absent by default.
+    public init(etag: String? = nil, lastModified: String? = nil, maxAge: Duration? = nil) {
+        self.etag = etag
+        self.lastModified = lastModified
+        self.maxAge = maxAge
+    }
+
+    /// Whether there is anything to validate with (`ETag` or `Last-Modified`).
+    public var canValidate: Bool { etag != nil || lastModified != nil }
+}

@@ -1,0 +1,304 @@
+import Foundation
+import NIOHTTP1
+import OspreyTesting
+import Synchronization
+import Testing
+
+@testable import Osprey
+
+/// How the downloader reads what an origin answers, including origins that misbehave (MISSION D5, D7, D14, M13).
+@Suite("ImageDownloader: HTTP semantics")
+struct ImageDownloaderHTTPTests {
+    static let body = ImageDownloaderTests.body
+
+    func request(_ server: OriginServer, _ path: String) -> DownloadRequest {
+        DownloadRequest(url: URL(string: server.url(path))!)
+    }
+
+    /// The error `request` fails with, or `nil` when it succeeds.
+    func failure(_ request: DownloadRequest, on downloader: ImageDownloader) async -> DownloadError? {
+        await Result { () async throws(DownloadError) in try await downloader.data(for: request) }.failure
+    }
+
+    // MARK: Status codes
+
+    @Test func a404IsALastingErrorCarryingItsStatusAndHeaders() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/missing.jpg", OriginResponse.status(404).header("X-Why", "gone"))
+                let error = try #require(await failure(request(server, "/missing.jpg"), on: downloader))
+                guard case .httpStatus(404, let headers) = error else {
+                    Issue.record("expected HTTP 404, got \(error)")
+                    return
+                }
+                #expect(headers.first(name: "X-Why") == "gone")
+                #expect(!error.isTransient)
+            }
+        }
+    }
+
+    @Test func a500IsATransientError() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/broken.jpg", .status(500))
+                let error = try #require(await failure(request(server, "/broken.jpg"), on: downloader))
+                #expect(error.statusCode == 500)
+                #expect(error.isTransient)
+            }
+        }
+    }
+
+    @Test func a503WithRetryAfterIsTransientAndSaysWhenToRetry() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/busy.jpg", OriginResponse.status(503).header("Retry-After", "120"))
+                let error = try #require(await failure(request(server, "/busy.jpg"), on: downloader))
+                #expect(error.isTransient)
+                #expect(error.retryAfter == .seconds(120))
+            }
+        }
+    }
+
+    @Test func a304ToAConditionalRequestIsNotModifiedNotAnError() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route(
+                    "/etag.jpg", .ok(Self.body).withETag("\"v1\"").withLastModified("Sat, 21 Nov 2026 10:00:00 GMT"))
+                // Given validators from a first, plain download
+                let first = try await downloader.data(for: request(server, "/etag.jpg"))
+                #expect(first.validators.etag == "\"v1\"")
+                // When they are sent back
+                var conditional = request(server, "/etag.jpg")
+                conditional.validators = first.validators
+                let second = try await downloader.data(for: conditional)
+                // Then the answer is "not modified", with no body
+                #expect(second.isNotModified)
+                #expect(second.body.isEmpty)
+                let sent = server.requests(to: "/etag.jpg")[1]
+                #expect(sent.header("If-None-Match") == "\"v1\"")
+                #expect(sent.header("If-Modified-Since") == "Sat, 21 Nov 2026 10:00:00 GMT")
+                // And a changed resource comes whole
+                server.route("/etag.jpg", .ok([9, 9]).withETag("\"v2\""))
+                let third = try await downloader.data(for: conditional)
+                #expect(third.statusCode == 200)
+                #expect(third.body == [9, 9])
+            }
+        }
+    }
+
+    // MARK: Redirects
+
+    @Test func followsRedirectsAndReportsTheFinalURL() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/a.jpg", .redirect(to: "/b.jpg", status: 301))
+                server.route("/b.jpg", .redirect(to: server.url("/c.jpg"), status: 307))
+                server.route("/c.jpg", .ok(Self.body))
+                let response = try await downloader.data(for: request(server, "/a.jpg"))
+                #expect(response.body == Self.body)
+                #expect(response.requestedURL.path == "/a.jpg")
+                #expect(response.url.absoluteString == server.url("/c.jpg"))
+            }
+        }
+    }
+
+    @Test func aRedirectLoopStopsAfterTenRedirects() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/loop.jpg", .redirect(to: "/loop.jpg"))
+                let error = try #require(await failure(request(server, "/loop.jpg"), on: downloader))
+                guard case .tooManyRedirects(10) = error else {
+                    Issue.record("expected too many redirects, got \(error)")
+                    return
+                }
+                #expect(!error.isTransient)
+                #expect(server.requestCount("/loop.jpg") == 11)
+            }
+        }
+    }
+
+    @Test func aRedirectToAnotherSchemeIsRefused() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/sneaky.jpg", .redirect(to: "file:///etc/passwd"))
+                let error = try #require(await failure(request(server, "/sneaky.jpg"), on: downloader))
+                guard case .invalidRedirect("file:///etc/passwd") = error else {
+                    Issue.record("expected an invalid redirect, got \(error)")
+                    return
+                }
+            }
+        }
+    }
+
+    // MARK: Size limits
+
+    @Test func aBodyAnnouncedLargerThanTheLimitIsRefusedBeforeItIsRead() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/huge.jpg", .ok(Self.body))
+                var limited = request(server, "/huge.jpg")
+                limited.maximumBodySize = 10_000
+                let received = Mutex(0)
+                let outcome = await Result { () async throws(DownloadError) in
+                    try await downloader.data(for: limited) { progress in
+                        received.withLock { $0 = progress.receivedBytes }
+                    }
+                }
+                guard case .tooLarge(10_000) = outcome.failure else {
+                    Issue.record("expected too large, got \(outcome)")
+                    return
+                }
+                #expect(received.withLock { $0 } == 0)
+            }
+        }
+    }
+
+    @Test func aChunkedBodyGrowingPastTheLimitIsCutOffWhileItStreams() async throws {
+        try await withOriginServer { server in
+            var configuration = ImageDownloader.Configuration()
+            configuration.maximumBodySize = 10_000
+            try await withImageDownloader(configuration: configuration) { downloader in
+                server.route("/growing.jpg", .ok(Self.body).trickled(bytes: 2_000, every: .milliseconds(2)))
+                let received = Mutex(0)
+                let outcome = await Result { () async throws(DownloadError) in
+                    try await downloader.data(for: request(server, "/growing.jpg")) { progress in
+                        received.withLock { $0 = progress.receivedBytes }
+                    }
+                }
+                guard case .tooLarge(10_000) = outcome.failure else {
+                    Issue.record("expected too large, got \(outcome)")
+                    return
+                }
+                #expect(!(outcome.failure?.isTransient ?? true))
+                // Cut off at the limit, long before the 40,000 bytes were all sent
+                #expect(received.withLock { $0 } <= 10_000)
+                await server.waitForAborts(on: "/growing.jpg", count: 1)
+            }
+        }
+    }
+
+    // MARK: Time limits
+
+    @Test func anOriginThatFallsSilentTimesOut() async throws {
+        try await withOriginServer { server in
+            var configuration = ImageDownloader.Configuration()
+            configuration.timeout = .milliseconds(200)
+            try await withImageDownloader(configuration: configuration) { downloader in
+                server.route("/trickle.jpg", .ok(Self.body).trickled(bytes: 100, every: .seconds(2)))
+                let error = try #require(await failure(request(server, "/trickle.jpg"), on: downloader))
+                guard case .timedOut = error else {
+                    Issue.record("expected a timeout, got \(error)")
+                    return
+                }
+                #expect(error.isTransient)
+            }
+        }
+    }
+
+    @Test func aSteadyTrickleThatOverrunsTheDeadlineTimesOut() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                // Never silent for long (so the idle timeout never fires), but 400 chunks 5 ms apart take 2 s
+                server.route("/steady.jpg", .ok(Self.body).trickled(bytes: 100, every: .milliseconds(5)))
+                var hurried = request(server, "/steady.jpg")
+                hurried.deadline = .milliseconds(300)
+                let received = Mutex(0)
+                let outcome = await Result { () async throws(DownloadError) in
+                    try await downloader.data(for: hurried) { progress in
+                        received.withLock { $0 = progress.receivedBytes }
+                    }
+                }
+                guard case .timedOut = outcome.failure else {
+                    Issue.record("expected a timeout, got \(outcome)")
+                    return
+                }
+                #expect(received.withLock { $0 } < Self.body.count)
+            }
+        }
+    }
+
+    @Test func aZeroTimeoutMeansTheDefault() {
+        var configuration = ImageDownloader.Configuration()
+        configuration.timeout = .zero
+        #expect(configuration.effectiveTimeout == .seconds(15))
+    }
+
+    // MARK: Broken transfers
+
+    @Test func aResetMidBodyIsATransientErrorNotATruncatedSuccess() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/reset.jpg", .ok(Self.body).resettingAfter(bytes: 10_000))
+                let error = try #require(await failure(request(server, "/reset.jpg"), on: downloader))
+                switch error {
+                case .connectionLost, .incompleteBody: #expect(error.isTransient)
+                default: Issue.record("expected a lost connection, got \(error)")
+                }
+            }
+        }
+    }
+
+    @Test func aContentLengthLongerThanTheBodyIsAnError() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/liar.jpg", .ok(Self.body).lyingContentLength(Self.body.count + 5_000))
+                let error = try #require(await failure(request(server, "/liar.jpg"), on: downloader))
+                switch error {
+                case .connectionLost, .incompleteBody: #expect(error.isTransient)
+                default: Issue.record("expected an incomplete body, got \(error)")
+                }
+            }
+        }
+    }
+
+    @Test func aRangeCapableOriginResumesABrokenTransfer() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                // Given an origin that takes ranges, whose first answer breaks after 15,000 bytes
+                let resource = OriginResponse.ok(Self.body).withETag("\"r1\"").acceptingRanges()
+                server.route("/resume.jpg", resource.resettingAfter(bytes: 15_000))
+                #expect(await failure(request(server, "/resume.jpg"), on: downloader) != nil)
+                // When it is asked again
+                server.route("/resume.jpg", resource)
+                let response = try await downloader.data(for: request(server, "/resume.jpg"))
+                // Then only the rest was sent, and the whole body was put together
+                let second = server.requests(to: "/resume.jpg")[1]
+                #expect(second.header("Range") == "bytes=15000-")
+                #expect(second.header("If-Range") == "\"r1\"")
+                #expect(response.statusCode == 206)
+                #expect(response.resumedBytes == 15_000)
+                #expect(response.body == Self.body)
+            }
+        }
+    }
+
+    @Test func aChangedResourceIsNotGluedToTheStartOfTheOldOne() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                let old = OriginResponse.ok(Self.body).withETag("\"old\"").acceptingRanges()
+                server.route("/changed.jpg", old.resettingAfter(bytes: 15_000))
+                #expect(await failure(request(server, "/changed.jpg"), on: downloader) != nil)
+                // The resource changed meanwhile: If-Range no longer matches, so the origin sends it all
+                let new = Array(Self.body.reversed())
+                server.route("/changed.jpg", OriginResponse.ok(new).withETag("\"new\"").acceptingRanges())
+                let response = try await downloader.data(for: request(server, "/changed.jpg"))
+                #expect(response.statusCode == 200)
+                #expect(response.resumedBytes == 0)
+                #expect(response.body == new)
+            }
+        }
+    }
+
+    @Test func aRefusedConnectionIsTransient() async throws {
+        try await withImageDownloader { downloader in
+            // Port 1 on loopback: nothing listens there
+            let error = try #require(
+                await failure(DownloadRequest(url: URL(string: "http://127.0.0.1:1/x.jpg")!), on: downloader))
+            guard case .cannotConnect = error else {
+                Issue.record("expected cannot connect, got \(error)")
+                return
+            }
+            #expect(error.isTransient)
+        }
+    }
+}

@@ -1,0 +1,449 @@
+import Foundation
+import NIOHTTP1
+import OspreyTesting
+import Synchronization
+import Testing
+
+@testable import Osprey
+
+/// The downloader against a real HTTP origin on 127.0.0.1, each test counting what reached it.
+@Suite("ImageDownloader")
+struct ImageDownloaderTests {
+    static let body = Array((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+
+    func request(_ server: OriginServer, _ path: String) -> DownloadRequest {
+        DownloadRequest(url: URL(string: server.url(path))!)
+    }
+
+    // MARK: Coalescing (D6)
+
+    @Test func oneHundredConcurrentRequestsForOneURLMakeOneOriginRequest() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                // Given a response held at the origin until every caller has asked
+                let gate = OriginGate()
+                server.route("/one.jpg", .ok(Self.body).held(by: gate))
+                let tasks = (0..<100).map { _ in downloader.download(request(server, "/one.jpg"), progress: nil) }
+                await server.waitForRequests(to: "/one.jpg", count: 1)
+                gate.open()
+                // Then all 100 get the same bytes from one origin request
+                var bodies: [[UInt8]] = []
+                for task in tasks { bodies.append(try await task.response.body) }
+                #expect(bodies.count == 100)
+                #expect(bodies.allSatisfy { $0 == Self.body })
+                #expect(server.requestCount("/one.jpg") == 1)
+            }
+        }
+    }
+
+    @Test func requestsThatDifferInHeadersDoNotShareATransfer() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                let gate = OriginGate()
+                server.route("/h.jpg", .ok(Self.body).held(by: gate))
+                var other = request(server, "/h.jpg")
+                other.headers.add(name: "X-Variant", value: "b")
+                let first = downloader.download(request(server, "/h.jpg"), progress: nil)
+                let second = downloader.download(other, progress: nil)
+                await server.waitForRequests(to: "/h.jpg", count: 2)
+                gate.open()
+                _ = try await (first.response, second.response)
+                #expect(server.requestCount("/h.jpg") == 2)
+            }
+        }
+    }
+
+    @Test func cancellingOneOfTwoCoalescedCallersLeavesTheOtherToComplete() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                let gate = OriginGate()
+                server.route("/two.jpg", .ok(Self.body).held(by: gate))
+                let first = downloader.download(request(server, "/two.jpg"), progress: nil)
+                let second = downloader.download(request(server, "/two.jpg"), progress: nil)
+                await server.waitForRequests(to: "/two.jpg", count: 1)
+                // When the first leaves
+                first.cancel()
+                await #expect(throws: DownloadError.self) { try await first.response }
+                gate.open()
+                // Then the second still gets the body, from the same single request
+                let secondBody = try await second.response.body
+                #expect(secondBody == Self.body)
+                #expect(server.requestCount("/two.jpg") == 1)
+                #expect(server.abortedCount("/two.jpg") == 0)
+            }
+        }
+    }
+
+    @Test func cancellingEveryCallerAbortsTheTransferAtTheOrigin() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                let gate = OriginGate()
+                server.route("/gone.jpg", .ok(Self.body).held(by: gate))
+                let tasks = (0..<3).map { _ in downloader.download(request(server, "/gone.jpg"), progress: nil) }
+                await server.waitForRequests(to: "/gone.jpg", count: 1)
+                for task in tasks { task.cancel() }
+                for task in tasks {
+                    let outcome = await Result { () async throws(DownloadError) in try await task.response }
+                    #expect(outcome.failure?.shortDescription == "cancelled")
+                }
+                // Then the origin sees its answer cut short: the connection was closed
+                await server.waitForAborts(on: "/gone.jpg", count: 1)
+                #expect(server.abortedCount("/gone.jpg") == 1)
+                #expect(server.inFlightCount("/gone.jpg") == 0)
+            }
+        }
+    }
+
+    @Test func aDetachedTransferRunsToTheEndAfterEveryCallerLeaves() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                let events = downloader.events()
+                let gate = OriginGate()
+                server.route("/detached.jpg", .ok(Self.body).held(by: gate))
+                var detached = request(server, "/detached.jpg")
+                detached.isDetached = true
+                let task = downloader.download(detached, progress: nil)
+                await server.waitForRequests(to: "/detached.jpg", count: 1)
+                task.cancel()
+                gate.open()
+                // Then the transfer still finishes with the whole body, and the origin answered in full
+                for await event in events {
+                    guard case .finished(_, let outcome, _) = event else { continue }
+                    guard case .succeeded(200, let bytes) = outcome else {
+                        Issue.record("the detached transfer ended with \(outcome)")
+                        break
+                    }
+                    #expect(bytes == Self.body.count)
+                    break
+                }
+                #expect(server.abortedCount("/detached.jpg") == 0)
+            }
+        }
+    }
+
+    // MARK: Queue (D2, D3, D10, D11)
+
+    @Test func theOriginNeverSeesMoreThanTheLimitInFlightEvenWhenItChanges() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                #expect(downloader.maxConcurrentDownloads == 6)
+                for (path, limit) in [("/limit6.jpg", 6), ("/limit2.jpg", 2)] {
+                    downloader.maxConcurrentDownloads = limit
+                    let gate = OriginGate()
+                    server.route(path, .ok(Self.body).held(by: gate))
+                    let tasks = (0..<20).map { index in
+                        downloader.download(request(server, "\(path)?i=\(index)"), progress: nil)
+                    }
+                    await server.waitForRequests(to: path, count: limit)
+                    #expect(downloader.runningCount == limit)
+                    #expect(downloader.queuedCount == 20 - limit)
+                    gate.open()
+                    for task in tasks { _ = try await task.response }
+                    #expect(server.requestCount(path) == 20)
+                    #expect(server.maxInFlightCount(path) == limit)
+                }
+            }
+        }
+    }
+
+    /// Queues 20 requests on a suspended downloader that runs one at a time, lets `prepare` adjust them, resumes,
+    /// and returns the order in which they reached the origin.
+    func startOrder(
+        order: ImageDownloader.Order,
+        priorities: (Int) -> DownloadPriority = { _ in .normal },
+        prepare: ([any DataLoadingTask]) -> Void = { _ in }
+    ) async throws -> [Int] {
+        try await withOriginServer { server in
+            var configuration = ImageDownloader.Configuration()
+            configuration.maxConcurrentDownloads = 1
+            configuration.order = order
+            return try await withImageDownloader(configuration: configuration) { downloader in
+                server.route("/order.jpg", .ok([1, 2, 3]))
+                downloader.isSuspended = true
+                let tasks = (0..<20).map { index in
+                    downloader.download(
+                        DownloadRequest(
+                            url: URL(string: server.url("/order.jpg?i=\(index)"))!, priority: priorities(index)),
+                        progress: nil)
+                }
+                #expect(downloader.queuedCount == 20)
+                #expect(downloader.runningCount == 0)
+                prepare(tasks)
+                downloader.isSuspended = false
+                for task in tasks { _ = try await task.response }
+                return server.requests(to: "/order.jpg").map { Int($0.uri.split(separator: "=").last!)! }
+            }
+        }
+    }
+
+    @Test func aResumedQueueStartsInFIFOOrder() async throws {
+        #expect(try await startOrder(order: .fifo) == Array(0..<20))
+    }
+
+    @Test func aResumedQueueStartsInLIFOOrder() async throws {
+        #expect(try await startOrder(order: .lifo) == Array((0..<20).reversed()))
+    }
+
+    @Test func aResumedQueueStartsByPriority() async throws {
+        // Every third request is high priority, every fifth (not third) low
+        let priority = { (index: Int) -> DownloadPriority in
+            index % 3 == 0 ? .high : (index % 5 == 0 ? .low : .normal)
+        }
+        let high = (0..<20).filter { $0 % 3 == 0 }
+        let low = (0..<20).filter { $0 % 3 != 0 && $0 % 5 == 0 }
+        let normal = (0..<20).filter { !high.contains($0) && !low.contains($0) }
+        #expect(try await startOrder(order: .fifo, priorities: priority) == high + normal + low)
+    }
+
+    @Test func aQueuedRequestWhosePriorityIsRaisedGoesFirst() async throws {
+        let order = try await startOrder(
+            order: .fifo,
+            prepare: { tasks in
+                tasks[13].setPriority(.veryHigh)
+                #expect(tasks[13].priority == .veryHigh)
+            })
+        #expect(order == [13] + (0..<20).filter { $0 != 13 })
+    }
+
+    @Test func cancelAllFailsEveryCallerQueuedOrRunning() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                let gate = OriginGate()
+                server.route("/all.jpg", .ok(Self.body).held(by: gate))
+                downloader.maxConcurrentDownloads = 2
+                let tasks = (0..<5).map { downloader.download(request(server, "/all.jpg?i=\($0)"), progress: nil) }
+                await server.waitForRequests(to: "/all.jpg", count: 2)
+                downloader.cancelAll()
+                for task in tasks {
+                    let outcome = await Result { () async throws(DownloadError) in try await task.response }
+                    #expect(outcome.failure?.shortDescription == "cancelled")
+                }
+                await server.waitForAborts(on: "/all.jpg", count: 2)
+                #expect(downloader.queuedCount == 0)
+                #expect(server.requestCount("/all.jpg") == 2)
+            }
+        }
+    }
+
+    // MARK: Progress (M14)
+
+    @Test func aChunkedBodyReportsProgressEndingAtItsByteCountWithNoExpectedLength() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/chunked.jpg", .ok(Self.body).trickled(bytes: 4_000, every: .milliseconds(1)))
+                let reports = Mutex<[DownloadProgress]>([])
+                let response = try await downloader.data(for: request(server, "/chunked.jpg")) { progress in
+                    reports.withLock { $0.append(progress) }
+                }
+                let seen = reports.withLock { $0 }
+                #expect(response.body == Self.body)
+                #expect(seen.count >= 2)
+                #expect(seen.allSatisfy { $0.expectedBytes == nil })
+                #expect(seen.last?.receivedBytes == Self.body.count)
+                #expect(seen.map(\.receivedBytes) == seen.map(\.receivedBytes).sorted())
+                // The reports' bytes add up to the body: enough for an incremental decoder
+                #expect(seen.flatMap(\.newBytes) == Self.body)
+            }
+        }
+    }
+
+    @Test func progressKnowsTheExpectedLengthWhenTheOriginSendsIt() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/sized.jpg", .ok(Self.body))
+                let reports = Mutex<[DownloadProgress]>([])
+                _ = try await downloader.data(for: request(server, "/sized.jpg")) { progress in
+                    reports.withLock { $0.append(progress) }
+                }
+                let seen = reports.withLock { $0 }
+                #expect(!seen.isEmpty)
+                #expect(seen.allSatisfy { $0.expectedBytes == Self.body.count })
+                #expect(seen.last?.fractionCompleted == 1)
+            }
+        }
+    }
+
+    @Test func aCallerJoiningATransferUnderWayGetsEveryByteSoFarInItsFirstReport() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/join.jpg", .ok(Self.body).trickled(bytes: 1_000, every: .milliseconds(5)))
+                let firstReports = Mutex<[DownloadProgress]>([])
+                let joined = Mutex<(any DataLoadingTask)?>(nil)
+                let lateReports = Mutex<[DownloadProgress]>([])
+                // The second caller joins from inside the first caller's third report
+                let first = downloader.download(request(server, "/join.jpg")) { progress in
+                    let count = firstReports.withLock { reports in
+                        reports.append(progress)
+                        return reports.count
+                    }
+                    if count == 3 {
+                        let task = downloader.download(request(server, "/join.jpg")) { progress in
+                            lateReports.withLock { $0.append(progress) }
+                        }
+                        joined.withLock { $0 = task }
+                    }
+                }
+                let firstBody = try await first.response.body
+                #expect(firstBody == Self.body)
+                let late = try #require(joined.withLock { $0 })
+                let lateBody = try await late.response.body
+                #expect(lateBody == Self.body)
+                let reports = lateReports.withLock { $0 }
+                #expect(reports.first.map { $0.newBytes.count == $0.receivedBytes } == true)
+                #expect((reports.first?.receivedBytes ?? 0) > 1_000)
+                #expect(reports.flatMap(\.newBytes) == Self.body)
+                #expect(server.requestCount("/join.jpg") == 1)
+            }
+        }
+    }
+
+    // MARK: Requests (D4, D5, D9, D1)
+
+    @Test func sendsTheDefaultAcceptAndUserAgentAndTheRequestsOwnHeaders() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/headers.jpg", .ok([1]))
+                #expect(downloader.headers.first(name: "Accept") == "image/webp,image/*;q=0.8")
+                _ = try await downloader.data(for: request(server, "/headers.jpg"))
+                downloader.headers.replaceOrAdd(name: "Accept", value: "image/png")
+                var custom = request(server, "/headers.jpg")
+                custom.headers.add(name: "X-Trace", value: "42")
+                custom.headers.add(name: "User-Agent", value: "Mine/1")
+                _ = try await downloader.data(for: custom)
+                let requests = server.requests(to: "/headers.jpg")
+                #expect(requests[0].header("Accept") == "image/webp,image/*;q=0.8")
+                #expect(requests[0].header("User-Agent") == "Osprey/\(OspreyVersion.current)")
+                #expect(requests[1].header("Accept") == "image/png")
+                #expect(requests[1].header("X-Trace") == "42")
+                #expect(requests[1].header("User-Agent") == "Mine/1")
+            }
+        }
+    }
+
+    @Test func aRequestModifierAddsHeadersOrCancelsBeforeAnythingIsSent() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/modified.jpg", .ok([1]))
+                var signed = request(server, "/modified.jpg")
+                signed.modifier = RequestModifier(identifier: "token") { url, headers in
+                    headers.add(name: "Authorization", value: "Bearer fresh-\(url.lastPathComponent)")
+                }
+                _ = try await downloader.data(for: signed)
+                #expect(
+                    server.requests(to: "/modified.jpg").first?.header("Authorization") == "Bearer fresh-modified.jpg")
+
+                struct Refused: Error {}
+                var refused = request(server, "/modified.jpg")
+                refused.modifier = RequestModifier(identifier: "refuse") { _, _ in throw Refused() }
+                await #expect(throws: DownloadError.self) { try await downloader.data(for: refused) }
+                #expect(server.requestCount("/modified.jpg") == 1)
+            }
+        }
+    }
+
+    @Test func basicCredentialsGoToTheOriginButNotAcrossARedirectToAnother() async throws {
+        try await withOriginServer { server in
+            try await withOriginServer { other in
+                try await withImageDownloader { downloader in
+                    other.route("/elsewhere.jpg", .ok([7]))
+                    server.route("/private.jpg", .ok([1]))
+                    server.route("/moved.jpg", .redirect(to: other.url("/elsewhere.jpg")))
+                    var secured = request(server, "/private.jpg")
+                    secured.credentials = .basic(user: "ann", password: "secret")
+                    _ = try await downloader.data(for: secured)
+                    #expect(
+                        server.requests(to: "/private.jpg").first?.header("Authorization") == "Basic YW5uOnNlY3JldA==")
+
+                    var moved = request(server, "/moved.jpg")
+                    moved.credentials = .provider(
+                        CredentialProvider(identifier: "vault") { _ in (user: "bob", password: "pw") })
+                    let response = try await downloader.data(for: moved)
+                    #expect(response.url.absoluteString == other.url("/elsewhere.jpg"))
+                    #expect(server.requests(to: "/moved.jpg").first?.header("Authorization") != nil)
+                    #expect(other.requests(to: "/elsewhere.jpg").first?.header("Authorization") == nil)
+                }
+            }
+        }
+    }
+
+    @Test func cookiesAreKeptAndSentOnlyWhenAskedFor() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route(
+                    "/login.jpg",
+                    .ok([1]).header("Set-Cookie", "session=abc; Path=/; HttpOnly").header("Set-Cookie", "theme=dark"))
+                server.route("/next.jpg", .ok([2]))
+                var login = request(server, "/login.jpg")
+                login.handlesCookies = true
+                _ = try await downloader.data(for: login)
+                var next = request(server, "/next.jpg")
+                next.handlesCookies = true
+                _ = try await downloader.data(for: next)
+                _ = try await downloader.data(for: request(server, "/next.jpg"))
+                let sent = server.requests(to: "/next.jpg").map { $0.header("Cookie") }
+                #expect(sent == ["session=abc; theme=dark", nil])
+                // HttpOnly stays out of the public view of the store
+                let url = URL(string: server.url("/next.jpg"))!
+                #expect(downloader.cookies.cookies(for: url).map(\.name) == ["theme"])
+                #expect(downloader.cookies.cookies(for: url, includingHTTPOnly: true).count == 2)
+            }
+        }
+    }
+
+    @Test func aStringOfAnotherSchemeFailsWithoutTouchingTheNetwork() async throws {
+        try await withImageDownloader { downloader in
+            let outcome = await Result { () async throws(DownloadError) in
+                try await downloader.data(for: DownloadRequest(url: URL(string: "file:///etc/passwd")!))
+            }
+            #expect(outcome.failure?.shortDescription == "invalidRequest")
+            #expect(outcome.failure?.isTransient == false)
+            #expect(downloader.runningCount == 0)
+        }
+    }
+
+    // MARK: Events (D12)
+
+    @Test func publishesStartedAndFinishedEvents() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                let events = downloader.events()
+                server.route("/evented.jpg", .ok(Self.body))
+                server.route("/missing.jpg", .status(404))
+                _ = try await downloader.data(for: request(server, "/evented.jpg"))
+                _ = try? await downloader.data(for: request(server, "/missing.jpg"))
+                var seen: [String] = []
+                for await event in events {
+                    switch event {
+                    case .started(let url): seen.append("started \(url.path)")
+                    case .finished(let url, .succeeded(let status, let bytes), _):
+                        seen.append("finished \(url.path) \(status) \(bytes)")
+                    case .finished(let url, .failed(let error), _):
+                        seen.append("failed \(url.path) \(error.statusCode ?? 0)")
+                    }
+                    if seen.count == 4 { break }
+                }
+                #expect(
+                    seen == [
+                        "started /evented.jpg", "finished /evented.jpg 200 \(Self.body.count)",
+                        "started /missing.jpg", "failed /missing.jpg 404",
+                    ])
+            }
+        }
+    }
+}
+
+extension Result {
+    /// The error of a failure, or `nil`.
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+
+    init(catching body: () async throws(Failure) -> Success) async {
+        do {
+            self = .success(try await body())
+        } catch {
+            self = .failure(error)
+        }
+    }
+}
