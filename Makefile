@@ -36,12 +36,13 @@ fuzz: deps
 	SECONDS_PER_FUZZER=$(SECONDS) ./scripts/fuzz.sh
 
 ## bench: the benchmarks (release builds, nested package in Benchmarks/): package-benchmark's suite, decode
-## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets, then the memory cache's
-## hit latency and scaling
+## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets, the caches' latency and
+## scaling, then downloads from a local nginx beside curl, aiohttp and URLSession
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
 	python3 Benchmarks/compare_codecs.py
 	cd Benchmarks && $(SWIFT) build -c release --product cache-benchmark && "$$($(SWIFT) build -c release --show-bin-path)/cache-benchmark"
+	python3 Benchmarks/compare_downloads.py
 
 ## lint: check formatting and style with swift-format (configuration in .swift-format)
 lint:

@@ -32,6 +32,13 @@ let package = Package(
             path: "Sources/cache-benchmark",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
         ),
+        // Downloads from a local nginx with ImageDownloader and URLSession (compare_downloads.py adds curl and aiohttp).
+        .executableTarget(
+            name: "download-benchmark",
+            dependencies: [.product(name: "Osprey", package: "Osprey")],
+            path: "Sources/download-benchmark",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
+        ),
         .executableTarget(
             name: "CodecsBenchmarks",
             dependencies: [
