@@ -121,6 +121,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -141,7 +142,12 @@ let package = Package(
         ),
         .testTarget(
             name: "OspreyTests",
-            dependencies: ["Osprey", "OspreyTesting", "DiskCacheWorker"],
+            dependencies: [
+                "Osprey",
+                "OspreyTesting",
+                "DiskCacheWorker",
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

@@ -8,9 +8,11 @@ extension OriginServer {
         var testDataDirectory: String?
         var listener: (any Channel)?
         var port = 0
+        var scheme = "http"
         var routes: [String: OriginResponse] = [:]
         var statistics: [String: PathStatistics] = [:]
         var connections: [ObjectIdentifier: any Channel] = [:]
+        var connectionsOpened = 0
         var waiters: [Waiter] = []
         var nextWaiterID = 0
 

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import Synchronization
 
 /// An HTTP/1.1 origin server on `127.0.0.1` and a free port, in-process, scripted per path: the real server that every
@@ -24,16 +25,25 @@ public final class OriginServer: Sendable {
 
     /// Starts a server on `127.0.0.1` and a port the system picks.
     ///
-    /// - Parameter testDataDirectory: the folder served under `/testdata/`; the corpus's `images` folder by default,
-    ///   `nil` to serve none.
-    public static func start(testDataDirectory: String? = TestData.imagesDirectory) async throws -> OriginServer {
+    /// - Parameters:
+    ///   - testDataDirectory: the folder served under `/testdata/`; the corpus's `images` folder by default, `nil` to
+    ///     serve none.
+    ///   - tls: serve `https` with a self-signed certificate for `127.0.0.1` that no client trusts by default.
+    ///     `false` by default.
+    public static func start(
+        testDataDirectory: String? = TestData.imagesDirectory, tls: Bool = false
+    ) async throws -> OriginServer {
         let server = OriginServer(state: State(testDataDirectory: testDataDirectory))
+        let tlsContext = tls ? try NIOSSLContext(configuration: TestCertificate.serverConfiguration()) : nil
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    if let tlsContext {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tlsContext))
+                    }
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
                     try channel.pipeline.syncOperations.addHandler(OriginHandler(server: server))
@@ -49,6 +59,7 @@ public final class OriginServer: Sendable {
         server.state.withLock { state in
             state.listener = listener
             state.port = port
+            state.scheme = tls ? "https" : "http"
         }
         return server
     }
@@ -60,8 +71,11 @@ public final class OriginServer: Sendable {
     /// The port the server listens on.
     public var port: Int { state.withLock { $0.port } }
 
-    /// `http://127.0.0.1:PORT`, without a trailing slash.
-    public var baseURL: String { "http://127.0.0.1:\(port)" }
+    /// `http://127.0.0.1:PORT` (`https` in TLS mode), without a trailing slash.
+    public var baseURL: String {
+        let (scheme, port) = state.withLock { ($0.scheme, $0.port) }
+        return "\(scheme)://127.0.0.1:\(port)"
+    }
 
     /// The absolute URL of `path` (which starts with `/`) on this server.
     public func url(_ path: String) -> String { baseURL + path }
@@ -102,6 +116,9 @@ public final class OriginServer: Sendable {
     public func requests(to path: String) -> [RecordedRequest] {
         state.withLock { $0.statistics[path]?.requests ?? [] }
     }
+
+    /// How many connections clients have opened to the server so far.
+    public var connectionCount: Int { state.withLock { $0.connectionsOpened } }
 
     /// How many answers on `path` were cut short because the client closed the connection first.
     public func abortedCount(_ path: String) -> Int {
@@ -164,7 +181,10 @@ public final class OriginServer: Sendable {
 
     private func register(_ connection: any Channel) {
         let id = ObjectIdentifier(connection)
-        state.withLock { $0.connections[id] = connection }
+        state.withLock { state in
+            state.connections[id] = connection
+            state.connectionsOpened += 1
+        }
         connection.closeFuture.whenComplete { [weak self] _ in
             _ = self?.state.withLock { $0.connections.removeValue(forKey: id) }
         }
@@ -174,9 +194,10 @@ public final class OriginServer: Sendable {
 /// Runs `body` with a started ``OriginServer`` and shuts it down afterwards, whether `body` returns or throws.
 public func withOriginServer<Result>(
     testDataDirectory: String? = TestData.imagesDirectory,
+    tls: Bool = false,
     _ body: (OriginServer) async throws -> Result
 ) async throws -> Result {
-    let server = try await OriginServer.start(testDataDirectory: testDataDirectory)
+    let server = try await OriginServer.start(testDataDirectory: testDataDirectory, tls: tls)
     do {
         let result = try await body(server)
         try await server.shutdown()

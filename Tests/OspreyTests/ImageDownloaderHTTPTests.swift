@@ -302,3 +302,42 @@ struct ImageDownloaderHTTPTests {
         }
     }
 }
+
+extension ImageDownloaderHTTPTests {
+    @Test func sequentialDownloadsReuseOneKeepAliveConnection() async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/kept.jpg", .ok(Self.body))
+                for index in 0..<10 { _ = try await downloader.data(for: request(server, "/kept.jpg?i=\(index)")) }
+                #expect(server.requestCount("/kept.jpg") == 10)
+                #expect(server.connectionCount == 1)
+            }
+        }
+    }
+
+    @Test func anUntrustedCertificateIsRefusedUnlessTheRequestAllowsIt() async throws {
+        try await withOriginServer(tls: true) { server in
+            try await withImageDownloader { downloader in
+                server.route("/tls.jpg", .ok(Self.body))
+                #expect(server.baseURL.hasPrefix("https://"))
+                // By default the self-signed certificate is refused before any request is sent
+                let error = try #require(await failure(request(server, "/tls.jpg"), on: downloader))
+                guard case .cannotConnect(let reason) = error else {
+                    Issue.record("expected cannot connect, got \(error)")
+                    return
+                }
+                #expect(reason.hasPrefix("TLS"))
+                #expect(server.requestCount("/tls.jpg") == 0)
+                // A request that allows invalid certificates gets through, with its own TLS configuration
+                var insecure = request(server, "/tls.jpg")
+                insecure.allowsInvalidCertificates = true
+                let response = try await downloader.data(for: insecure)
+                #expect(response.body == Self.body)
+                #expect(server.requestCount("/tls.jpg") == 1)
+                // And the default stays strict afterwards
+                #expect(await failure(request(server, "/tls.jpg"), on: downloader) != nil)
+                #expect(server.requestCount("/tls.jpg") == 1)
+            }
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import MetricsTestKit
 import NIOHTTP1
 import OspreyTesting
 import Synchronization
@@ -427,6 +428,40 @@ struct ImageDownloaderTests {
                         "started /evented.jpg", "finished /evented.jpg 200 \(Self.body.count)",
                         "started /missing.jpg", "failed /missing.jpg 404",
                     ])
+            }
+        }
+    }
+}
+
+extension ImageDownloaderTests {
+    @Test func countsRequestsTransfersBytesAndDurationsInMetrics() async throws {
+        try await withOriginServer { server in
+            let metrics = TestMetrics()
+            var configuration = ImageDownloader.Configuration()
+            configuration.metricsFactory = metrics
+            try await withImageDownloader(configuration: configuration) { downloader in
+                // Given three requests for one URL (two of them joining the first) and one 404
+                let gate = OriginGate()
+                server.route("/metered.jpg", .ok(Self.body).held(by: gate))
+                let tasks = (0..<3).map { _ in downloader.download(request(server, "/metered.jpg"), progress: nil) }
+                await server.waitForRequests(to: "/metered.jpg", count: 1)
+                gate.open()
+                for task in tasks { _ = try await task.response }
+                _ = try? await downloader.data(for: request(server, "/nothing-here.jpg"))
+                // Then the counters say so
+                let requests = { (coalesced: String) in
+                    try metrics.expectCounter("osprey_download_requests_total", [("coalesced", coalesced)]).totalValue
+                }
+                #expect(try requests("false") == 2)
+                #expect(try requests("true") == 2)
+                let transfers = { (outcome: String) in
+                    try metrics.expectCounter("osprey_download_transfers_total", [("outcome", outcome)]).totalValue
+                }
+                #expect(try transfers("ok") == 1)
+                #expect(try transfers("httpStatus") == 1)
+                #expect(try metrics.expectCounter("osprey_download_bytes_total").totalValue == Int64(Self.body.count))
+                let durations = try metrics.expectTimer("osprey_download_duration_seconds", [("outcome", "ok")])
+                #expect(durations.values.count == 1)
             }
         }
     }

@@ -9,9 +9,19 @@ import Metrics
 /// | `osprey_download_bytes_total` | counter | |
 /// | `osprey_download_duration_seconds` | timer | `outcome` |
 struct DownloadMetrics: Sendable {
-    private let joined = Counter(label: "osprey_download_requests_total", dimensions: [("coalesced", "true")])
-    private let alone = Counter(label: "osprey_download_requests_total", dimensions: [("coalesced", "false")])
-    private let bytes = Counter(label: "osprey_download_bytes_total")
+    private let factory: any MetricsFactory
+    private let joined: Counter
+    private let alone: Counter
+    private let bytes: Counter
+
+    /// Instruments made by `factory`, or by the process's bootstrapped metrics system when `nil`.
+    init(factory: (any MetricsFactory)?) {
+        let factory = factory ?? MetricsSystem.factory
+        self.factory = factory
+        joined = Counter(label: "osprey_download_requests_total", dimensions: [("coalesced", "true")], factory: factory)
+        alone = Counter(label: "osprey_download_requests_total", dimensions: [("coalesced", "false")], factory: factory)
+        bytes = Counter(label: "osprey_download_bytes_total", factory: factory)
+    }
 
     func recordCaller(coalesced: Bool) {
         (coalesced ? joined : alone).increment()
@@ -26,9 +36,10 @@ struct DownloadMetrics: Sendable {
         case .failure(let error):
             label = error.shortDescription
         }
-        Counter(label: "osprey_download_transfers_total", dimensions: [("outcome", label)]).increment()
+        Counter(label: "osprey_download_transfers_total", dimensions: [("outcome", label)], factory: factory)
+            .increment()
         let (seconds, attoseconds) = duration.components
-        Timer(label: "osprey_download_duration_seconds", dimensions: [("outcome", label)])
+        Timer(label: "osprey_download_duration_seconds", dimensions: [("outcome", label)], factory: factory)
             .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -1,4 +1,5 @@
 public import Logging
+public import Metrics
 public import NIOHTTP1
 
 extension ImageDownloader {
@@ -57,10 +58,14 @@ extension ImageDownloader {
         /// default; 0 turns resuming off.
         public var resumableDataCount = 16
 
-        // MARK: Logging
+        // MARK: Observing
 
         /// Where request-level messages go (at `debug` and `trace`). A logger labelled `osprey.downloader` by default.
         public var logger = Logger(label: "osprey.downloader")
+        /// Where the downloader's metrics go: `osprey_download_requests_total`, `osprey_download_transfers_total`,
+        /// `osprey_download_bytes_total` and `osprey_download_duration_seconds` (docs/architecture.md). `nil` (the
+        /// process's bootstrapped metrics system) by default.
+        public var metricsFactory: (any MetricsFactory)?
 
         /// The defaults above.
         public init() {}

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 
 extension ImageDownloader {
     /// Sorts what the HTTP stack threw into a ``DownloadError``, whose kind says whether it is transient.
@@ -36,6 +37,10 @@ extension ImageDownloader {
         case let error as ChannelError:
             if case .connectTimeout = error { return .timedOut }
             return .connectionLost(reason: "\(error)")
+        case let error as NIOSSLError:
+            return .cannotConnect(reason: "TLS: \(error)")
+        case let error as BoringSSLError:
+            return .cannotConnect(reason: "TLS: \(error)")
         case let error as HTTPParserError:
             return .connectionLost(reason: "the origin broke the HTTP protocol: \(error)")
         default:

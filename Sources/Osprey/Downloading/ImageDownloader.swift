@@ -56,7 +56,7 @@ public final class ImageDownloader: DataLoading {
     let client: HTTPClient
     let state: Mutex<State>
     let resumableData: ResumableDataStore
-    let metrics = DownloadMetrics()
+    let metrics: DownloadMetrics
 
     /// Makes a downloader with its own HTTP client; shut it down with ``shutdown()`` or let it go.
     public init(configuration: Configuration = Configuration()) {
@@ -81,6 +81,7 @@ public final class ImageDownloader: DataLoading {
                 machine: Machine(limit: configuration.maxConcurrentDownloads, order: configuration.order),
                 headers: configuration.headers))
         self.resumableData = ResumableDataStore(capacity: configuration.resumableDataCount)
+        self.metrics = DownloadMetrics(factory: configuration.metricsFactory)
     }
 
     deinit {
