@@ -2,7 +2,7 @@
 //
 // One of the processes in DiskCacheProcessTests: stores COUNT entries under keys "w<WORKER>-<i>" into the disk cache
 // at BASE/osprey/NAMESPACE, reads earlier ones back, and cleans every 25 stores. Any entry read back must be exactly
-// what was stored (an evicted one may be missing). Prints "stored N verified N missing N" and exits 1 if a read
+// what was stored (an evicted one may be missing). START_AT in the environment delays the start (see below). Prints "stored N verified N missing N" and exits 1 if a read
 // returned wrong bytes or a store failed.
 import Osprey
 import OspreyTesting
@@ -25,6 +25,14 @@ guard arguments.count == 6, let worker = Int(arguments[3]), let count = Int(argu
 else {
     complain("usage: DiskCacheWorker BASE NAMESPACE WORKER COUNT SIZE_LIMIT")
     exit(2)
+}
+// With START_AT (seconds since 1970) in the environment, wait until then: workers started one after another then open
+// the cache at the same instant.
+if let startAt = getenv("START_AT").flatMap({ Double(String(cString: $0)) }) {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    let wait = startAt - (Double(now.tv_sec) + Double(now.tv_nsec) / 1e9)
+    if wait > 0 { usleep(UInt32(wait * 1e6)) }
 }
 var configuration = DiskCache.Configuration(namespace: arguments[2])
 configuration.baseDirectory = arguments[1]

@@ -1,6 +1,14 @@
 import Logging
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 // The disk cache's synchronous work, run on NIO's thread pool by the public methods in DiskCache.swift. The lock
 // guards the index connection and the pending accesses; file reads happen outside it, and file renames and
 // deletions inside index write transactions, which SQLite also serialises across processes.
@@ -42,18 +50,36 @@ extension DiskCache {
                 metadata: ["osprey.cache": "\(directory)", "osprey.error": "\(error)"])
             for suffix in ["", "-wal", "-shm"] { FileSystem.remove(path + suffix) }
             if let index = try? openAndRebuild(path) { return index }
-        } catch {}
+        } catch {
+            logger.warning(
+                "disk cache index cannot be opened, caching in memory only",
+                metadata: ["osprey.cache": "\(directory)", "osprey.error": "\(error)"])
+            return nil
+        }
         logger.warning(
             "disk cache index cannot be opened, caching in memory only", metadata: ["osprey.cache": "\(directory)"])
         return nil
     }
 
+    /// Opens the index and fills a new one from the directory. When another process is creating or opening the same
+    /// index at that moment, SQLite can answer "busy" without waiting: that is retried, with a growing pause, for up
+    /// to about 10 s.
     private func openAndRebuild(_ path: String) throws(SQLiteDatabase.Error) -> DiskIndex {
-        let index = try DiskIndex(path: path)
-        if index.isNew {
-            try rebuild(index)
+        var pause: UInt32 = 1_000  // microseconds
+        var waited: UInt32 = 0
+        while true {
+            do {
+                let index = try DiskIndex(path: path)
+                if index.isNew {
+                    try rebuild(index)
+                }
+                return index
+            } catch let error where error.isBusy && waited < 10_000_000 {
+                usleep(pause)
+                waited += pause
+                pause = min(pause * 2, 200_000)
+            }
         }
-        return index
     }
 
     /// Reads the directory into a new index: every file named like an entry, with its size and modification time;
@@ -66,8 +92,9 @@ extension DiskCache {
         }
         let entries = files.filter { Self.isEntryName($0.name) }
         try index.transaction { () throws(SQLiteDatabase.Error) in
+            // Another process may have opened the new index first and stored entries already: keep its records.
             for file in entries {
-                try index.upsert(
+                try index.insertIfAbsent(
                     DiskIndex.Record(
                         name: file.name, key: nil, size: file.size, checksum: nil, created: file.modified,
                         accessed: file.modified))

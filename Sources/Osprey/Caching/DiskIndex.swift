@@ -102,12 +102,23 @@ final class DiskIndex {
                 created = excluded.created, accessed = excluded.accessed, expires = excluded.expires,
                 etag = excluded.etag, last_modified = excluded.last_modified
             """,
-            [
-                .text(record.name), record.key.map { .text($0) } ?? .null, .integer(Int64(record.size)),
-                record.checksum.map { .integer(Int64($0)) } ?? .null, .real(record.created), .real(record.accessed),
-                record.expires.map { .real($0) } ?? .null, record.etag.map { .text($0) } ?? .null,
-                record.lastModified.map { .text($0) } ?? .null,
-            ])
+            Self.values(record))
+    }
+
+    /// A record's columns, in the order of `columns`.
+    private static func values(_ record: Record) -> [SQLiteDatabase.Value] {
+        [
+            .text(record.name), record.key.map { .text($0) } ?? .null, .integer(Int64(record.size)),
+            record.checksum.map { .integer(Int64($0)) } ?? .null, .real(record.created), .real(record.accessed),
+            record.expires.map { .real($0) } ?? .null, record.etag.map { .text($0) } ?? .null,
+            record.lastModified.map { .text($0) } ?? .null,
+        ]
+    }
+
+    /// Inserts `record` unless a record of the same name exists.
+    func insertIfAbsent(_ record: Record) throws(SQLiteDatabase.Error) {
+        try database.query(
+            "INSERT OR IGNORE INTO entries(\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", Self.values(record))
     }
 
     /// Records when entries were last read (a batch collected since the last call).

@@ -16,6 +16,10 @@ final class SQLiteDatabase {
         /// The database file is damaged or is not a database.
         var isCorruption: Bool { code == SQLITE_CORRUPT || code == SQLITE_NOTADB }
 
+        /// Another connection holds a lock this one could not wait for: opening a database that another process is
+        /// creating, or switching it to WAL, can answer this at once without calling the busy handler.
+        var isBusy: Bool { code & 0xff == SQLITE_BUSY || code & 0xff == SQLITE_LOCKED }
+
         /// The disk holding the database is full.
         var isDiskFull: Bool { code & 0xff == SQLITE_FULL }
     }
