@@ -7,7 +7,7 @@ import Testing
 @testable import Osprey
 
 /// How the downloader reads what an origin answers, including origins that misbehave (MISSION D5, D7, D14, M13).
-@Suite("ImageDownloader: HTTP semantics")
+@Suite("ImageDownloader: HTTP semantics", .timeLimit(.minutes(2)))
 struct ImageDownloaderHTTPTests {
     static let body = ImageDownloaderTests.body
 
@@ -158,7 +158,10 @@ struct ImageDownloaderHTTPTests {
             var configuration = ImageDownloader.Configuration()
             configuration.maximumBodySize = 10_000
             try await withImageDownloader(configuration: configuration) { downloader in
-                server.route("/growing.jpg", .ok(Self.body).trickled(bytes: 2_000, every: .milliseconds(2)))
+                // 4 MB in 2,000-byte chunks a millisecond apart: seconds of body, so the origin is still sending when
+                // the downloader hangs up
+                let long = [UInt8](repeating: 7, count: 4 << 20)
+                server.route("/growing.jpg", .ok(long).trickled(bytes: 2_000, every: .milliseconds(1)))
                 let received = Mutex(0)
                 let outcome = await Result { () async throws(DownloadError) in
                     try await downloader.data(for: request(server, "/growing.jpg")) { progress in
@@ -170,7 +173,7 @@ struct ImageDownloaderHTTPTests {
                     return
                 }
                 #expect(!(outcome.failure?.isTransient ?? true))
-                // Cut off at the limit, long before the 40,000 bytes were all sent
+                // Cut off at the limit, long before the body was all sent
                 #expect(received.withLock { $0 } <= 10_000)
                 await server.waitForAborts(on: "/growing.jpg", count: 1)
             }

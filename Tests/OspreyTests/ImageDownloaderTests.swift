@@ -8,7 +8,7 @@ import Testing
 @testable import Osprey
 
 /// The downloader against a real HTTP origin on 127.0.0.1, each test counting what reached it.
-@Suite("ImageDownloader")
+@Suite("ImageDownloader", .timeLimit(.minutes(2)))
 struct ImageDownloaderTests {
     static let body = Array((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
 
