@@ -482,3 +482,17 @@ extension Result {
         }
     }
 }
+
+extension ImageDownloaderTests {
+    @Test func releasingADownloaderFailsTheRequestsStillQueued() async throws {
+        // Given a downloader whose queue is suspended, holding one request
+        var downloader: ImageDownloader? = ImageDownloader()
+        downloader?.isSuspended = true
+        let task = try #require(downloader?.download(DownloadRequest(url: URL(string: "http://127.0.0.1:9/a.jpg")!)))
+        // When the last reference to the downloader goes
+        downloader = nil
+        // Then the queued caller is told, instead of waiting for ever
+        let outcome = await Result { () async throws(DownloadError) in try await task.response }
+        #expect(outcome.failure?.shortDescription == "shutDown")
+    }
+}

@@ -85,8 +85,13 @@ public final class ImageDownloader: DataLoading {
     }
 
     deinit {
-        // Transfers hold the downloader, so none is running. The client must be shut down before it goes.
-        if !state.withLock({ $0.isShutDown }) {
+        // Running transfers hold the downloader, so none is running; queued ones may wait (a suspended queue). Their
+        // callers must not wait for ever. The client must be shut down before it goes.
+        let (isShutDown, waiting) = state.withLock { state in
+            (state.isShutDown, state.callers.values.map(\.task))
+        }
+        for task in waiting { task.complete(.failure(.shutDown)) }
+        if !isShutDown {
             Task { [client] in try? await client.shutdown() }
         }
     }
@@ -117,7 +122,13 @@ public final class ImageDownloader: DataLoading {
             let caller = enqueued.caller
             let task = DownloadTask(
                 priority: request.priority,
-                leave: { [weak self] task in self?.leave(caller, task) },
+                leave: { [weak self] task in
+                    guard let self else {
+                        task.complete(.failure(.cancelled))
+                        return
+                    }
+                    self.leave(caller, task)
+                },
                 reprioritise: { [weak self] _, priority in
                     self?.state.withLock { $0.machine.setPriority(priority, of: caller) }
                 })
