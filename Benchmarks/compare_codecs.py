@@ -17,6 +17,8 @@ PNG, WebP and GIF versions of the 4032x3024 photo (and of a 1024x768 reduction) 
 import json, os, shutil, subprocess, sys, time, statistics
 from pathlib import Path
 
+from benchkit import build, sh
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / ".build" / "bench-data"
@@ -25,10 +27,6 @@ ITERATIONS = int(os.environ.get("ITERATIONS", "7"))
 # Osprey and its peers are measured in alternating rounds, each keeping its best time, so that a noisy spell on a
 # shared machine lands on both sides instead of on one.
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
-
-
-def sh(*args, **kw):
-    return subprocess.run(args, check=True, **kw)
 
 
 def ensure_peers():
@@ -43,18 +41,6 @@ def ensure_peers():
     if probe.returncode != 0:
         sh(str(python), "-m", "pip", "install", "-q", "pillow", "pyvips", "pyvips-binary")
     return python
-
-
-def build():
-    command = ("swift", "build", "-c", "release", "--product", "codec-throughput")
-    if subprocess.run(command, cwd=HERE).returncode != 0:
-        # SwiftPM keeps a stale build plan for the root package's C target when a C file was added to it since
-        # the last build here (undefined references at link time): start this package's build over once.
-        sh("swift", "package", "clean", cwd=HERE)
-        sh(*command, cwd=HERE)
-    bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=HERE, check=True,
-                              capture_output=True, text=True).stdout.strip()
-    return Path(bin_path) / "codec-throughput"
 
 
 def corpus():
@@ -152,7 +138,7 @@ print(json.dumps({"pillow": best(pil), "pyvips": best(vips)}))
 
 def main():
     python = ensure_peers()
-    tool = build()
+    tool = build("codec-throughput")
     results, failures = [], []
     print(f"{'input':28} {'MP':>6} {'osprey MP/s':>11} {'C tool':>8} {'Pillow':>8} {'pyvips':>8}  ratios (osprey / peer)")
     for label, path in inputs(python):

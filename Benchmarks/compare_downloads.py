@@ -11,8 +11,10 @@ with PASS/FAIL:
   - Osprey >= 2x URLSession and >= 1x aiohttp in requests per second, >= 0.8x curl;
   - 1,000 concurrent requests for one URL reach nginx exactly once (counted in its access log).
 """
-import json, os, random, resource, shutil, socket, subprocess, sys, tempfile, time
+import json, os, random, shutil, socket, subprocess, sys, tempfile, time
 from pathlib import Path
+
+from benchkit import build, sh
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -48,10 +50,6 @@ print(json.dumps({"requests": len(urls), "failures": failures, "bytes": total, "
 """
 
 
-def sh(*args, **kw):
-    return subprocess.run(args, check=True, **kw)
-
-
 def ensure_peers():
     missing = [p for p, tool in (("nginx-light", "nginx"), ("curl", "curl")) if not shutil.which(tool)
                and not Path("/usr/sbin/" + tool).exists()]
@@ -64,16 +62,6 @@ def ensure_peers():
     if subprocess.run([str(python), "-c", "import aiohttp"], capture_output=True).returncode != 0:
         sh(str(python), "-m", "pip", "install", "-q", "aiohttp")
     return python
-
-
-def build():
-    command = ("swift", "build", "-c", "release", "--product", "download-benchmark")
-    if subprocess.run(command, cwd=HERE).returncode != 0:
-        sh("swift", "package", "clean", cwd=HERE)
-        sh(*command, cwd=HERE)
-    bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=HERE, check=True,
-                              capture_output=True, text=True).stdout.strip()
-    return Path(bin_path) / "download-benchmark"
 
 
 def content():
@@ -150,7 +138,7 @@ def run_child(command):
 
 def main():
     python = ensure_peers()
-    binary = build()
+    binary = build("download-benchmark")
     root, files = content()
     port = free_port()
     prefix = Path(tempfile.mkdtemp(prefix="osprey-nginx-"))

@@ -392,7 +392,6 @@ extension DiskCache {
 
     private func publish(_ records: [DiskIndex.Record], reason: RemovalReason) {
         guard let event = Self.event(records, reason: reason) else { return }
-        let subscribers = state.withLock { Array($0.subscribers.values) }
-        for subscriber in subscribers { subscriber.yield(event) }
+        broadcaster.publish(event)
     }
 }

@@ -34,6 +34,7 @@ public final class DiskCache: Sendable {
     let now: @Sendable () -> UnixTime
     private let threadPool: NIOThreadPool
     let state: Mutex<State>
+    let broadcaster = EventBroadcaster<Event>()
     /// Held for a whole cleaning pass (on a pool thread), so passes never overlap; reads and writes do not take it.
     private let cleaning = Mutex(())
 
@@ -51,8 +52,6 @@ public final class DiskCache: Sendable {
         /// while the file keeps that stamp, a hit needs neither the index nor the checksum.
         var verified: [String: Verified] = [:]
         var lastAccessFlush: Double = 0
-        var subscribers: [Int: AsyncStream<Event>.Continuation] = [:]
-        var nextSubscriber = 0
         var cleaningTask: Task<Void, Never>?
     }
 
@@ -93,12 +92,12 @@ public final class DiskCache: Sendable {
 
     deinit {
         let time = now().seconds
-        let (task, subscribers) = state.withLock { state in
+        let task = state.withLock { state in
             flushAccesses(&state, at: time)
-            return (state.cleaningTask, Array(state.subscribers.values))
+            return state.cleaningTask
         }
         task?.cancel()
-        subscribers.forEach { $0.finish() }
+        broadcaster.finish()
     }
 
     // MARK: The public operations (each on the thread pool)
@@ -186,16 +185,7 @@ public final class DiskCache: Sendable {
 
     /// A stream of what the cache removes, from now until the stream's consumer stops or the cache goes away.
     public func events() -> AsyncStream<Event> {
-        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: .bufferingNewest(1024))
-        let id = state.withLock { state in
-            defer { state.nextSubscriber += 1 }
-            state.subscribers[state.nextSubscriber] = continuation
-            return state.nextSubscriber
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
+        broadcaster.subscribe()
     }
 
     /// Whether the cache is memory-only because its directory is unusable.

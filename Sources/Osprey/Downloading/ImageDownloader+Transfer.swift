@@ -7,18 +7,15 @@ import Synchronization
 
 extension ImageDownloader {
     typealias Report = @Sendable (_ body: [UInt8], _ newFrom: Int, _ expected: Int?) -> Void
+    typealias Outcome = Result<DownloadResponse, DownloadError>
 
     /// ``perform(_:deadline:report:)`` within the request's deadline, if it has one: the whole download, body
     /// included, is abandoned with ``DownloadError/timedOut`` when it passes. (The HTTP client's own deadline covers
     /// the response head only.)
-    func performWithinDeadline(
-        _ request: DownloadRequest, report: @escaping Report
-    ) async -> Result<
-        DownloadResponse, DownloadError
-    > {
+    func performWithinDeadline(_ request: DownloadRequest, report: @escaping Report) async -> Outcome {
         let deadline = (request.deadline ?? configuration.deadline).flatMap { $0 > .zero ? $0 : nil }
         guard let deadline else { return await attempt(request, deadline: nil, report: report) }
-        return await withTaskGroup(of: Result<DownloadResponse, DownloadError>?.self) { group in
+        return await withTaskGroup(of: Outcome?.self) { group in
             group.addTask { await self.attempt(request, deadline: deadline, report: report) }
             group.addTask {
                 do {
@@ -36,9 +33,7 @@ extension ImageDownloader {
         }
     }
 
-    private func attempt(
-        _ request: DownloadRequest, deadline: Duration?, report: Report
-    ) async -> Result<DownloadResponse, DownloadError> {
+    private func attempt(_ request: DownloadRequest, deadline: Duration?, report: Report) async -> Outcome {
         do {
             return .success(try await perform(request, deadline: deadline, report: report))
         } catch {

@@ -31,8 +31,6 @@ public final class ImageDownloader: DataLoading {
         var transfers: [Machine.TransferID: TransferRecord] = [:]
         var callers: [Machine.CallerID: CallerRecord] = [:]
         var headers: HTTPHeaders
-        var subscribers: [Int: AsyncStream<DownloadEvent>.Continuation] = [:]
-        var nextSubscriber = 0
         var isShutDown = false
     }
 
@@ -57,6 +55,7 @@ public final class ImageDownloader: DataLoading {
     let state: Mutex<State>
     let resumableData: ResumableDataStore
     let metrics: DownloadMetrics
+    private let broadcaster = EventBroadcaster<DownloadEvent>()
 
     /// Makes a downloader with its own HTTP client; shut it down with ``shutdown()`` or let it go.
     public init(configuration: Configuration = Configuration()) {
@@ -200,16 +199,7 @@ public final class ImageDownloader: DataLoading {
     /// Download started and finished events (MISSION D12), from now until the consumer stops or the downloader shuts
     /// down. The newest 1,024 are kept for a slow consumer.
     public func events() -> AsyncStream<DownloadEvent> {
-        let (stream, continuation) = AsyncStream<DownloadEvent>.makeStream(bufferingPolicy: .bufferingNewest(1024))
-        let id = state.withLock { state in
-            defer { state.nextSubscriber += 1 }
-            state.subscribers[state.nextSubscriber] = continuation
-            return state.nextSubscriber
-        }
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
+        broadcaster.subscribe()
     }
 
     // MARK: Lifetime
@@ -217,13 +207,13 @@ public final class ImageDownloader: DataLoading {
     /// Cancels every download, ends the event streams and closes the connections. Requests made afterwards fail with
     /// ``DownloadError/shutDown``.
     public func shutdown() async throws {
-        let (alreadyShutDown, subscribers) = state.withLock { state in
+        let alreadyShutDown = state.withLock { state in
             defer { state.isShutDown = true }
-            return (state.isShutDown, Array(state.subscribers.values))
+            return state.isShutDown
         }
         guard !alreadyShutDown else { return }
         cancelAll()
-        for subscriber in subscribers { subscriber.finish() }
+        broadcaster.finish()
         try await client.shutdown()
     }
 
@@ -295,8 +285,7 @@ public final class ImageDownloader: DataLoading {
     }
 
     private func publish(_ event: DownloadEvent) {
-        let subscribers = state.withLock { Array($0.subscribers.values) }
-        for subscriber in subscribers { subscriber.yield(event) }
+        broadcaster.publish(event)
     }
 
     /// Why `url` cannot be downloaded, or `nil`.
