@@ -3,7 +3,7 @@ SWIFT ?= swift
 ARGS ?= --help
 FORMAT_PATHS := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: all deps build run test test-asan fuzz bench lint format clean
+.PHONY: all deps build run test test-asan test-tsan fuzz bench lint format clean
 
 all: build
 
@@ -30,6 +30,15 @@ test-asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
 	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'OspreyCodecsTests|OspreyTestingTests'
 
+## test-tsan: the concurrent parts (the downloader and its queue, the memory cache) under ThreadSanitizer (separate
+## build folder .build-tsan). OSPREY_TSAN swaps the standard library's Mutex, which TSan cannot see, for a pthread
+## mutex, which it can (Sources/Osprey/Mutex+ThreadSanitizer.swift).
+TSAN_FLAGS = --sanitize=thread --scratch-path .build-tsan -Xswiftc -DOSPREY_TSAN
+test-tsan: deps
+	$(SWIFT) build --build-tests $(TSAN_FLAGS)
+	$(SWIFT) test --skip-build $(TSAN_FLAGS) \
+		--filter 'ImageDownloaderTests|ImageDownloaderHTTPTests|DownloadQueueStateMachineTests|MemoryCacheTests'
+
 ## fuzz: build the libFuzzer harnesses (Fuzz/) with ASan and run each decoder's for SECONDS (default 60)
 SECONDS ?= 60
 fuzz: deps
@@ -53,4 +62,4 @@ format:
 	$(SWIFT) format format --in-place --recursive --parallel $(FORMAT_PATHS)
 
 clean:
-	rm -rf .build .build-asan .build-fuzz Benchmarks/.build Fuzz/.build
+	rm -rf .build .build-asan .build-tsan .build-fuzz Benchmarks/.build Fuzz/.build

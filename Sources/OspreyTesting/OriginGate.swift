@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A latch a test opens to let held ``OriginServer`` responses go, so a test controls exactly when the origin answers
 /// instead of sleeping and hoping.
@@ -15,17 +15,17 @@ public final class OriginGate: Sendable {
         var waiters: [@Sendable () -> Void] = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// Makes a closed gate.
     public init() {}
 
     /// Whether ``open()`` has been called.
-    public var isOpen: Bool { state.withLock { $0.isOpen } }
+    public var isOpen: Bool { state.withLockedValue { $0.isOpen } }
 
     /// Opens the gate: every held response, and every later one, proceeds.
     public func open() {
-        let waiters = state.withLock { state in
+        let waiters = state.withLockedValue { state in
             state.isOpen = true
             defer { state.waiters = [] }
             return state.waiters
@@ -35,7 +35,7 @@ public final class OriginGate: Sendable {
 
     /// Runs `action` once the gate is open: now if it already is.
     func whenOpen(_ action: @escaping @Sendable () -> Void) {
-        let runNow = state.withLock { state in
+        let runNow = state.withLockedValue { state in
             if !state.isOpen { state.waiters.append(action) }
             return state.isOpen
         }

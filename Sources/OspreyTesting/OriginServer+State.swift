@@ -1,6 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
-import Synchronization
 
 extension OriginServer {
     /// Everything the server's connections share, behind the server's one mutex.
@@ -73,7 +73,7 @@ extension OriginServer {
     /// Records `request` as arrived and in flight, and returns what to answer: its route, the corpus file it names
     /// under `/testdata/`, or `nil` for 404.
     func begin(_ request: RecordedRequest) -> Answer {
-        let (waiters, route, testDataDirectory) = state.withLock { state in
+        let (waiters, route, testDataDirectory) = state.withLockedValue { state in
             (state.begin(request), state.routes[request.path], state.testDataDirectory)
         }
         for waiter in waiters { waiter.continuation.resume() }
@@ -89,7 +89,7 @@ extension OriginServer {
 
     /// Records that the answer to a request for `path` is over: complete, or `aborted` by the client going away.
     func finish(_ path: String, aborted: Bool = false) {
-        let waiters = state.withLock { $0.finish(path, aborted: aborted) }
+        let waiters = state.withLockedValue { $0.finish(path, aborted: aborted) }
         for waiter in waiters { waiter.continuation.resume() }
     }
 

@@ -1,8 +1,8 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 import NIOSSL
-import Synchronization
 
 /// An HTTP/1.1 origin server on `127.0.0.1` and a free port, in-process, scripted per path: the real server that every
 /// networking test talks to instead of a mock.
@@ -21,7 +21,7 @@ import Synchronization
 /// }
 /// ```
 public final class OriginServer: Sendable {
-    let state: Mutex<State>
+    let state: NIOLockedValueBox<State>
 
     /// Starts a server on `127.0.0.1` and a port the system picks.
     ///
@@ -56,7 +56,7 @@ public final class OriginServer: Sendable {
             try? await listener.close()
             throw OriginServerError.noLocalAddress
         }
-        server.state.withLock { state in
+        server.state.withLockedValue { state in
             state.listener = listener
             state.port = port
             state.scheme = tls ? "https" : "http"
@@ -65,15 +65,15 @@ public final class OriginServer: Sendable {
     }
 
     private init(state: State) {
-        self.state = Mutex(state)
+        self.state = NIOLockedValueBox(state)
     }
 
     /// The port the server listens on.
-    public var port: Int { state.withLock { $0.port } }
+    public var port: Int { state.withLockedValue { $0.port } }
 
     /// `http://127.0.0.1:PORT` (`https` in TLS mode), without a trailing slash.
     public var baseURL: String {
-        let (scheme, port) = state.withLock { ($0.scheme, $0.port) }
+        let (scheme, port) = state.withLockedValue { ($0.scheme, $0.port) }
         return "\(scheme)://127.0.0.1:\(port)"
     }
 
@@ -84,19 +84,19 @@ public final class OriginServer: Sendable {
 
     /// Answers requests for `path` (query ignored) with `response` from now on, replacing any earlier script.
     public func route(_ path: String, _ response: OriginResponse) {
-        state.withLock { $0.routes[path] = response }
+        state.withLockedValue { $0.routes[path] = response }
     }
 
     /// Stops answering `path`: it is 404 again.
     public func removeRoute(_ path: String) {
-        _ = state.withLock { $0.routes.removeValue(forKey: path) }
+        _ = state.withLockedValue { $0.routes.removeValue(forKey: path) }
     }
 
     // MARK: Counting
 
     /// How many requests for `path` have arrived (all paths when `nil`), 304s and 404s included.
     public func requestCount(_ path: String? = nil) -> Int {
-        state.withLock { state in
+        state.withLockedValue { state in
             path.map { state.statistics[$0]?.requests.count ?? 0 }
                 ?? state.statistics.values.reduce(0) { $0 + $1.requests.count }
         }
@@ -104,25 +104,25 @@ public final class OriginServer: Sendable {
 
     /// How many requests for `path` are being answered now.
     public func inFlightCount(_ path: String) -> Int {
-        state.withLock { $0.statistics[path]?.inFlight ?? 0 }
+        state.withLockedValue { $0.statistics[path]?.inFlight ?? 0 }
     }
 
     /// The most requests for `path` that were ever being answered at once.
     public func maxInFlightCount(_ path: String) -> Int {
-        state.withLock { $0.statistics[path]?.maxInFlight ?? 0 }
+        state.withLockedValue { $0.statistics[path]?.maxInFlight ?? 0 }
     }
 
     /// The requests for `path`, in arrival order.
     public func requests(to path: String) -> [RecordedRequest] {
-        state.withLock { $0.statistics[path]?.requests ?? [] }
+        state.withLockedValue { $0.statistics[path]?.requests ?? [] }
     }
 
     /// How many connections clients have opened to the server so far.
-    public var connectionCount: Int { state.withLock { $0.connectionsOpened } }
+    public var connectionCount: Int { state.withLockedValue { $0.connectionsOpened } }
 
     /// How many answers on `path` were cut short because the client closed the connection first.
     public func abortedCount(_ path: String) -> Int {
-        state.withLock { $0.statistics[path]?.aborted ?? 0 }
+        state.withLockedValue { $0.statistics[path]?.aborted ?? 0 }
     }
 
     /// Returns once at least `count` requests for `path` have arrived (or the calling task is cancelled): the way to
@@ -138,13 +138,13 @@ public final class OriginServer: Sendable {
     }
 
     private func wait(for path: String, count: Int, counting: State.Waiter.Counting) async {
-        let id = state.withLock { state -> Int in
+        let id = state.withLockedValue { state -> Int in
             state.nextWaiterID += 1
             return state.nextWaiterID
         }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = state.withLock { state in
+                let ready = state.withLockedValue { state in
                     let waiter = State.Waiter(
                         id: id, path: path, count: count, counting: counting, continuation: continuation)
                     if waiter.isSatisfied(by: state.statistics[path]) || Task.isCancelled { return true }
@@ -154,7 +154,7 @@ public final class OriginServer: Sendable {
                 if ready { continuation.resume() }
             }
         } onCancel: {
-            let waiter = state.withLock { state -> State.Waiter? in
+            let waiter = state.withLockedValue { state -> State.Waiter? in
                 guard let index = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
                 return state.waiters.remove(at: index)
             }
@@ -166,7 +166,7 @@ public final class OriginServer: Sendable {
 
     /// Stops listening and closes every open connection.
     public func shutdown() async throws {
-        let (listener, connections) = state.withLock { state in
+        let (listener, connections) = state.withLockedValue { state in
             defer {
                 state.listener = nil
                 state.connections = [:]
@@ -181,12 +181,12 @@ public final class OriginServer: Sendable {
 
     private func register(_ connection: any Channel) {
         let id = ObjectIdentifier(connection)
-        state.withLock { state in
+        state.withLockedValue { state in
             state.connections[id] = connection
             state.connectionsOpened += 1
         }
         connection.closeFuture.whenComplete { [weak self] _ in
-            _ = self?.state.withLock { $0.connections.removeValue(forKey: id) }
+            _ = self?.state.withLockedValue { $0.connections.removeValue(forKey: id) }
         }
     }
 }

@@ -1,4 +1,4 @@
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A `Clock` that moves only when a test tells it to, so that timeouts, expiry and retry delays are tested without
 /// sleeping.
@@ -38,32 +38,33 @@ public final class TestClock: Clock, Sendable {
         var sleeperWaiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
     }
 
-    private let state = Mutex(State())
+    private let state = NIOLockedValueBox(State())
 
     /// Makes a clock at offset zero.
     public init() {}
 
     /// The current instant; moves only through ``advance(by:)`` and ``advance(to:)``.
-    public var now: Instant { state.withLock { $0.now } }
+    public var now: Instant { state.withLockedValue { $0.now } }
 
     /// Zero: the clock has no resolution of its own.
     public var minimumResolution: Duration { .zero }
 
     /// How many tasks are sleeping on this clock now.
-    public var sleeperCount: Int { state.withLock { $0.sleepers.count } }
+    public var sleeperCount: Int { state.withLockedValue { $0.sleepers.count } }
 
     /// Suspends until the clock reaches `deadline`; returns at once if it already has.
     ///
     /// - Throws: `CancellationError` when the task is cancelled first.
     public func sleep(until deadline: Instant, tolerance: Duration? = nil) async throws {
         try Task.checkCancellation()
-        let id = state.withLock { state -> Int in
+        let id = state.withLockedValue { state -> Int in
             state.nextID += 1
             return state.nextID
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                let (resumeNow, satisfied) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
+                let (resumeNow, satisfied) = state.withLockedValue {
+                    state -> (Bool, [CheckedContinuation<Void, Never>]) in
                     if deadline <= state.now { return (true, []) }
                     if Task.isCancelled { return (true, []) }
                     state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
@@ -73,7 +74,7 @@ public final class TestClock: Clock, Sendable {
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            let sleeper = state.withLock { state -> Sleeper? in
+            let sleeper = state.withLockedValue { state -> Sleeper? in
                 guard let index = state.sleepers.firstIndex(where: { $0.id == id }) else { return nil }
                 return state.sleepers.remove(at: index)
             }
@@ -91,7 +92,7 @@ public final class TestClock: Clock, Sendable {
     /// Moves the clock to `instant` (never backwards) and wakes every sleeper whose deadline has come, earliest
     /// first.
     public func advance(to instant: Instant) {
-        let due = state.withLock { state -> [Sleeper] in
+        let due = state.withLockedValue { state -> [Sleeper] in
             state.now = max(state.now, instant)
             let now = state.now
             let due = state.sleepers.filter { $0.deadline <= now }.sorted { $0.deadline < $1.deadline }
@@ -105,7 +106,7 @@ public final class TestClock: Clock, Sendable {
     /// reached its sleep before advancing the clock.
     public func waitForSleepers(count: Int) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state in
+            let ready = state.withLockedValue { state in
                 if state.sleepers.count >= count { return true }
                 state.sleeperWaiters.append((count, continuation))
                 return false
