@@ -60,13 +60,7 @@ final class OriginHandler: ChannelInboundHandler {
     private func answerNext(_ context: ChannelHandlerContext) {
         guard isActive, !queue.isEmpty else { return }
         let head = queue.removeFirst()
-        let path = head.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
-        let request = RecordedRequest(
-            method: head.method.rawValue,
-            uri: head.uri,
-            path: path ?? head.uri,
-            headers: head.headers.map { ($0.name, $0.value) }
-        )
+        let request = RecordedRequest(head)
         answering = request
         isBusy = true
         let keepAlive = head.isKeepAlive

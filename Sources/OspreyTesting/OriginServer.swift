@@ -1,6 +1,7 @@
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
+import NIOHTTP2
 import NIOPosix
 import NIOSSL
 
@@ -30,11 +31,15 @@ public final class OriginServer: Sendable {
     ///     serve none.
     ///   - tls: serve `https` with a self-signed certificate for `127.0.0.1` that no client trusts by default.
     ///     `false` by default.
+    ///   - http2: speak HTTP/2 only (negotiated by ALPN, so `tls` is implied), where scripts' status, headers, body,
+    ///     validators and ranges are played but not their misbehaviour. `false` by default.
     public static func start(
-        testDataDirectory: String? = TestData.imagesDirectory, tls: Bool = false
+        testDataDirectory: String? = TestData.imagesDirectory, tls: Bool = false, http2: Bool = false
     ) async throws -> OriginServer {
         let server = OriginServer(state: State(testDataDirectory: testDataDirectory))
-        let tlsContext = tls ? try NIOSSLContext(configuration: TestCertificate.serverConfiguration()) : nil
+        let tlsContext =
+            tls || http2
+            ? try NIOSSLContext(configuration: TestCertificate.serverConfiguration(http2: http2)) : nil
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -44,10 +49,21 @@ public final class OriginServer: Sendable {
                     if let tlsContext {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tlsContext))
                     }
+                    server.register(channel)
+                    if http2 {
+                        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+                            mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
+                        ) { stream in
+                            stream.eventLoop.makeCompletedFuture {
+                                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                                try stream.pipeline.syncOperations.addHandler(OriginHTTP2Handler(server: server))
+                            }
+                        }
+                        return
+                    }
                     try channel.pipeline.syncOperations.addHandler(
                         ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
                     try channel.pipeline.syncOperations.addHandler(OriginHandler(server: server))
-                    server.register(channel)
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
@@ -59,7 +75,7 @@ public final class OriginServer: Sendable {
         server.state.withLockedValue { state in
             state.listener = listener
             state.port = port
-            state.scheme = tls ? "https" : "http"
+            state.scheme = tls || http2 ? "https" : "http"
         }
         return server
     }
@@ -195,9 +211,10 @@ public final class OriginServer: Sendable {
 public func withOriginServer<Result>(
     testDataDirectory: String? = TestData.imagesDirectory,
     tls: Bool = false,
+    http2: Bool = false,
     _ body: (OriginServer) async throws -> Result
 ) async throws -> Result {
-    let server = try await OriginServer.start(testDataDirectory: testDataDirectory, tls: tls)
+    let server = try await OriginServer.start(testDataDirectory: testDataDirectory, tls: tls, http2: http2)
     do {
         let result = try await body(server)
         try await server.shutdown()

@@ -344,3 +344,31 @@ extension ImageDownloaderHTTPTests {
         }
     }
 }
+
+extension ImageDownloaderHTTPTests {
+    @Test func speaksHTTP2WithAnOriginThatOffersItAndMultiplexesOneConnection() async throws {
+        try await withOriginServer(http2: true) { server in
+            try await withImageDownloader { downloader in
+                server.route("/h2.jpg", OriginResponse.ok(Self.body).withETag("\"h2\""))
+                // Given an origin that speaks only HTTP/2, and a first download that opens a connection to it
+                var requests = (0..<7).map { request(server, "/h2.jpg?i=\($0)") }
+                for index in requests.indices { requests[index].allowsInvalidCertificates = true }
+                _ = try await downloader.data(for: requests[0])
+                // When six more run at once
+                let tasks = requests.dropFirst().map { downloader.download($0, progress: nil) }
+                // Then each arrives whole, over HTTP/2, on one connection
+                for task in tasks {
+                    let body = try await task.response.body
+                    #expect(body == Self.body)
+                }
+                #expect(server.requests(to: "/h2.jpg").map(\.httpVersion) == Array(repeating: "HTTP/2.0", count: 7))
+                #expect(server.connectionCount == 1)
+                // And conditional requests work the same way
+                var conditional = requests[0]
+                conditional.validators = HTTPValidators(etag: "\"h2\"")
+                let answer = try await downloader.data(for: conditional)
+                #expect(answer.isNotModified)
+            }
+        }
+    }
+}
