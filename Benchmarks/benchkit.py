@@ -1,5 +1,5 @@
 """What the peer-comparison scripts share: running commands and building a release product of this package."""
-import subprocess
+import os, subprocess, sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -20,3 +20,20 @@ def build(product):
     bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=HERE, check=True,
                               capture_output=True, text=True).stdout.strip()
     return Path(bin_path) / product
+
+
+def apt_install(packages):
+    """Installs Debian `packages` (through sudo unless root)."""
+    if packages:
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        sh(*sudo, "apt-get", "install", "-y", "-qq", *packages, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+
+
+def venv_python(modules, packages):
+    """The Python of the venv under Benchmarks/.venv, with `packages` installed unless `modules` already import."""
+    python = HERE / ".venv" / "bin" / "python"
+    if not python.exists():
+        sh(sys.executable, "-m", "venv", str(HERE / ".venv"))
+    if subprocess.run([str(python), "-c", "import " + ", ".join(modules)], capture_output=True).returncode != 0:
+        sh(str(python), "-m", "pip", "install", "-q", *packages)
+    return python

@@ -17,12 +17,11 @@ PNG, WebP and GIF versions of the 4032x3024 photo (and of a 1024x768 reduction) 
 import json, os, shutil, subprocess, sys, time, statistics
 from pathlib import Path
 
-from benchkit import build, sh
+from benchkit import apt_install, build, sh, venv_python
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DATA = HERE / ".build" / "bench-data"
-VENV = HERE / ".venv"
 ITERATIONS = int(os.environ.get("ITERATIONS", "7"))
 # Osprey and its peers are measured in alternating rounds, each keeping its best time, so that a noisy spell on a
 # shared machine lands on both sides instead of on one.
@@ -30,17 +29,8 @@ ROUNDS = int(os.environ.get("ROUNDS", "3"))
 
 
 def ensure_peers():
-    missing = [p for p, tool in (("libjpeg-turbo-progs", "djpeg"), ("webp", "dwebp")) if not shutil.which(tool)]
-    if missing:
-        sudo = [] if os.geteuid() == 0 else ["sudo"]
-        sh(*sudo, "apt-get", "install", "-y", "-qq", *missing, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-    python = VENV / "bin" / "python"
-    if not python.exists():
-        sh(sys.executable, "-m", "venv", str(VENV))
-    probe = subprocess.run([str(python), "-c", "import PIL, pyvips"], capture_output=True)
-    if probe.returncode != 0:
-        sh(str(python), "-m", "pip", "install", "-q", "pillow", "pyvips", "pyvips-binary")
-    return python
+    apt_install([p for p, tool in (("libjpeg-turbo-progs", "djpeg"), ("webp", "dwebp")) if not shutil.which(tool)])
+    return venv_python(["PIL", "pyvips"], ["pillow", "pyvips", "pyvips-binary"])
 
 
 def corpus():

@@ -11,14 +11,13 @@ with PASS/FAIL:
   - Osprey >= 2x URLSession and >= 1x aiohttp in requests per second, >= 0.8x curl;
   - 1,000 concurrent requests for one URL reach nginx exactly once (counted in its access log).
 """
-import json, os, random, shutil, socket, subprocess, sys, tempfile, time
+import json, os, random, shutil, socket, subprocess, tempfile, time
 from pathlib import Path
 
-from benchkit import build, sh
+from benchkit import apt_install, build, venv_python
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-VENV = HERE / ".venv"
 DATA = HERE / ".build" / "bench-http"
 DOWNLOADS = int(os.environ.get("DOWNLOADS", "2000"))
 ROUNDS = int(os.environ.get("ROUNDS", "3"))
@@ -51,17 +50,9 @@ print(json.dumps({"requests": len(urls), "failures": failures, "bytes": total, "
 
 
 def ensure_peers():
-    missing = [p for p, tool in (("nginx-light", "nginx"), ("curl", "curl")) if not shutil.which(tool)
-               and not Path("/usr/sbin/" + tool).exists()]
-    if missing:
-        sudo = [] if os.geteuid() == 0 else ["sudo"]
-        sh(*sudo, "apt-get", "install", "-y", "-qq", *missing, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-    python = VENV / "bin" / "python"
-    if not python.exists():
-        sh(sys.executable, "-m", "venv", str(VENV))
-    if subprocess.run([str(python), "-c", "import aiohttp"], capture_output=True).returncode != 0:
-        sh(str(python), "-m", "pip", "install", "-q", "aiohttp")
-    return python
+    apt_install([p for p, tool in (("nginx-light", "nginx"), ("curl", "curl"))
+                 if not shutil.which(tool) and not Path("/usr/sbin/" + tool).exists()])
+    return venv_python(["aiohttp"], ["aiohttp"])
 
 
 def content():
