@@ -14,7 +14,7 @@ Inputs: the corpus's large JPEGs when present (../shared/testdata or $OSPREY_TES
 PNG, WebP and GIF versions of the 4032x3024 photo (and of a 1024x768 reduction) are written by Pillow into
 .build/bench-data, so no peer decodes a file its own library encoded from our output.
 """
-import json, os, shutil, subprocess, sys, time, statistics
+import json, os, shutil, subprocess, sys, time
 from pathlib import Path
 
 from benchkit import apt_install, build, sh, venv_python
