@@ -1,0 +1,73 @@
+public import Foundation
+import Synchronization
+
+/// The URLs whose last download failed for a lasting reason, so the manager fails them at once instead of asking the
+/// origin again (MISSION M3, the seeds' failedURLs).
+///
+/// Only lasting failures enter (``DownloadError/isTransient`` is false: a 404, an oversized body, undecodable data,
+/// ...); timeouts, lost connections, cancellations and the like never do. An entry lasts until the URL loads
+/// successfully, until it is removed, or, when a time-to-live is set, until it expires. No time-to-live by default,
+/// as in the seeds.
+///
+/// ```swift
+/// let failed = FailedURLs(timeToLive: .seconds(3600))
+/// failed.record(url, lastingFailure: true)
+/// failed.contains(url)   // true for the next hour
+/// ```
+public final class FailedURLs: Sendable {
+    private let timeToLive: Duration?
+    private let now: @Sendable () -> Duration
+    /// URL string → when it failed (on `now`'s scale).
+    private let entries = Mutex<[String: Duration]>([:])
+
+    /// Makes an empty list whose entries expire `timeToLive` after the failure (never when `nil`), timed by `clock`.
+    public init<C: Clock>(timeToLive: Duration? = nil, clock: C) where C.Duration == Duration {
+        self.timeToLive = timeToLive
+        let start = clock.now
+        self.now = { start.duration(to: clock.now) }
+    }
+
+    /// Makes an empty list timed by the continuous clock.
+    public convenience init(timeToLive: Duration? = nil) {
+        self.init(timeToLive: timeToLive, clock: ContinuousClock())
+    }
+
+    /// Records that `url` failed; only a lasting failure is kept.
+    public func record(_ url: URL, lastingFailure: Bool) {
+        guard lastingFailure else { return }
+        let time = now()
+        entries.withLock { $0[url.absoluteString] = time }
+    }
+
+    /// Records `error` for `url`: kept only when it is not transient.
+    public func record(_ url: URL, error: DownloadError) {
+        record(url, lastingFailure: !error.isTransient)
+    }
+
+    /// Whether `url` is on the list and has not expired. An expired entry is removed.
+    public func contains(_ url: URL) -> Bool {
+        let key = url.absoluteString
+        let time = now()
+        return entries.withLock { entries in
+            guard let failed = entries[key] else { return false }
+            if let timeToLive, time - failed >= timeToLive {
+                entries[key] = nil
+                return false
+            }
+            return true
+        }
+    }
+
+    /// Takes `url` off the list (after it loaded, or when a caller asks).
+    public func remove(_ url: URL) {
+        _ = entries.withLock { $0.removeValue(forKey: url.absoluteString) }
+    }
+
+    /// Empties the list.
+    public func removeAll() {
+        entries.withLock { $0.removeAll() }
+    }
+
+    /// How many URLs are on the list, expired ones not yet noticed included.
+    public var count: Int { entries.withLock { $0.count } }
+}
