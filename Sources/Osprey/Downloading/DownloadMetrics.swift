@@ -1,4 +1,5 @@
 import Metrics
+import Synchronization
 
 /// The downloader's swift-metrics instruments. With no metrics backend bootstrapped they cost next to nothing.
 ///
@@ -8,11 +9,13 @@ import Metrics
 /// | `osprey_download_transfers_total` | counter | `outcome`: `ok`, `not_modified`, or the error's short description |
 /// | `osprey_download_bytes_total` | counter | |
 /// | `osprey_download_duration_seconds` | timer | `outcome` |
-struct DownloadMetrics: Sendable {
+final class DownloadMetrics: Sendable {
     private let factory: any MetricsFactory
     private let joined: Counter
     private let alone: Counter
     private let bytes: Counter
+    /// The transfer counter and timer of each outcome, made on first use rather than per transfer.
+    private let byOutcome = Mutex<[String: (transfers: Counter, duration: Timer)]>([:])
 
     /// Instruments made by `factory`, or by the process's bootstrapped metrics system when `nil`.
     init(factory: (any MetricsFactory)?) {
@@ -36,10 +39,18 @@ struct DownloadMetrics: Sendable {
         case .failure(let error):
             label = error.shortDescription
         }
-        Counter(label: "osprey_download_transfers_total", dimensions: [("outcome", label)], factory: factory)
-            .increment()
+        let instruments = byOutcome.withLock { made in
+            if let existing = made[label] { return existing }
+            let dimensions = [("outcome", label)]
+            let new = (
+                transfers: Counter(label: "osprey_download_transfers_total", dimensions: dimensions, factory: factory),
+                duration: Timer(label: "osprey_download_duration_seconds", dimensions: dimensions, factory: factory)
+            )
+            made[label] = new
+            return new
+        }
+        instruments.transfers.increment()
         let (seconds, attoseconds) = duration.components
-        Timer(label: "osprey_download_duration_seconds", dimensions: [("outcome", label)], factory: factory)
-            .recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        instruments.duration.recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }

@@ -45,6 +45,12 @@ public final class DownloadTask: DataLoadingTask {
         }
     }
 
+    /// A task that failed before it could be queued (an unusable URL, a downloader shut down).
+    convenience init(priority: DownloadPriority, failure: DownloadError) {
+        self.init(priority: priority, leave: { _ in }, reprioritise: { _, _ in })
+        complete(.failure(failure))
+    }
+
     /// The outcome if the download is over, without waiting.
     public var outcome: Result<DownloadResponse, DownloadError>? { state.withLock { $0.outcome } }
 

@@ -108,14 +108,12 @@ public final class ImageDownloader: DataLoading {
         _ request: DownloadRequest, progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) -> DownloadTask {
         if let problem = Self.problem(with: request.url) {
-            let task = DownloadTask(priority: request.priority, leave: { _ in }, reprioritise: { _, _ in })
-            task.complete(.failure(.invalidRequest(reason: problem)))
-            return task
+            return DownloadTask(priority: request.priority, failure: .invalidRequest(reason: problem))
         }
         let key = request.coalescingKey
         let (task, joined) = state.withLock { state -> (DownloadTask, Bool?) in
             guard !state.isShutDown else {
-                return (DownloadTask(priority: request.priority, leave: { _ in }, reprioritise: { _, _ in }), nil)
+                return (DownloadTask(priority: request.priority, failure: .shutDown), nil)
             }
             let enqueued = state.machine.enqueue(key: key, priority: request.priority, detached: request.isDetached)
             let caller = enqueued.caller
@@ -137,11 +135,7 @@ public final class ImageDownloader: DataLoading {
             start(enqueued.start, in: &state)
             return (task, enqueued.joined)
         }
-        if let joined {
-            metrics.recordCaller(coalesced: joined)
-        } else {
-            task.complete(.failure(.shutDown))
-        }
+        if let joined { metrics.recordCaller(coalesced: joined) }
         return task
     }
 
@@ -290,11 +284,12 @@ public final class ImageDownloader: DataLoading {
 
     /// Why `url` cannot be downloaded, or `nil`.
     static func problem(with url: URL) -> String? {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
-            return "only http and https URLs are downloaded"
+        do {
+            _ = try ImageRequest(url: url)
+            return nil
+        } catch {
+            return error.description
         }
-        guard let host = url.host(percentEncoded: false), !host.isEmpty else { return "the URL has no host" }
-        return nil
     }
 }
 
