@@ -1,34 +1,73 @@
 public import Foundation
+public import OspreyCodecs
 
-/// What to load: an absolute `http` or `https` URL.
+/// What to load: an absolute `http` or `https` URL, and how (options, processors, priority, size, and the cache and
+/// loader to use instead of the manager's).
 ///
 /// A string that is empty, not a URL, relative, of another scheme, or without a host fails at once with
 /// ``OspreyError/invalidURL(_:reason:)`` and never reaches the network (MISSION M1).
 ///
 /// ```swift
-/// let request = try ImageRequest(string: "https://example.com/cat.jpg")
+/// var request = try ImageRequest(string: "https://example.com/cat.jpg", options: [.highPriority])
+/// request.targetSize = ImageSize(width: 400, height: 300)   // decoded no smaller than this, JPEG by DCT scaling
+/// let result = try await ImageManager.shared.image(for: request)
 /// ```
-public struct ImageRequest: Sendable, Hashable {
+public struct ImageRequest: Sendable {
     /// The URL to load.
     public let url: URL
+    /// How to load it. None by default.
+    public var options: Options
+    /// Applied in order after decoding (and after the manager's transform hook); their identifiers become part of the
+    /// cache key. None by default.
+    public var processors: [any ImageProcessing]
+    /// Where the download waits in the queue. `.normal` by default; ``Options/lowPriority`` and
+    /// ``Options/highPriority`` override it.
+    public var priority: DownloadPriority
+    /// Decode scaled down while staying at least this large (JPEG by DCT scaling, WebP stills by any factor). `nil`
+    /// (full size) by default. Part of the cache key.
+    public var targetSize: ImageSize?
+    /// Decode scaled down to at most this many pixels where the format allows; `nil` by default, when
+    /// ``Options/scaleDownLargeImages`` uses the manager's ``ImageManager/Configuration/scaleDownPixelBudget``. Part
+    /// of the cache key.
+    public var pixelBudget: Int?
+    /// The cache to use instead of the manager's. `nil` by default.
+    public var cache: ImageCache?
+    /// The loader to use instead of the manager's. `nil` by default.
+    public var loader: (any DataLoading)?
 
     /// Makes a request for `url`.
     ///
     /// - Throws: ``OspreyError/invalidURL(_:reason:)`` when `url` is not an absolute `http`/`https` URL with a host.
-    public init(url: URL) throws(OspreyError) {
+    public init(
+        url: URL, options: Options = [], processors: [any ImageProcessing] = [], priority: DownloadPriority = .normal
+    ) throws(OspreyError) {
         try Self.validate(url, original: url.absoluteString)
         self.url = url
+        self.options = options
+        self.processors = processors
+        self.priority = priority
     }
 
     /// Makes a request for the URL in `string`.
     ///
     /// - Throws: ``OspreyError/invalidURL(_:reason:)`` when `string` is empty or not an absolute `http`/`https` URL
     ///   with a host.
-    public init(string: String) throws(OspreyError) {
+    public init(
+        string: String, options: Options = [], processors: [any ImageProcessing] = [],
+        priority: DownloadPriority = .normal
+    ) throws(OspreyError) {
         guard !string.isEmpty else { throw .invalidURL(string, reason: .empty) }
         guard let url = URL(string: string) else { throw .invalidURL(string, reason: .malformed) }
         try Self.validate(url, original: string)
-        self.url = url
+        try self.init(url: url, options: options, processors: processors, priority: priority)
+    }
+
+    /// The priority the download runs at: ``Options/highPriority`` or ``Options/lowPriority`` when set, else
+    /// ``priority``.
+    public var effectivePriority: DownloadPriority {
+        if options.contains(.highPriority) { return .high }
+        if options.contains(.lowPriority) { return .low }
+        return priority
     }
 
     private static func validate(_ url: URL, original: String) throws(OspreyError) {

@@ -76,15 +76,24 @@ public final class ImageCache: Sendable {
     // MARK: Storing
 
     /// Stores `image` for `key` in memory and, with `toDisk`, its bytes on disk: `data` when given, else the image
-    /// encoded in its source format (PNG when it has alpha or no known format).
+    /// encoded in its source format (PNG when it has alpha or no known format). `validators` (the origin's ETag,
+    /// Last-Modified, max-age) are kept with the disk entry for revalidation.
     ///
     /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)`` when the disk
     ///   write fails (the memory level is stored regardless).
     public func store(
-        _ image: Image, data: [UInt8]? = nil, forKey key: String, toDisk: Bool = true
+        _ image: Image, data: [UInt8]? = nil, forKey key: String, toDisk: Bool = true,
+        validators: HTTPValidators = HTTPValidators()
     ) async throws(OspreyError) {
         storeInMemory(image, data: data, forKey: key)
         guard toDisk else { return }
+        try await storeOnDisk(image, data: data, forKey: key, validators: validators)
+    }
+
+    /// Stores on disk only: `data` when given, else `image` encoded (see ``store(_:data:forKey:toDisk:validators:)``).
+    func storeOnDisk(
+        _ image: Image, data: [UInt8]?, forKey key: String, validators: HTTPValidators
+    ) async throws(OspreyError) {
         let bytes: [UInt8]
         if let data {
             bytes = data
@@ -99,7 +108,7 @@ public final class ImageCache: Sendable {
             case nil: return
             }
         }
-        try await diskCache.store(bytes, forKey: key)
+        try await diskCache.store(bytes, forKey: key, validators: validators)
     }
 
     /// The format an image stored without bytes is written in: its own, or PNG when it has alpha (JPEG would drop
@@ -112,7 +121,8 @@ public final class ImageCache: Sendable {
         }
     }
 
-    private func storeInMemory(_ image: Image, data: [UInt8]?, forKey key: String) {
+    /// Puts `image` (or, when memory keeps bytes, `data`) in memory.
+    func storeInMemory(_ image: Image, data: [UInt8]?, forKey key: String) {
         guard configuration.storesInMemory else { return }
         if configuration.decodeImages {
             memoryCache.setValue(image, forKey: key, cost: image.cost)
@@ -122,6 +132,18 @@ public final class ImageCache: Sendable {
     }
 
     // MARK: Querying
+
+    /// The decoded image in memory for `key`, at once; `nil` when memory keeps bytes only or has nothing.
+    func imageInMemory(forKey key: String) -> Image? {
+        guard configuration.storesInMemory, configuration.decodeImages else { return nil }
+        return memoryCache.value(forKey: key)
+    }
+
+    /// The bytes in memory for `key` when memory keeps bytes (``Configuration/decodeImages`` off).
+    func dataInMemory(forKey key: String) -> [UInt8]? {
+        guard configuration.storesInMemory, !configuration.decodeImages else { return nil }
+        return dataCache.value(forKey: key)
+    }
 
     /// The image for `key`: from memory, else from disk (read and decoded off the caller's task, then put into
     /// memory); `nil` on a miss, or when the bytes on disk do not decode with ``Configuration/decoding``.

@@ -1,0 +1,71 @@
+public import Foundation
+public import OspreyCodecs
+
+/// Why an ``ImageManager`` load did not produce an image.
+public enum ImageError: Error, Sendable, CustomStringConvertible {
+    /// The URL cannot be loaded; it was never sent to the network (M1).
+    case invalidURL(String, reason: OspreyError.InvalidURLReason)
+    /// The URL failed for a lasting reason before and is on the failed-URL list (M3); the origin was not asked.
+    /// ``ImageRequest/Options/retryFailed`` asks anyway.
+    case previouslyFailed(URL)
+    /// The manager's ``ImageManager/Configuration/shouldDownload`` hook declined the download on a cache miss (M7).
+    /// Not a failure: the URL does not enter the failed-URL list. (The seeds complete with neither image nor error;
+    /// in Swift that outcome needs a name, and this is it.)
+    case downloadDeclined(URL)
+    /// ``ImageRequest/Options/fromCacheOnly`` and the image is in no cache.
+    case notCached(URL)
+    /// The download failed; see ``DownloadError/isTransient``.
+    case downloadFailed(DownloadError)
+    /// The data is not an image the codecs can decode (or breaks a decoding limit).
+    case decodingFailed(CodecError)
+    /// A processor, or the transform hook, threw.
+    case processingFailed(identifier: String, reason: String)
+    /// The load was cancelled.
+    case cancelled
+
+    /// Whether the failure says something lasting about the URL, so it enters the failed-URL list: a lasting download
+    /// failure, or data that does not decode.
+    public var isLasting: Bool {
+        switch self {
+        case .downloadFailed(let error): !error.isTransient
+        case .decodingFailed: true
+        default: false
+        }
+    }
+
+    /// A label without associated values, for metrics and logs.
+    public var shortDescription: String {
+        switch self {
+        case .invalidURL: "invalidURL"
+        case .previouslyFailed: "previouslyFailed"
+        case .downloadDeclined: "downloadDeclined"
+        case .notCached: "notCached"
+        case .downloadFailed(let error): "download.\(error.shortDescription)"
+        case .decodingFailed: "decodingFailed"
+        case .processingFailed: "processingFailed"
+        case .cancelled: "cancelled"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .invalidURL(let url, let reason): "invalid URL '\(url)': \(reason)"
+        case .previouslyFailed(let url): "\(url.absoluteString) failed before; not asked again (use retryFailed)"
+        case .downloadDeclined(let url): "the download of \(url.absoluteString) was declined by shouldDownload"
+        case .notCached(let url): "\(url.absoluteString) is not cached (fromCacheOnly)"
+        case .downloadFailed(let error): "download failed: \(error)"
+        case .decodingFailed(let error): "cannot decode the image: \(error)"
+        case .processingFailed(let identifier, let reason): "processor '\(identifier)' failed: \(reason)"
+        case .cancelled: "cancelled"
+        }
+    }
+}
+
+extension ImageError {
+    init(_ error: OspreyError) {
+        switch error {
+        case .invalidURL(let url, let reason): self = .invalidURL(url, reason: reason)
+        case .diskFull, .cacheWriteFailed: self = .processingFailed(identifier: "cache", reason: error.description)
+        }
+    }
+}

@@ -1,0 +1,221 @@
+import Dispatch
+import Synchronization
+
+/// One load started by an ``ImageManager``: cancel it, change its priority, or (from
+/// ``ImageManager/task(for:)``) follow its ``events``.
+///
+/// ```swift
+/// let task = manager.task(for: try ImageRequest(string: url, options: [.progressiveDownload]))
+/// for await event in task.events {
+///     switch event {
+///     case .progress(let progress): print(progress.receivedBytes, progress.expectedBytes ?? -1)
+///     case .preview(let partial): show(partial.image)
+///     case .finished(let result): show(try result.get().image)
+///     }
+/// }
+/// ```
+///
+/// A task ends exactly once: with its final result, or when cancelled. After ``cancel()`` nothing more is delivered,
+/// not even the final result; the events stream just ends.
+public final class ImageTask: Sendable {
+    /// What a task reports, in order: any number of progress reports and previews, then one `finished`.
+    public enum Event: Sendable {
+        /// Bytes received so far and expected (M14).
+        case progress(DownloadProgress)
+        /// An image that is not final (``ImageResult/isFinal`` is `false`): a progressive partial image (M15), or the
+        /// cached image a ``ImageRequest/Options/refreshCached`` load delivers before asking the origin (M8).
+        case preview(ImageResult)
+        /// The outcome. Under `refreshCached`, an unchanged image (304, or the same bytes) finishes with the cached
+        /// result again (its ``ImageResult/cacheType`` says where from); a changed one with the new image, from
+        /// `.none`.
+        case finished(Result<ImageResult, ImageError>)
+    }
+
+    /// Where a task's deliveries go.
+    enum Sink: Sendable {
+        /// The callback form: each call dispatched to `queue`, in order.
+        case callbacks(Callbacks)
+        /// The event-stream form.
+        case stream(AsyncStream<Event>.Continuation)
+        /// The async form: the final outcome resumes a waiting caller (set by ``wait(start:)``).
+        case waiter
+    }
+
+    struct Callbacks: Sendable {
+        let queue: DispatchQueue
+        let progress: (@Sendable (DownloadProgress) -> Void)?
+        let preview: (@Sendable (ImageResult) -> Void)?
+        let completion: @Sendable (Result<ImageResult, ImageError>) -> Void
+    }
+
+    private enum Phase {
+        case running
+        case finished
+        case cancelled
+    }
+
+    private struct State {
+        var phase = Phase.running
+        var priority: DownloadPriority
+        var job: ImageJob?
+        var waiter: CheckedContinuation<Result<ImageResult, ImageError>, Never>?
+        /// The outcome, when it came before the async caller started waiting.
+        var outcome: Result<ImageResult, ImageError>?
+    }
+
+    /// What was asked for.
+    public let request: ImageRequest
+    /// The events of a task made by ``ImageManager/task(for:)``; an empty, finished stream for the other forms.
+    public let events: AsyncStream<Event>
+    let id: Int
+    private let sink: Sink
+    private let state: Mutex<State>
+    private let ended: @Sendable (ImageTask) -> Void
+
+    init(
+        id: Int, request: ImageRequest, sink: Sink, events: AsyncStream<Event>? = nil,
+        ended: @escaping @Sendable (ImageTask) -> Void
+    ) {
+        self.id = id
+        self.request = request
+        self.sink = sink
+        self.ended = ended
+        self.state = Mutex(State(priority: request.effectivePriority))
+        if let events {
+            self.events = events
+        } else {
+            self.events = AsyncStream { $0.finish() }
+        }
+    }
+
+    // MARK: Controlling
+
+    /// The priority its download runs at; a shared download runs at the highest of its callers'.
+    public var priority: DownloadPriority { state.withLock { $0.priority } }
+
+    /// Changes the download's priority, queued or running (the prefetcher's hand-over uses it).
+    public func setPriority(_ priority: DownloadPriority) {
+        let job = state.withLock { state -> ImageJob? in
+            guard state.phase == .running, state.priority != priority else { return nil }
+            state.priority = priority
+            return state.job
+        }
+        job?.prioritiesChanged()
+    }
+
+    /// Whether ``cancel()`` was called before the task ended.
+    public var isCancelled: Bool { state.withLock { $0.phase == .cancelled } }
+
+    /// Whether the task ended: delivered its final result, or was cancelled.
+    public var isFinished: Bool { state.withLock { $0.phase != .running } }
+
+    /// Stops the load: nothing more is delivered, and the task's share of the work is released (the other callers of
+    /// a shared download are not disturbed, M11). Does nothing once the task has ended.
+    public func cancel() {
+        typealias Released = (job: ImageJob?, waiter: CheckedContinuation<Result<ImageResult, ImageError>, Never>?)
+        let released = state.withLock { state -> Released? in
+            guard state.phase == .running else { return nil }
+            state.phase = .cancelled
+            defer {
+                state.job = nil
+                state.waiter = nil
+            }
+            return (state.job, state.waiter)
+        }
+        guard let released else { return }
+        ended(self)
+        released.job?.remove(self)
+        released.waiter?.resume(returning: .failure(.cancelled))
+        if case .stream(let continuation) = sink { continuation.finish() }
+    }
+
+    // MARK: Delivering (called by the manager and its jobs)
+
+    /// Attaches the task to the job that produces its image; `false` when the task was cancelled meanwhile.
+    func attach(to job: ImageJob) -> Bool {
+        state.withLock { state in
+            guard state.phase == .running else { return false }
+            state.job = job
+            return true
+        }
+    }
+
+    func deliver(_ event: Event) {
+        switch sink {
+        case .callbacks(let callbacks):
+            callbacks.queue.async { self.call(callbacks, with: event) }
+        case .stream(let continuation):
+            if case .finished = event {
+                guard endRunning() else { return }
+                continuation.yield(event)
+                continuation.finish()
+            } else if !isFinished {
+                continuation.yield(event)
+            }
+        case .waiter:
+            guard case .finished(let outcome) = event else { return }
+            typealias Waiter = CheckedContinuation<Result<ImageResult, ImageError>, Never>
+            let (ends, waiter) = state.withLock { state -> (Bool, Waiter?) in
+                guard state.phase == .running else { return (false, nil) }
+                state.phase = .finished
+                state.job = nil
+                defer { state.waiter = nil }
+                if state.waiter == nil { state.outcome = outcome }
+                return (true, state.waiter)
+            }
+            guard ends else { return }
+            ended(self)
+            waiter?.resume(returning: outcome)
+        }
+    }
+
+    /// Waits for the final outcome of a task made with the `.waiter` sink; `start` begins the load once the waiter is
+    /// in place. Cancelling the calling task cancels this one.
+    func wait(start: () -> Void) async -> Result<ImageResult, ImageError> {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let outcome = state.withLock { state -> Result<ImageResult, ImageError>? in
+                    if state.phase == .cancelled { return .failure(.cancelled) }
+                    if let outcome = state.outcome { return outcome }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let outcome { continuation.resume(returning: outcome) } else { start() }
+            }
+        } onCancel: {
+            cancel()
+        }
+    }
+
+    private func call(_ callbacks: Callbacks, with event: Event) {
+        switch event {
+        case .progress(let progress):
+            guard !isFinished else { return }
+            callbacks.progress?(progress)
+        case .preview(let result):
+            guard !isFinished else { return }
+            callbacks.preview?(result)
+        case .finished(let outcome):
+            // Ending here, on the callback queue, is what makes a cancel() that comes first win.
+            guard endRunning() else { return }
+            callbacks.completion(outcome)
+        }
+    }
+
+    /// Moves the task from running to finished; `false` when it had already ended (cancelled).
+    private func endRunning() -> Bool {
+        let ends = state.withLock { state in
+            guard state.phase == .running else { return false }
+            state.phase = .finished
+            state.job = nil
+            return true
+        }
+        if ends { ended(self) }
+        return ends
+    }
+}
+
+extension ImageTask: Hashable {
+    public static func == (lhs: ImageTask, rhs: ImageTask) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

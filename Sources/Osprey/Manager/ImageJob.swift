@@ -1,0 +1,185 @@
+import Foundation
+import OspreyCodecs
+import Synchronization
+
+/// The work behind every load of one variant of one URL with the same result-shaping options: looked up, downloaded,
+/// decoded, transformed, processed and stored once, delivered to each of its subscribers (coalescing across stages,
+/// MISSION M11).
+///
+/// A subscriber that cancels leaves; when the last one leaves the job is abandoned — its task cancelled, its share of
+/// the download released — unless a subscriber asked for ``ImageRequest/Options/detached`` (M18), in which case it
+/// runs on into the cache.
+final class ImageJob: Sendable {
+    /// What makes two loads one job.
+    struct Key: Hashable, Sendable {
+        let variantKey: String
+        let options: ImageRequest.Options
+        let cache: ObjectIdentifier?
+        let loader: ObjectIdentifier?
+    }
+
+    private struct State {
+        var subscribers: [ImageTask] = []
+        /// Finishing or abandoned: takes no new subscribers.
+        var isClosed = false
+        var isDetached = false
+        var runner: Task<Void, Never>?
+        var dataTask: (any DataLoadingTask)?
+        var isPreviewing = false
+    }
+
+    let key: Key
+    /// The first subscriber's request; every subscriber's agrees on what shapes the result.
+    let request: ImageRequest
+    let manager: ImageManager
+    let cache: ImageCache
+    let loader: any DataLoading
+    private let state = Mutex(State())
+
+    init(key: Key, request: ImageRequest, manager: ImageManager) {
+        self.key = key
+        self.request = request
+        self.manager = manager
+        self.cache = request.cache ?? manager.cache
+        self.loader = request.loader ?? manager.loader
+    }
+
+    // MARK: Subscribers
+
+    /// Adds `task` as a subscriber; `false` when the job takes no one new (it is finishing or abandoned).
+    func add(_ task: ImageTask) -> Bool {
+        let added = state.withLock { state -> Bool in
+            guard !state.isClosed else { return false }
+            // A task cancelled meanwhile is simply not added.
+            guard task.attach(to: self) else { return true }
+            state.subscribers.append(task)
+            if task.request.options.contains(.detached) { state.isDetached = true }
+            return true
+        }
+        if added { prioritiesChanged() }
+        return added
+    }
+
+    /// Removes a cancelled subscriber; abandons the job when it was the last and the job is not detached.
+    func remove(_ task: ImageTask) {
+        let runner = state.withLock { state -> Task<Void, Never>?? in
+            state.subscribers.removeAll { $0 === task }
+            guard state.subscribers.isEmpty, !state.isDetached, !state.isClosed else { return .none }
+            state.isClosed = true
+            return .some(state.runner)
+        }
+        guard let runner else { return prioritiesChanged() }
+        manager.removeJob(self)
+        // Cancelling the runner also releases the download: the task awaiting its response leaves it.
+        runner?.cancel()
+    }
+
+    /// Moves the download to the highest priority among the subscribers.
+    func prioritiesChanged() {
+        let (dataTask, priority) = state.withLock { ($0.dataTask, $0.subscribers.map(\.priority).max()) }
+        if let dataTask, let priority, dataTask.priority != priority { dataTask.setPriority(priority) }
+    }
+
+    /// The priority to download at: the highest among the subscribers.
+    var priority: DownloadPriority {
+        state.withLock { $0.subscribers.map(\.priority).max() } ?? request.effectivePriority
+    }
+
+    var wantsStoreBeforeDelivery: Bool {
+        state.withLock { $0.subscribers.contains { $0.request.options.contains(.waitStoreCache) } }
+    }
+
+    // MARK: Running
+
+    func start() {
+        manager.jobStarted(self)
+        let runner = Task { await self.run() }
+        let abandoned = state.withLock { state in
+            state.runner = runner
+            return state.isClosed
+        }
+        if abandoned { runner.cancel() }
+    }
+
+    /// Waits for the job's work to end.
+    func wait() async {
+        while true {
+            if let runner = state.withLock({ $0.runner }) { return await runner.value }
+            await Task.yield()
+        }
+    }
+
+    private func run() async {
+        defer { manager.jobEnded(self) }
+        guard !Task.isCancelled else { return finish(.failure(.cancelled)) }
+        let (outcome, store) = await load()
+        finish(outcome)
+        // Stores nobody waits for run after the delivery, still as part of the job.
+        await store?()
+    }
+
+    /// Records the download so priority changes reach it.
+    func setDataTask(_ task: any DataLoadingTask) {
+        state.withLock { $0.dataTask = task }
+        prioritiesChanged()
+    }
+
+    // MARK: Delivering
+
+    func send(_ event: ImageTask.Event) {
+        let subscribers = state.withLock { $0.subscribers }
+        for subscriber in subscribers { subscriber.deliver(event) }
+    }
+
+    private func finish(_ outcome: Result<ImageResult, ImageError>) {
+        manager.removeJob(self)
+        let subscribers = state.withLock { state in
+            state.isClosed = true
+            state.dataTask = nil
+            defer { state.subscribers = [] }
+            return state.subscribers
+        }
+        for subscriber in subscribers { subscriber.deliver(.finished(outcome)) }
+    }
+
+    /// Reports download progress and, for a progressive load, decodes a preview off the loader's thread when none is
+    /// being decoded (M14, M15).
+    func received(_ progress: DownloadProgress, decoder: IncrementalImageDecoder?) {
+        send(.progress(progress))
+        guard let decoder else { return }
+        decoder.append(progress.newBytes)
+        let starts = state.withLock { state in
+            guard !state.isPreviewing, !state.isClosed else { return false }
+            state.isPreviewing = true
+            return true
+        }
+        guard starts else { return }
+        Task(executorPreference: manager.decodingPool) {
+            defer { self.state.withLock { $0.isPreviewing = false } }
+            guard let partial = decoder.makePreview(),
+                let image = try? ImageManager.process(partial, with: self.request.processors)
+            else { return }
+            self.send(.preview(ImageResult(image: image, data: nil, cacheType: .none, url: self.request.url, isFinal: false)))
+        }
+    }
+}
+
+extension ImageManager {
+    func jobStarted(_ job: ImageJob) {
+        state.withLock { $0.runningJobs[ObjectIdentifier(job)] = job }
+    }
+
+    func jobEnded(_ job: ImageJob) {
+        state.withLock { _ = $0.runningJobs.removeValue(forKey: ObjectIdentifier(job)) }
+    }
+
+    /// Waits until every job has ended, abandoned and detached ones included (tests use it to know that nothing more
+    /// will be delivered).
+    func waitForJobs() async {
+        while true {
+            let jobs = state.withLock { Array($0.runningJobs.values) }
+            guard !jobs.isEmpty else { return }
+            for job in jobs { await job.wait() }
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import OspreyCodecs
+
+// Cache keys (MISSION M5) and the identity of a job.
+//
+// The disk keeps originals under the base key (the key filter's, else the absolute URL). What a request produces —
+// after its size, pixel budget, first-frame choice and processors — is cached under the variant key: the base key
+// plus a canonical suffix for each of those, so a resized variant and the original never collide, and two requests
+// that would produce the same pixels share one entry.
+extension ImageManager {
+    /// The key a request's result is cached under: the base key, plus the decode size and processors when any.
+    func variantKey(for request: ImageRequest) -> String {
+        let base = cacheKey(for: request.url)
+        let decoding = decodingOptions(for: request)
+        var parts: [String] = []
+        if let size = decoding.targetSize { parts.append("size=\(size.width)x\(size.height)") }
+        if let budget = decoding.pixelBudget { parts.append("budget=\(budget)") }
+        if decoding.firstFrameOnly { parts.append("frame=first") }
+        if !request.processors.isEmpty { parts.append("processors=\(request.processors.compositeIdentifier)") }
+        return parts.isEmpty ? base : base + "#osprey:" + parts.joined(separator: ";")
+    }
+
+    /// The manager's decoding options with the request's size, budget and first-frame choice on top.
+    func decodingOptions(for request: ImageRequest) -> DecodingOptions {
+        var options = configuration.decoding
+        if let targetSize = request.targetSize { options.targetSize = targetSize }
+        if let budget = request.pixelBudget {
+            options.pixelBudget = budget
+        } else if request.options.contains(.scaleDownLargeImages) {
+            options.pixelBudget = configuration.scaleDownPixelBudget
+        }
+        if request.options.contains(.decodeFirstFrameOnly) { options.firstFrameOnly = true }
+        return options
+    }
+
+    /// What makes two loads one job: the same variant, the same result-shaping options, the same cache and loader.
+    func jobKey(for request: ImageRequest) -> ImageJob.Key {
+        ImageJob.Key(
+            variantKey: variantKey(for: request),
+            options: request.options.intersection(.shapingResult),
+            cache: request.cache.map(ObjectIdentifier.init),
+            loader: request.loader.map { ObjectIdentifier($0 as AnyObject) })
+    }
+}

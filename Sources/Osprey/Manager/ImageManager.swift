@@ -1,0 +1,288 @@
+public import Dispatch
+public import Foundation
+public import OspreyCodecs
+import Synchronization
+
+/// Loads images: memory cache, then disk cache, then download, decode, transform, process, store, deliver — the
+/// seeds' SDWebImageManager and KingfisherManager for server-side Swift (MISSION M1–M18).
+///
+/// ```swift
+/// let manager = ImageManager(cache: ImageCache(configuration: .init(namespace: "thumbnails")),
+///                            downloader: ImageDownloader.shared)
+/// let result = try await manager.image(for: "https://example.com/cat.jpg")
+/// print(result.image.width, result.cacheType)          // e.g. 640, .none — then .memory on the next call
+///
+/// let task = manager.loadImage(with: "https://example.com/dog.jpg", options: [.lowPriority]) { outcome in
+///     print(outcome)                                   // called once, on the callback queue, never after cancel()
+/// }
+/// task.cancel()
+/// ```
+///
+/// One flow serves the three entry points: ``image(for:)-(ImageRequest)`` (async/await),
+/// ``loadImage(with:options:callbackQueue:progress:preview:completion:)`` (callbacks on a queue of the caller's
+/// choice) and ``task(for:)`` (an `AsyncStream` of events). A memory hit is answered on the caller's thread; anything
+/// else runs as a *job* shared by every load of the same URL with the same processors, size and options, and the
+/// download is shared by every job for the URL (the downloader coalesces it). Decoding and processing run on the
+/// manager's own bounded threads, never on the caller's.
+public final class ImageManager: Sendable {
+    /// The process's default manager: ``ImageCache`` with the default configuration and ``ImageDownloader/shared``.
+    public static let shared = ImageManager()
+
+    /// The two cache levels.
+    public let cache: ImageCache
+    /// Where data comes from.
+    public let loader: any DataLoading
+    /// The configuration it was made with.
+    public let configuration: Configuration
+    /// The URLs that failed for a lasting reason (M3).
+    public let failedURLs: FailedURLs
+
+    let decodingPool: WorkerPool
+    let processingPool: WorkerPool
+    let callbackQueue: DispatchQueue
+    let state = Mutex(State())
+
+    struct State {
+        var jobs: [ImageJob.Key: ImageJob] = [:]
+        var tasks: [Int: ImageTask] = [:]
+        var nextTaskID = 0
+        /// Every job whose work has not ended, abandoned and detached ones included.
+        var runningJobs: [ObjectIdentifier: ImageJob] = [:]
+    }
+
+    /// Makes a manager from a cache and a loader of the caller's (M2): composition, not subclassing.
+    public init(
+        cache: ImageCache = ImageCache(), downloader: any DataLoading = ImageDownloader.shared,
+        configuration: Configuration = Configuration()
+    ) {
+        self.cache = cache
+        self.loader = downloader
+        self.configuration = configuration
+        self.failedURLs = FailedURLs(timeToLive: configuration.failedURLTimeToLive)
+        self.decodingPool = WorkerPool(name: "osprey.decode", threadCount: configuration.decodingConcurrency)
+        self.processingPool = WorkerPool(name: "osprey.process", threadCount: configuration.processingConcurrency)
+        self.callbackQueue = configuration.callbackQueue ?? DispatchQueue(label: "osprey.manager.callbacks")
+    }
+
+    deinit {
+        decodingPool.shutdown()
+        processingPool.shutdown()
+    }
+
+    // MARK: Loading: async/await
+
+    /// Loads the image at `url`; see ``image(for:)-(ImageRequest)``.
+    public func image(for url: URL, options: ImageRequest.Options = []) async throws(ImageError) -> ImageResult {
+        try await image(for: Self.request(url: url, options: options))
+    }
+
+    /// Loads the image at the URL in `string`; an empty or malformed string fails at once with
+    /// ``ImageError/invalidURL(_:reason:)`` (M1).
+    public func image(for string: String, options: ImageRequest.Options = []) async throws(ImageError) -> ImageResult {
+        try await image(for: Self.request(string: string, options: options))
+    }
+
+    /// Loads `request` and returns the final result; cancelling the calling task cancels the load
+    /// (``ImageError/cancelled``). Under ``ImageRequest/Options/refreshCached`` it returns once the origin has been
+    /// asked: the cached image when unchanged, else the new one (the early delivery is for ``task(for:)`` and the
+    /// callback form).
+    public func image(for request: ImageRequest) async throws(ImageError) -> ImageResult {
+        if let immediate = immediateOutcome(for: request) { return try immediate.get() }
+        let task = makeTask(request, sink: .waiter)
+        return try await task.wait { start(task) }.get()
+    }
+
+    // MARK: Loading: callbacks
+
+    /// Loads the image at the URL in `string`, calling back on `callbackQueue` (the manager's
+    /// ``Configuration/callbackQueue`` when `nil`); see ``loadImage(with:callbackQueue:progress:preview:completion:)``.
+    @discardableResult
+    public func loadImage(
+        with string: String, options: ImageRequest.Options = [], callbackQueue: DispatchQueue? = nil,
+        progress: (@Sendable (DownloadProgress) -> Void)? = nil, preview: (@Sendable (ImageResult) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<ImageResult, ImageError>) -> Void
+    ) -> ImageTask {
+        let callbacks = ImageTask.Callbacks(
+            queue: callbackQueue ?? self.callbackQueue, progress: progress, preview: preview, completion: completion)
+        do {
+            let request = try Self.request(string: string, options: options)
+            return loadImage(with: request, callbacks: callbacks)
+        } catch {
+            return failedTask(string: string, error: error, callbacks: callbacks)
+        }
+    }
+
+    /// Loads the image at `url`; see ``loadImage(with:callbackQueue:progress:preview:completion:)``.
+    @discardableResult
+    public func loadImage(
+        with url: URL, options: ImageRequest.Options = [], callbackQueue: DispatchQueue? = nil,
+        progress: (@Sendable (DownloadProgress) -> Void)? = nil, preview: (@Sendable (ImageResult) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<ImageResult, ImageError>) -> Void
+    ) -> ImageTask {
+        loadImage(with: url.absoluteString, options: options, callbackQueue: callbackQueue, progress: progress,
+            preview: preview, completion: completion)
+    }
+
+    /// Loads `request` and returns its task at once (M1). `progress` gets every progress report, `preview` every
+    /// not-final image (progressive previews, the cached image of a `refreshCached` load), and `completion` the final
+    /// outcome exactly once — never after ``ImageTask/cancel()`` — all on `callbackQueue`, in order.
+    @discardableResult
+    public func loadImage(
+        with request: ImageRequest, callbackQueue: DispatchQueue? = nil,
+        progress: (@Sendable (DownloadProgress) -> Void)? = nil, preview: (@Sendable (ImageResult) -> Void)? = nil,
+        completion: @escaping @Sendable (Result<ImageResult, ImageError>) -> Void
+    ) -> ImageTask {
+        loadImage(
+            with: request,
+            callbacks: ImageTask.Callbacks(
+                queue: callbackQueue ?? self.callbackQueue, progress: progress, preview: preview,
+                completion: completion))
+    }
+
+    private func loadImage(with request: ImageRequest, callbacks: ImageTask.Callbacks) -> ImageTask {
+        let task = makeTask(request, sink: .callbacks(callbacks))
+        start(task)
+        return task
+    }
+
+    private func failedTask(string: String, error: ImageError, callbacks: ImageTask.Callbacks) -> ImageTask {
+        // A task for the bad string, so the caller still gets a handle and one completion.
+        let placeholder = URL(string: "http://invalid.invalid/")!
+        let request = try! ImageRequest(url: placeholder)
+        let task = makeTask(request, sink: .callbacks(callbacks))
+        task.deliver(.finished(.failure(error)))
+        return task
+    }
+
+    // MARK: Loading: events
+
+    /// Starts loading `request` and returns its task, whose ``ImageTask/events`` report progress, previews and the
+    /// final outcome. Ending the stream's iteration early cancels the load.
+    public func task(for request: ImageRequest) -> ImageTask {
+        let (events, continuation) = AsyncStream.makeStream(of: ImageTask.Event.self)
+        let task = makeTask(request, sink: .stream(continuation), events: events)
+        continuation.onTermination = { [weak task] termination in
+            if case .cancelled = termination { task?.cancel() }
+        }
+        start(task)
+        return task
+    }
+
+    // MARK: Running loads (M4)
+
+    /// Whether any load is under way.
+    public var isRunning: Bool { state.withLock { !$0.tasks.isEmpty } }
+
+    /// How many loads are under way.
+    public var runningCount: Int { state.withLock { $0.tasks.count } }
+
+    /// Cancels every load under way.
+    public func cancelAll() {
+        let tasks = state.withLock { Array($0.tasks.values) }
+        for task in tasks { task.cancel() }
+    }
+
+    // MARK: Failed URLs (M3)
+
+    /// Takes `url` off the failed-URL list.
+    public func removeFailedURL(_ url: URL) {
+        failedURLs.remove(url)
+    }
+
+    /// Empties the failed-URL list.
+    public func removeAllFailedURLs() {
+        failedURLs.removeAll()
+    }
+
+    // MARK: Cache (M12)
+
+    /// The cache key of `url` (M5): the configuration's ``Configuration/cacheKeyFilter``, else the absolute string.
+    public func cacheKey(for url: URL) -> String {
+        configuration.cacheKeyFilter?(url) ?? url.absoluteString
+    }
+
+    /// Whether the image at `url` is cached, in memory or on disk.
+    public func isCached(_ url: URL) async -> Bool {
+        await cache.isCached(forKey: cacheKey(for: url))
+    }
+
+    /// Whether the image at `url` is cached on disk.
+    public func isCachedOnDisk(_ url: URL) async -> Bool {
+        await cache.isCachedOnDisk(forKey: cacheKey(for: url))
+    }
+
+    /// Stores `image` for `url` in memory and, with `toDisk`, on disk: `data` when given, else the image encoded.
+    public func store(_ image: Image, data: [UInt8]? = nil, for url: URL, toDisk: Bool = true) async throws(OspreyError) {
+        try await cache.store(image, data: data, forKey: cacheKey(for: url), toDisk: toDisk)
+    }
+
+    // MARK: Internals
+
+    static func request(string: String, options: ImageRequest.Options) throws(ImageError) -> ImageRequest {
+        do {
+            return try ImageRequest(string: string, options: options)
+        } catch {
+            throw ImageError(error)
+        }
+    }
+
+    static func request(url: URL, options: ImageRequest.Options) throws(ImageError) -> ImageRequest {
+        do {
+            return try ImageRequest(url: url, options: options)
+        } catch {
+            throw ImageError(error)
+        }
+    }
+
+    private func makeTask(
+        _ request: ImageRequest, sink: ImageTask.Sink, events: AsyncStream<ImageTask.Event>? = nil
+    ) -> ImageTask {
+        state.withLock { state in
+            state.nextTaskID &+= 1
+            let task = ImageTask(id: state.nextTaskID, request: request, sink: sink, events: events) { [weak self] in
+                self?.taskEnded($0)
+            }
+            state.tasks[task.id] = task
+            return task
+        }
+    }
+
+    private func taskEnded(_ task: ImageTask) {
+        state.withLock { _ = $0.tasks.removeValue(forKey: task.id) }
+    }
+
+    /// The outcome a load has before any job: a URL on the failed list, or a memory hit.
+    func immediateOutcome(for request: ImageRequest) -> Result<ImageResult, ImageError>? {
+        if !request.options.contains(.retryFailed), failedURLs.contains(request.url) {
+            return .failure(.previouslyFailed(request.url))
+        }
+        guard request.options.isDisjoint(with: [.fromLoaderOnly, .refreshCached]) else { return nil }
+        let cache = request.cache ?? self.cache
+        guard let image = cache.imageInMemory(forKey: variantKey(for: request)) else { return nil }
+        return .success(ImageResult(image: image, data: nil, cacheType: .memory, url: request.url))
+    }
+
+    /// Starts `task`: answers it at once when it can, else joins the job for its key, or starts one.
+    func start(_ task: ImageTask) {
+        if let immediate = immediateOutcome(for: task.request) {
+            task.deliver(.finished(immediate))
+            return
+        }
+        let key = jobKey(for: task.request)
+        let job = state.withLock { state -> ImageJob? in
+            if let job = state.jobs[key], job.add(task) { return nil }
+            let job = ImageJob(key: key, request: task.request, manager: self)
+            _ = job.add(task)
+            state.jobs[key] = job
+            return job
+        }
+        job?.start()
+    }
+
+    /// Forgets `job` once it is finishing or abandoned, so later loads start afresh.
+    func removeJob(_ job: ImageJob) {
+        state.withLock { state in
+            if state.jobs[job.key] === job { state.jobs[job.key] = nil }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+import Foundation
+
+/// A fixed number of threads that run Swift tasks' jobs: the manager's decoding and processing executors (STYLE.md
+/// §5). Work that blocks a thread for milliseconds (decoding, resizing, reading a file) runs here, under
+/// `withTaskExecutorPreference`, so it never occupies the cooperative pool and at most `threadCount` such jobs run at
+/// once. Inside, `Task.isCancelled` still works, so long work can stop early.
+///
+/// Threads start on demand, up to `threadCount`, and end when ``shutdown()`` is called (the manager does it when it
+/// is released) once the queue is empty.
+// @unchecked Sendable: the queue and counters are guarded by `mutex`/`condition`, a pthread mutex and condition
+// variable this class owns (allocated in init, destroyed in deinit); TSan sees pthread locks, unlike Synchronization's.
+final class WorkerPool: TaskExecutor, @unchecked Sendable {
+    let name: String
+    let threadCount: Int
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    // Guarded by `mutex`.
+    private var queue: [UnownedJob] = []
+    private var head = 0
+    private var startedThreads = 0
+    private var idleThreads = 0
+    private var isShutDown = false
+
+    /// Makes a pool of at most `threadCount` threads (at least 1), named `name` for debuggers and `perf`.
+    init(name: String, threadCount: Int) {
+        self.name = name
+        self.threadCount = max(1, threadCount)
+        pthread_mutex_init(mutex, nil)
+        pthread_cond_init(condition, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+        condition.deallocate()
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        pthread_mutex_lock(mutex)
+        queue.append(job)
+        let startsThread = idleThreads == 0 && startedThreads < threadCount
+        if startsThread { startedThreads += 1 }
+        pthread_cond_signal(condition)
+        pthread_mutex_unlock(mutex)
+        if startsThread { startThread(number: startedThreads) }
+    }
+
+    /// Lets the threads end once the jobs already queued have run.
+    func shutdown() {
+        pthread_mutex_lock(mutex)
+        isShutDown = true
+        pthread_cond_broadcast(condition)
+        pthread_mutex_unlock(mutex)
+    }
+
+    private func startThread(number: Int) {
+        // The thread holds the pool until shutdown() lets it return.
+        let thread = Thread { [self] in run() }
+        thread.name = "\(name)-\(number)"
+        thread.start()
+    }
+
+    private func run() {
+        let executor = asUnownedTaskExecutor()
+        while let job = nextJob() {
+            job.runSynchronously(on: executor)
+        }
+    }
+
+    private func nextJob() -> UnownedJob? {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        while head == queue.count {
+            if isShutDown { return nil }
+            idleThreads += 1
+            pthread_cond_wait(condition, mutex)
+            idleThreads -= 1
+        }
+        let job = queue[head]
+        head += 1
+        if head == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            head = 0
+        } else if head >= 1024, head * 2 >= queue.count {
+            queue.removeFirst(head)
+            head = 0
+        }
+        return job
+    }
+}

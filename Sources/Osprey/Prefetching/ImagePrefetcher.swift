@@ -1,0 +1,131 @@
+public import Foundation
+import Synchronization
+
+/// Warms the cache for a list of URLs (MISSION M17): loads them at low priority, a few at a time, and counts what
+/// happened.
+///
+/// ```swift
+/// let prefetcher = ImagePrefetcher(manager: manager)
+/// let summary = await prefetcher.prefetch(urls) { progress in
+///     print("\(progress.completed)/\(progress.total)")
+/// }
+/// print(summary.finished, summary.skipped, summary.failed)
+/// ```
+///
+/// A URL already cached (memory or disk) is *skipped*; one that loads is *finished*; one that fails (or is cancelled)
+/// is *failed*. A real load of a URL being prefetched joins the prefetch instead of downloading again, and raises
+/// its priority to its own.
+public final class ImagePrefetcher: Sendable {
+    /// Counts so far.
+    public struct Progress: Sendable, Equatable {
+        /// URLs loaded into the cache.
+        public var finished = 0
+        /// URLs that were already cached.
+        public var skipped = 0
+        /// URLs that failed (or were cancelled).
+        public var failed = 0
+        /// URLs asked for.
+        public var total = 0
+
+        /// URLs done, whatever the outcome.
+        public var completed: Int { finished + skipped + failed }
+
+        /// Makes counts.
+        public init(finished: Int = 0, skipped: Int = 0, failed: Int = 0, total: Int = 0) {
+            self.finished = finished
+            self.skipped = skipped
+            self.failed = failed
+            self.total = total
+        }
+    }
+
+    /// The manager that loads and caches.
+    public let manager: ImageManager
+    /// How many URLs load at once: 4 by default.
+    public let maxConcurrentPrefetches: Int
+    /// Options added to every load: ``ImageRequest/Options/lowPriority`` by default.
+    public let options: ImageRequest.Options
+    private let running = Mutex<[Int: Task<Progress, Never>]>([:])
+    private let nextID = Atomic<Int>(0)
+
+    /// Makes a prefetcher that loads through `manager`, `maxConcurrentPrefetches` at a time, with `options`.
+    public init(
+        manager: ImageManager = .shared, maxConcurrentPrefetches: Int = 4, options: ImageRequest.Options = [.lowPriority]
+    ) {
+        self.manager = manager
+        self.maxConcurrentPrefetches = max(1, maxConcurrentPrefetches)
+        self.options = options
+    }
+
+    /// Prefetches `urls` and returns the counts once every URL is done; `progress` gets the counts after each URL.
+    /// Cancelling the calling task, or ``cancel()``, stops what has not finished (it counts as failed).
+    @discardableResult
+    public func prefetch(_ urls: [URL], progress: (@Sendable (Progress) -> Void)? = nil) async -> Progress {
+        let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
+        let work = Task { await self.run(urls, progress: progress) }
+        running.withLock { $0[id] = work }
+        defer { _ = running.withLock { $0.removeValue(forKey: id) } }
+        return await withTaskCancellationHandler {
+            await work.value
+        } onCancel: {
+            work.cancel()
+        }
+    }
+
+    /// Stops every prefetch under way; their unfinished URLs count as failed.
+    public func cancel() {
+        let tasks = running.withLock { Array($0.values) }
+        for task in tasks { task.cancel() }
+    }
+
+    private enum Outcome {
+        case finished
+        case skipped
+        case failed
+    }
+
+    private func run(_ urls: [URL], progress report: (@Sendable (Progress) -> Void)?) async -> Progress {
+        var counts = Progress(total: urls.count)
+        await withTaskGroup(of: Outcome.self) { group in
+            var next = urls.startIndex
+            func addNext() {
+                guard next < urls.endIndex else { return }
+                let url = urls[next]
+                next += 1
+                group.addTask { await self.prefetch(url) }
+            }
+            for _ in 0..<maxConcurrentPrefetches { addNext() }
+            for await outcome in group {
+                switch outcome {
+                case .finished: counts.finished += 1
+                case .skipped: counts.skipped += 1
+                case .failed: counts.failed += 1
+                }
+                report?(counts)
+                if Task.isCancelled {
+                    // What was never started fails at once.
+                    while next < urls.endIndex {
+                        next += 1
+                        counts.failed += 1
+                        report?(counts)
+                    }
+                } else {
+                    addNext()
+                }
+            }
+        }
+        return counts
+    }
+
+    private func prefetch(_ url: URL) async -> Outcome {
+        guard !Task.isCancelled else { return .failed }
+        guard let request = try? ImageRequest(url: url, options: options) else { return .failed }
+        if await manager.isCached(url) { return .skipped }
+        do {
+            _ = try await manager.image(for: request)
+            return .finished
+        } catch {
+            return .failed
+        }
+    }
+}

@@ -1,0 +1,313 @@
+import Dispatch
+import Foundation
+import OspreyCodecs
+import OspreyTesting
+import Synchronization
+import Testing
+
+@testable import Osprey
+
+/// The manager's flow and entry points against a real origin, counting what reached it (MISSION M1, M2, M5, M6, M11,
+/// M12, M14).
+@Suite("ImageManager", .timeLimit(.minutes(2)))
+struct ImageManagerTests {
+    @Test("M1: an empty or malformed URL fails at once in every form, and nothing reaches the network")
+    func malformedURLsFailAtOnce() async throws {
+        try await withManager { harness in
+            let manager = harness.manager
+            for string in ["", "not a url at all", "ftp://example.com/a.png", "/relative/a.png", "http://"] {
+                // When each form is given the bad string
+                let asyncError = await #expect(throws: ImageError.self) { try await manager.image(for: string) }
+                let deliveries = Deliveries()
+                let task = manager.loadImage(with: string) { outcome in
+                    deliveries.load(outcome)
+                }
+                await harness.settle()
+
+                // Then each fails with invalidURL
+                guard case .invalidURL(let reported, _) = asyncError else {
+                    Issue.record("\(string): \(String(describing: asyncError))")
+                    continue
+                }
+                #expect(reported == string)
+                #expect(deliveries.completions.count == 1)
+                if case .failure(.invalidURL) = deliveries.completions.first {} else {
+                    Issue.record("callback form for '\(string)': \(deliveries.completions)")
+                }
+                #expect(task.isFinished)
+            }
+            #expect(harness.server.requestCount() == 0)
+            #expect(harness.loader.requests.isEmpty)
+            #expect(!manager.isRunning)
+        }
+    }
+
+    @Test("M6: a load downloads once, then comes from memory, then after memory is cleared from disk")
+    func memoryThenDiskThenNetwork() async throws {
+        try await withManager { harness in
+            // Given an origin serving a PNG
+            harness.server.route("/a.png", .ok(ManagerFixtures.png, contentType: "image/png"))
+            let url = harness.url("/a.png")
+
+            // When it is loaded three times, the memory cleared before the third
+            let first = try await harness.manager.image(for: url)
+            let second = try await harness.manager.image(for: url)
+            await harness.settle()
+            harness.cache.clearMemory()
+            let third = try await harness.manager.image(for: url)
+
+            // Then the first came from the network with its bytes, the second from memory, the third from disk,
+            // and the origin was asked once
+            #expect(first.cacheType == .none)
+            #expect(first.data == ManagerFixtures.png)
+            #expect(first.image.width == 8 && first.image.height == 6)
+            #expect(first.url == url)
+            #expect(first.isFinal)
+            #expect(second.cacheType == .memory)
+            #expect(third.cacheType == .disk)
+            #expect(third.data == ManagerFixtures.png)
+            #expect(third.image == first.image)
+            #expect(harness.server.requestCount("/a.png") == 1)
+        }
+    }
+
+    @Test("M2: a manager is built from the caller's cache and loader, and the shared one exists")
+    func composition() async throws {
+        try await withManager { harness in
+            harness.server.route("/a.png", .ok(ManagerFixtures.png))
+            _ = try await harness.manager.image(for: harness.url("/a.png"), options: [.waitStoreCache])
+
+            // The caller's loader was used and the caller's cache holds the image
+            #expect(harness.loader.requests.map(\.url) == [harness.url("/a.png")])
+            #expect(harness.cache.isCachedInMemory(forKey: harness.url("/a.png").absoluteString))
+            #expect(await harness.cache.isCachedOnDisk(forKey: harness.url("/a.png").absoluteString))
+            #expect(ImageManager.shared.loader is ImageDownloader)
+            #expect(ImageManager.shared === ImageManager.shared)
+        }
+    }
+
+    @Test("the callback form calls back on the caller's queue: progress in order, then one completion")
+    func callbacksOnTheCallersQueue() async throws {
+        try await withManager { harness in
+            // Given a trickled body, so there are several progress reports
+            let body = try ManagerFixtures.jpeg(width: 64, height: 64)
+            harness.server.route("/a.jpg", .ok(body).trickled(bytes: 256, every: .milliseconds(1)))
+            let queue = DispatchQueue(label: "caller")
+            let key = DispatchSpecificKey<String>()
+            queue.setSpecific(key: key, value: "caller")
+            let onQueue = Mutex<[Bool]>([])
+            let completions = Mutex<[Result<ImageResult, ImageError>]>([])
+
+            // When it is loaded with callbacks on the caller's queue
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                harness.manager.loadImage(
+                    with: harness.url("/a.jpg"), callbackQueue: queue,
+                    progress: { _ in onQueue.withLock { $0.append(DispatchQueue.getSpecific(key: key) == "caller") } },
+                    completion: { outcome in
+                        onQueue.withLock { $0.append(DispatchQueue.getSpecific(key: key) == "caller") }
+                        completions.withLock { $0.append(outcome) }
+                        done.resume()
+                    })
+            }
+            await harness.settle()
+
+            // Then every call ran on the queue and the completion came once, with the image (M14: chunked, so the
+            // length was unknown)
+            #expect(onQueue.withLock { $0.count } > 2)
+            #expect(onQueue.withLock { $0.allSatisfy { $0 } })
+            #expect(completions.withLock { $0.count } == 1)
+            let result = try completions.withLock { $0[0] }.get()
+            #expect(result.image.width == 64)
+            #expect(!harness.manager.isRunning)
+        }
+    }
+
+    @Test("the event stream reports progress adding up to the body, then the final result")
+    func eventStream() async throws {
+        try await withManager { harness in
+            let body = try ManagerFixtures.jpeg(width: 64, height: 64)
+            harness.server.route("/a.jpg", .ok(body))
+            let task = harness.manager.task(for: try ImageRequest(url: harness.url("/a.jpg")))
+
+            var received = 0
+            var expected: Int?
+            var finals: [ImageResult] = []
+            for await event in task.events {
+                switch event {
+                case .progress(let progress):
+                    received = progress.receivedBytes
+                    expected = progress.expectedBytes
+                case .preview: Issue.record("no preview without progressiveDownload")
+                case .finished(let outcome): finals.append(try outcome.get())
+                }
+            }
+            #expect(received == body.count)
+            #expect(expected == body.count)
+            #expect(finals.count == 1)
+            #expect(finals.first?.cacheType == ImageResult.CacheType.none)
+            #expect(task.isFinished && !task.isCancelled)
+        }
+    }
+
+    @Test("M5: the key of a redirected image is the requested URL's, and the result names the final URL")
+    func redirectedImageIsKeyedByTheRequestedURL() async throws {
+        try await withManager { harness in
+            harness.server.route("/new.png", .ok(ManagerFixtures.png))
+            harness.server.route("/old.png", .redirect(to: harness.server.url("/new.png")))
+
+            let result = try await harness.manager.image(for: harness.url("/old.png"), options: [.waitStoreCache])
+
+            #expect(result.url == harness.url("/new.png"))
+            #expect(await harness.manager.isCached(harness.url("/old.png")))
+            #expect(await harness.manager.isCachedOnDisk(harness.url("/old.png")))
+            #expect(!(await harness.manager.isCached(harness.url("/new.png"))))
+        }
+    }
+
+    @Test("M5: a key filter that drops the query serves ?token=a and ?token=b from one entry")
+    func cacheKeyFilter() async throws {
+        try await withManager(configure: { configuration in
+            configuration.cacheKeyFilter = { url in
+                var components = URLComponents(url: url, resolvingAgainstBaseURL: false)!
+                components.query = nil
+                return components.string!
+            }
+        }) { harness in
+            harness.server.route("/a.png", .ok(ManagerFixtures.png))
+
+            let first = try await harness.manager.image(for: harness.url("/a.png?token=a"))
+            let second = try await harness.manager.image(for: harness.url("/a.png?token=b"))
+
+            #expect(first.cacheType == .none)
+            #expect(second.cacheType == .memory)
+            #expect(harness.server.requestCount("/a.png") == 1)
+            #expect(harness.manager.cacheKey(for: harness.url("/a.png?token=z")) == harness.server.url("/a.png"))
+        }
+    }
+
+    @Test("M5, M11: different processors share one download; the same processors share one processing run")
+    func coalescingAcrossStages() async throws {
+        try await withManager { harness in
+            // Given an origin held until four loads are waiting: two cropping alike, one cropping otherwise, one plain
+            let gate = OriginGate()
+            harness.server.route("/a.png", .ok(ManagerFixtures.png).held(by: gate))
+            let url = harness.url("/a.png")
+            let sameRuns = RunCounter()
+            let otherRuns = RunCounter()
+            let crop = CropProcessor(width: 4, height: 3, runs: sameRuns)
+            let other = CropProcessor(width: 2, height: 2, runs: otherRuns)
+            let manager = harness.manager
+            async let a = manager.image(for: try ImageRequest(url: url, processors: [crop]))
+            async let b = manager.image(for: try ImageRequest(url: url, processors: [crop]))
+            async let c = manager.image(for: try ImageRequest(url: url, processors: [other]))
+            async let d = manager.image(for: url)
+            await harness.server.waitForRequests(to: "/a.png", count: 1)
+            await harness.loader.waitForDownloads(3)
+            gate.open()
+            let results = try await [a, b, c, d]
+
+            // Then one download served all, the shared crop ran once, and each got its own variant
+            #expect(harness.server.requestCount("/a.png") == 1)
+            #expect(sameRuns.value == 1)
+            #expect(otherRuns.value == 1)
+            #expect(results.map { "\($0.image.width)x\($0.image.height)" } == ["4x3", "4x3", "2x2", "8x6"])
+
+            // And variants never collide with the original: each is in memory under its own key
+            await harness.settle()
+            let again = try await harness.manager.image(for: try ImageRequest(url: url, processors: [other]))
+            #expect(again.cacheType == .memory)
+            #expect(again.image.width == 2)
+        }
+    }
+
+    @Test("a variant not in memory is derived from the original on disk, without a new download")
+    func variantsAreDerivedFromTheOriginalOnDisk() async throws {
+        try await withManager { harness in
+            harness.server.route("/a.png", .ok(ManagerFixtures.png))
+            let url = harness.url("/a.png")
+            _ = try await harness.manager.image(for: url, options: [.waitStoreCache])
+            harness.cache.clearMemory()
+
+            let runs = RunCounter()
+            let request = try ImageRequest(url: url, processors: [CropProcessor(width: 3, height: 3, runs: runs)])
+            let variant = try await harness.manager.image(for: request)
+
+            #expect(variant.cacheType == .disk)
+            #expect(variant.image.width == 3)
+            #expect(variant.data == ManagerFixtures.png)
+            #expect(runs.value == 1)
+            #expect(harness.server.requestCount("/a.png") == 1)
+            #expect(await harness.cache.diskCache.totals().count == 1)
+        }
+    }
+
+    @Test("storesProcessedImagesOnDisk keeps the variant on disk too, decoded later without processing")
+    func processedVariantsOnDisk() async throws {
+        try await withManager(configure: { $0.storesProcessedImagesOnDisk = true }) { harness in
+            harness.server.route("/a.png", .ok(ManagerFixtures.png))
+            let runs = RunCounter()
+            let request = try ImageRequest(
+                url: harness.url("/a.png"), options: [.waitStoreCache],
+                processors: [CropProcessor(width: 3, height: 2, runs: runs)])
+            _ = try await harness.manager.image(for: request)
+            harness.cache.clearMemory()
+
+            let again = try await harness.manager.image(for: request)
+
+            #expect(await harness.cache.diskCache.totals().count == 2)
+            #expect(again.cacheType == .disk)
+            #expect(again.image.width == 3 && again.image.height == 2)
+            #expect(runs.value == 1)
+        }
+    }
+
+    @Test("M11: one caller cancelling leaves the other caller of the same download undisturbed")
+    func cancellingOneCallerLeavesTheOther() async throws {
+        try await withManager { harness in
+            let gate = OriginGate()
+            harness.server.route("/a.png", .ok(ManagerFixtures.png).held(by: gate))
+            let url = harness.url("/a.png")
+            let cancelled = Deliveries()
+            let kept = Deliveries()
+            let first = cancelled.load(harness.manager, try ImageRequest(url: url))
+            _ = kept.load(harness.manager, try ImageRequest(url: url))
+            await harness.server.waitForRequests(to: "/a.png", count: 1)
+
+            first.cancel()
+            gate.open()
+            await harness.settle()
+
+            #expect(cancelled.completions.isEmpty)
+            #expect(kept.completions.count == 1)
+            #expect((try? kept.completions.first?.get())?.image.width == 8)
+            #expect(harness.server.requestCount("/a.png") == 1)
+            #expect(!harness.manager.isRunning)
+        }
+    }
+
+    @Test("M12: isCached, isCachedOnDisk and store")
+    func bookkeeping() async throws {
+        try await withManager { harness in
+            let url = harness.url("/stored.png")
+            #expect(!(await harness.manager.isCached(url)))
+
+            try await harness.manager.store(try ImageDecoder.decode(ManagerFixtures.png), for: url, toDisk: false)
+            #expect(await harness.manager.isCached(url))
+            #expect(!(await harness.manager.isCachedOnDisk(url)))
+
+            try await harness.manager.store(
+                try ImageDecoder.decode(ManagerFixtures.png), data: ManagerFixtures.png, for: url)
+            #expect(await harness.manager.isCachedOnDisk(url))
+            let loaded = try await harness.manager.image(for: url)
+            #expect(loaded.cacheType == .memory)
+            #expect(harness.server.requestCount() == 0)
+        }
+    }
+}
+
+extension Deliveries {
+    /// Records `outcome` as a completion (for tests that call `loadImage` themselves).
+    func load(_ outcome: Result<ImageResult, ImageError>) {
+        record(outcome)
+    }
+}
