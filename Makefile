@@ -30,14 +30,15 @@ test-asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
 	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'OspreyCodecsTests|OspreyTestingTests'
 
-## test-tsan: the concurrent parts (the downloader and its queue, the memory cache) under ThreadSanitizer (separate
+## test-tsan: the concurrent parts (the manager and its stress test, the prefetcher, the downloader and its queue, the
+## memory cache) under ThreadSanitizer (separate
 ## build folder .build-tsan). OSPREY_TSAN swaps the standard library's Mutex, which TSan cannot see, for a pthread
 ## mutex, which it can (Sources/Osprey/Mutex+ThreadSanitizer.swift).
 TSAN_FLAGS = --sanitize=thread --scratch-path .build-tsan -Xswiftc -DOSPREY_TSAN
 test-tsan: deps
 	$(SWIFT) build --build-tests $(TSAN_FLAGS)
 	$(SWIFT) test --skip-build $(TSAN_FLAGS) \
-		--filter 'ImageDownloaderTests|ImageDownloaderHTTPTests|DownloadQueueStateMachineTests|MemoryCacheTests'
+		--filter 'ImageManager|ImagePrefetcher|ImageDownloaderTests|ImageDownloaderHTTPTests|DownloadQueueStateMachineTests|MemoryCacheTests'
 
 ## fuzz: build the libFuzzer harnesses (Fuzz/) with ASan and run each decoder's for SECONDS (default 60)
 SECONDS ?= 60

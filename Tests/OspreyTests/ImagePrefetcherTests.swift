@@ -1,0 +1,99 @@
+import Foundation
+import OspreyCodecs
+import OspreyTesting
+import Synchronization
+import Testing
+
+@testable import Osprey
+
+/// The prefetcher against a real origin (MISSION M17).
+@Suite("ImagePrefetcher", .timeLimit(.minutes(2)))
+struct ImagePrefetcherTests {
+    @Test("counts are exact: finished, skipped (already cached), failed; a later load does not download again")
+    func counts() async throws {
+        try await withManager { harness in
+            for index in 0..<4 { harness.server.route("/ok\(index).png", .ok(ManagerFixtures.png)) }
+            harness.server.route("/cached.png", .ok(ManagerFixtures.png))
+            _ = try await harness.manager.image(for: harness.url("/cached.png"))
+            let urls = (0..<4).map { harness.url("/ok\($0).png") } + [harness.url("/cached.png"), harness.url("/gone.png")]
+            let reports = Mutex<[ImagePrefetcher.Progress]>([])
+
+            let summary = await ImagePrefetcher(manager: harness.manager).prefetch(urls) { progress in
+                reports.withLock { $0.append(progress) }
+            }
+
+            #expect(summary == ImagePrefetcher.Progress(finished: 4, skipped: 1, failed: 1, total: 6))
+            #expect(reports.withLock { $0.map(\.completed) } == [1, 2, 3, 4, 5, 6])
+            #expect(reports.withLock { $0.last } == summary)
+            #expect(harness.server.requestCount("/cached.png") == 1)
+            #expect(harness.loader.requests.filter { $0.url.path.hasPrefix("/ok") }.allSatisfy { $0.priority == .low })
+
+            let later = try await harness.manager.image(for: harness.url("/ok2.png"))
+            #expect(later.cacheType == .memory)
+            #expect(harness.server.requestCount("/ok2.png") == 1)
+        }
+    }
+
+    @Test("at most four load at once by default")
+    func boundedConcurrency() async throws {
+        try await withManager { harness in
+            let gate = OriginGate()
+            harness.server.route("/p.png", .ok(ManagerFixtures.png).held(by: gate))
+            let urls = (0..<10).map { harness.url("/p.png?i=\($0)") }
+            let prefetcher = ImagePrefetcher(manager: harness.manager)
+            let work = Task { await prefetcher.prefetch(urls) }
+            await harness.server.waitForRequests(to: "/p.png", count: 4)
+            gate.open()
+            let summary = await work.value
+
+            #expect(summary.finished == 10)
+            #expect(harness.server.maxInFlightCount("/p.png") == 4)
+        }
+    }
+
+    @Test("a real load of a URL being prefetched joins it and raises its priority instead of downloading again")
+    func handOver() async throws {
+        try await withManager(downloading: { $0.maxConcurrentDownloads = 1 }) { harness in
+            harness.server.route("/p.png", .ok(ManagerFixtures.png))
+            harness.downloader.isSuspended = true
+            let urls = [harness.url("/p.png?i=0"), harness.url("/p.png?i=1")]
+            let prefetcher = ImagePrefetcher(manager: harness.manager)
+            let work = Task { await prefetcher.prefetch(urls) }
+            await harness.loader.waitForDownloads(2)
+
+            // The callback form joins synchronously: the priority is raised before the queue resumes.
+            let real = Deliveries()
+            _ = real.load(harness.manager, try ImageRequest(url: urls[1]))
+            harness.downloader.isSuspended = false
+            let summary = await work.value
+            await harness.settle()
+            let result = try #require(try real.completions.first?.get())
+
+            #expect(result.cacheType == .none)
+            #expect(summary.finished == 2)
+            #expect(harness.loader.requests.count == 2)
+            let order = harness.server.requests(to: "/p.png").map { $0.uri.split(separator: "=").last! }
+            #expect(order == ["1", "0"])
+        }
+    }
+
+    @Test("cancel() stops what has not finished; it counts as failed")
+    func cancel() async throws {
+        try await withManager { harness in
+            let gate = OriginGate()
+            defer { gate.open() }
+            harness.server.route("/p.png", .ok(ManagerFixtures.png).held(by: gate))
+            let urls = (0..<6).map { harness.url("/p.png?i=\($0)") }
+            let prefetcher = ImagePrefetcher(manager: harness.manager)
+            let work = Task { await prefetcher.prefetch(urls) }
+            await harness.server.waitForRequests(to: "/p.png", count: 4)
+
+            prefetcher.cancel()
+            let summary = await work.value
+
+            #expect(summary == ImagePrefetcher.Progress(finished: 0, skipped: 0, failed: 6, total: 6))
+            #expect(!harness.manager.isRunning)
+            #expect(harness.server.requestCount("/p.png") == 4)
+        }
+    }
+}
