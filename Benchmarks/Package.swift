@@ -39,6 +39,16 @@ let package = Package(
             path: "Sources/download-benchmark",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
         ),
+        // ImageManager loads from memory, disk and a local nginx (compare_manager.py adds requests + Pillow).
+        .executableTarget(
+            name: "manager-benchmark",
+            dependencies: [
+                .product(name: "Osprey", package: "Osprey"),
+                .product(name: "OspreyCodecs", package: "Osprey"),
+            ],
+            path: "Sources/manager-benchmark",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
+        ),
         .executableTarget(
             name: "CodecsBenchmarks",
             dependencies: [

@@ -45,11 +45,14 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
         let job = UnownedJob(job)
         pthread_mutex_lock(mutex)
         queue.append(job)
-        let startsThread = idleThreads == 0 && startedThreads < threadCount
-        if startsThread { startedThreads += 1 }
+        var newThread: Int?
+        if idleThreads == 0 && startedThreads < threadCount {
+            startedThreads += 1
+            newThread = startedThreads
+        }
         pthread_cond_signal(condition)
         pthread_mutex_unlock(mutex)
-        if startsThread { startThread(number: startedThreads) }
+        if let newThread { startThread(number: newThread) }
     }
 
     /// Lets the threads end once the jobs already queued have run.
