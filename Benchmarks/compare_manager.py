@@ -9,9 +9,12 @@ absent), and measures, in one run:
   - disk: loads of 300 URLs whose bytes are on disk (memory cache off), p50 and images/s;
   - cold: 1,000 distinct URLs loaded into an empty cache (download, decode, keep), images/s, beside a requests +
     Pillow loop doing the same (requests.Session, Image.open + load, kept in a list), sequential as such a loop is
-    written, and, for reference, the same with 6 threads.
+    written, and, for reference, the same with 6 threads. Pillow's load() decodes the first frame of an animation
+    only, so the like-for-like Osprey run asks for the same (decodeFirstFrameOnly); the default run, which decodes
+    every frame, is shown beside it.
 
-Targets (the ImageManager issue): memory p50 < 5 us; cold >= 3x the requests + Pillow loop.
+Targets (the ImageManager issue): memory p50 < 5 us; cold (first frames, as Pillow) >= 3x the requests + Pillow
+loop. Only the manifest's decode-ok files are served, so both sides decode everything they are given.
 """
 import os, random, subprocess, tempfile
 from pathlib import Path
@@ -61,6 +64,12 @@ def main():
     python = venv_python(["requests", "PIL"], ["requests", "Pillow"])
     binary = build("manager-benchmark")
     root, files = content()
+    manifest = root / "MANIFEST.tsv"
+    if manifest.exists():
+        # Only what both sides must decode: the manifest's decode-ok files.
+        rows = [line.split("\t") for line in manifest.read_text().splitlines()[1:]]
+        decodable = {row[0] for row in rows if len(row) > 8 and row[8] == "decode-ok"}
+        files = [f for f in files if f in decodable]
     files = [f for f in files if Path(f).suffix.lower() in EXTENSIONS] or files
     port = free_port()
     prefix = Path(tempfile.mkdtemp(prefix="osprey-nginx-"))
@@ -88,16 +97,22 @@ def main():
               f"({disk['images']} of {disk['stored']} stored)")
 
         best = {}
-        for round_number in range(2):
+        for round_number in range(3):
             for name, command in (
-                ("osprey", [str(binary), "cold", str(cold_file), str(prefix / f"cold-cache-{round_number}")]),
+                ("osprey (first frames)",
+                 [str(binary), "cold", str(cold_file), str(prefix / f"cold-first-{round_number}"), "first"]),
+                ("osprey (every frame)", [str(binary), "cold", str(cold_file), str(prefix / f"cold-all-{round_number}")]),
                 ("requests+Pillow loop", [str(python), str(script), str(cold_file), "1"]),
                 ("requests+Pillow 6 threads", [str(python), str(script), str(cold_file), "6"]),
             ):
+                # Each Osprey run writes its cache to disk: remove the last one's and let the kernel write back
+                # what is pending first, so no run pays for another's writeback.
+                subprocess.run(["rm", "-rf", *map(str, prefix.glob("cold-*"))])
+                os.sync()
                 result = run_child(command)
                 if name not in best or result["images_per_second"] > best[name]["images_per_second"]:
                     best[name] = result
-        osprey = best["osprey"]["images_per_second"]
+        osprey = best["osprey (first frames)"]["images_per_second"]
         for name, result in best.items():
             print(f"cold    {name:28} {result['images_per_second']:8,.0f} images/s  "
                   f"({result['images']} images, {result['failures']} failed, CPU {result['cpu_seconds']:.2f} s)  "
@@ -106,7 +121,7 @@ def main():
         ratio = osprey / best["requests+Pillow loop"]["images_per_second"]
         print("targets:")
         print(f"  memory p50 {memory['p50_us']:.2f} us < 5 us: {'PASS' if memory['p50_us'] < 5 else 'FAIL'}")
-        print(f"  cold {ratio:.2f}x requests+Pillow >= 3x: {'PASS' if ratio >= 3 else 'FAIL'}")
+        print(f"  cold (first frames) {ratio:.2f}x requests+Pillow >= 3x: {'PASS' if ratio >= 3 else 'FAIL'}")
     finally:
         server.terminate()
         server.wait()

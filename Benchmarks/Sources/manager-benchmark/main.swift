@@ -3,8 +3,9 @@
 //   manager-benchmark memory <image-file> <loads>        warm loads from memory: p50/p99 latency, loads/s
 //   manager-benchmark disk <url-file> <cache-dir>         every URL's bytes stored on disk first, then each loaded
 //                                                         from disk (memory off): p50 latency, images/s
-//   manager-benchmark cold <url-file> <cache-dir>         every URL loaded from the network into an empty cache
-//                                                         (download, decode, keep): images/s
+//   manager-benchmark cold <url-file> <cache-dir> [first] every URL loaded from the network into an empty cache
+//                                                         (download, decode, keep): images/s; `first` decodes
+//                                                         the first frame of animations only, as Pillow's load()
 import Foundation
 import Osprey
 import OspreyCodecs
@@ -47,7 +48,8 @@ let clock = ContinuousClock()
 
 switch arguments[1] {
 case "memory":
-    let bytes = [UInt8](FileManager.default.contents(atPath: arguments[2]) ?? fail("cannot read \(arguments[2])"))
+    guard let contents = FileManager.default.contents(atPath: arguments[2]) else { fail("cannot read \(arguments[2])") }
+    let bytes = [UInt8](contents)
     let loads = Int(arguments[3]) ?? 200_000
     let directory = NSTemporaryDirectory() + "osprey-manager-bench-\(getpid())"
     defer { try? FileManager.default.removeItem(atPath: directory) }
@@ -108,12 +110,15 @@ case "disk":
 case "cold":
     let list = urls(in: arguments[2])
     let manager = manager(cacheDirectory: arguments[3])
+    let options: ImageRequest.Options = arguments.count > 4 && arguments[4] == "first" ? [.decodeFirstFrameOnly] : []
     let start = clock.now
     let (loaded, failed) = await withTaskGroup(of: Bool.self) { group in
-        for url in list { group.addTask { (try? await manager.image(for: url)) != nil } }
-        return await group.reduce(into: (0, 0)) { counts, ok in
-            if ok { counts.0 += 1 } else { counts.1 += 1 }
+        for url in list { group.addTask { (try? await manager.image(for: url, options: options)) != nil } }
+        var counts = (loaded: 0, failed: 0)
+        for await ok in group {
+            if ok { counts.loaded += 1 } else { counts.failed += 1 }
         }
+        return counts
     }
     let total = seconds(start.duration(to: clock.now))
     report(["images": loaded, "failures": failed, "seconds": total, "images_per_second": Double(loaded) / total])

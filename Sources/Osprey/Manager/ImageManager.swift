@@ -60,7 +60,7 @@ public final class ImageManager: Sendable {
         self.configuration = configuration
         self.failedURLs = FailedURLs(timeToLive: configuration.failedURLTimeToLive)
         self.decodingPool = WorkerPool(name: "osprey.decode", threadCount: configuration.decodingConcurrency)
-        self.processingPool = WorkerPool(name: "osprey.process", threadCount: configuration.processingConcurrency)
+        self.processingPool = WorkerPool(name: "osprey.proc", threadCount: configuration.processingConcurrency)
         self.callbackQueue = configuration.callbackQueue ?? DispatchQueue(label: "osprey.manager.callbacks")
     }
 
@@ -72,13 +72,13 @@ public final class ImageManager: Sendable {
     // MARK: Loading: async/await
 
     /// Loads the image at `url`; see ``image(for:)-(ImageRequest)``.
-    public func image(for url: URL, options: ImageRequest.Options = []) async throws(ImageError) -> ImageResult {
+    nonisolated(nonsending) public func image(for url: URL, options: ImageRequest.Options = []) async throws(ImageError) -> ImageResult {
         try await image(for: Self.request(url: url, options: options))
     }
 
     /// Loads the image at the URL in `string`; an empty or malformed string fails at once with
     /// ``ImageError/invalidURL(_:reason:)`` (M1).
-    public func image(for string: String, options: ImageRequest.Options = []) async throws(ImageError) -> ImageResult {
+    nonisolated(nonsending) public func image(for string: String, options: ImageRequest.Options = []) async throws(ImageError) -> ImageResult {
         try await image(for: Self.request(string: string, options: options))
     }
 
@@ -86,7 +86,7 @@ public final class ImageManager: Sendable {
     /// (``ImageError/cancelled``). Under ``ImageRequest/Options/refreshCached`` it returns once the origin has been
     /// asked: the cached image when unchanged, else the new one (the early delivery is for ``task(for:)`` and the
     /// callback form).
-    public func image(for request: ImageRequest) async throws(ImageError) -> ImageResult {
+    nonisolated(nonsending) public func image(for request: ImageRequest) async throws(ImageError) -> ImageResult {
         if let immediate = immediateOutcome(for: request) { return try immediate.get() }
         let task = makeTask(request, sink: .waiter)
         return try await task.wait { start(task) }.get()

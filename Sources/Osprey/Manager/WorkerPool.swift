@@ -65,8 +65,12 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
 
     private func startThread(number: Int) {
         // The thread holds the pool until shutdown() lets it return.
-        let thread = Thread { [self] in run() }
-        thread.name = "\(name)-\(number)"
+        let name = "\(name)-\(number)"
+        let thread = Thread { [self] in
+            // Named from inside: Linux threads otherwise keep their creator's name (perf, top and gdb show it).
+            Thread.current.name = name
+            run()
+        }
         thread.start()
     }
 
