@@ -62,6 +62,14 @@ public struct ImageRequest: Sendable {
         try self.init(url: url, options: options, processors: processors, priority: priority)
     }
 
+    /// A request for `url` as it is, unchecked: the placeholder of a load that already failed.
+    init(unvalidated url: URL) {
+        self.url = url
+        self.options = []
+        self.processors = []
+        self.priority = .normal
+    }
+
     /// The priority the download runs at: ``Options/highPriority`` or ``Options/lowPriority`` when set, else
     /// ``priority``.
     public var effectivePriority: DownloadPriority {

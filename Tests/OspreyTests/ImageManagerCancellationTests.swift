@@ -11,7 +11,8 @@ import Testing
 /// (MISSION M4, M11).
 @Suite("ImageManager cancellation", .timeLimit(.minutes(2)))
 struct ImageManagerCancellationTests {
-    @Test("cancelling while a job is held in a stage never calls the completion", arguments: ImageManager.Stage.allCases)
+    @Test(
+        "cancelling while a job is held in a stage never calls the completion", arguments: ImageManager.Stage.allCases)
     func cancelDuringStage(_ stage: ImageManager.Stage) async throws {
         let gate = StageGate(stage)
         try await withManager(configure: { $0.stageObserver = gate.observer }) { harness in
@@ -64,7 +65,8 @@ struct ImageManagerCancellationTests {
             let queue = DispatchQueue(label: "suspended")
             queue.suspend()
             let memory = Deliveries()
-            let memoryTask = memory.load(harness.manager, try ImageRequest(url: harness.url("/cached.png")), queue: queue)
+            let memoryTask = memory.load(
+                harness.manager, try ImageRequest(url: harness.url("/cached.png")), queue: queue)
             memoryTask.cancel()
             queue.resume()
 

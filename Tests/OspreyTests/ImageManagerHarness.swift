@@ -102,8 +102,12 @@ final class RecordingLoader: DataLoading {
 /// Holds a job at the start of one stage until released: the test awaits `reached()`, acts, then `release()`s.
 final class StageGate: Sendable {
     let stage: ImageManager.Stage
-    private let state = Mutex<(reached: Bool, released: Bool, arrivals: [CheckedContinuation<Void, Never>],
-        holds: [CheckedContinuation<Void, Never>])>((false, false, [], []))
+    private let state = Mutex<
+        (
+            reached: Bool, released: Bool, arrivals: [CheckedContinuation<Void, Never>],
+            holds: [CheckedContinuation<Void, Never>]
+        )
+    >((false, false, [], []))
 
     init(_ stage: ImageManager.Stage) {
         self.stage = stage
@@ -148,7 +152,9 @@ final class StageGate: Sendable {
 
 /// Counts completions and collects what a callback-form load delivers.
 final class Deliveries: Sendable {
-    private let state = Mutex<(completions: [Result<ImageResult, ImageError>], previews: [ImageResult], progress: [DownloadProgress])>(([], [], []))
+    private let state = Mutex<
+        (completions: [Result<ImageResult, ImageError>], previews: [ImageResult], progress: [DownloadProgress])
+    >(([], [], []))
 
     var completions: [Result<ImageResult, ImageError>] { state.withLock { $0.completions } }
     var previews: [ImageResult] { state.withLock { $0.previews } }
@@ -210,8 +216,10 @@ enum ManagerFixtures {
         let red = try PixelBuffer(width: 4, height: 4, format: .rgba8, bytes: [UInt8](repeating: 200, count: 64))
         let blue = try PixelBuffer(width: 4, height: 4, format: .rgba8, bytes: (0..<64).map { UInt8($0 * 3) })
         let image = try Image(
-            frames: [ImageFrame(pixels: red, duration: .milliseconds(100)),
-                ImageFrame(pixels: blue, duration: .milliseconds(100))])
+            frames: [
+                ImageFrame(pixels: red, duration: .milliseconds(100)),
+                ImageFrame(pixels: blue, duration: .milliseconds(100)),
+            ])
         return try ImageEncoder.encode(image, as: .gif)
     }
 }

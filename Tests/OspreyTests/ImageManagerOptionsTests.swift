@@ -117,7 +117,8 @@ struct ImageManagerOptionsTests {
             let key = { (path: String) in harness.url(path).absoluteString }
 
             let still = try await harness.manager.image(for: harness.url("/still.png"), options: [.waitStoreCache])
-            let animated = try await harness.manager.image(for: harness.url("/animated.gif"), options: [.waitStoreCache])
+            let animated = try await harness.manager.image(
+                for: harness.url("/animated.gif"), options: [.waitStoreCache])
             #expect(runs.value == 1)
             let transformed = try await harness.manager.image(
                 for: harness.url("/animated-too.gif"), options: [.transformAnimatedImage, .waitStoreCache])
@@ -242,7 +243,8 @@ struct ImageManagerOptionsTests {
             harness.server.route("/dropped.png", .ok(ManagerFixtures.png).trickled(bytes: 8, every: .milliseconds(50)))
             let kept = Deliveries()
             let dropped = Deliveries()
-            let keptTask = kept.load(harness.manager, try ImageRequest(url: harness.url("/kept.png"), options: [.detached]))
+            let keptTask = kept.load(
+                harness.manager, try ImageRequest(url: harness.url("/kept.png"), options: [.detached]))
             let droppedTask = dropped.load(harness.manager, try ImageRequest(url: harness.url("/dropped.png")))
             await harness.server.waitForRequests(to: "/kept.png", count: 1)
             await harness.server.waitForRequests(to: "/dropped.png", count: 1)

@@ -86,7 +86,10 @@ struct ImageManagerStressTests {
             #expect(callbackLoads.allSatisfy { $0.task.isFinished })
             var cancelled = 0
             for load in callbackLoads where load.task.isCancelled { cancelled += 1 }
-            #expect(cancelled > 0 && cancelled < callbackLoads.count, "\(cancelled) of \(callbackLoads.count) cancelled; \(callbackLoads.filter { $0.calls.value == 1 }.count) completed")
+            #expect(
+                cancelled > 0 && cancelled < callbackLoads.count,
+                "\(cancelled) of \(callbackLoads.count) cancelled; \(callbackLoads.filter { $0.calls.value == 1 }.count) completed"
+            )
             #expect(!manager.isRunning)
             #expect(manager.runningCount == 0)
             #expect(manager.state.withLock { $0.jobs.isEmpty && $0.runningJobs.isEmpty })

@@ -31,7 +31,8 @@ struct ImageManagerTests {
                 }
                 #expect(reported == string)
                 #expect(deliveries.completions.count == 1)
-                if case .failure(.invalidURL) = deliveries.completions.first {} else {
+                if case .failure(.invalidURL) = deliveries.completions.first {
+                } else {
                     Issue.record("callback form for '\(string)': \(deliveries.completions)")
                 }
                 #expect(task.isFinished)

@@ -15,7 +15,8 @@ struct ImagePrefetcherTests {
             for index in 0..<4 { harness.server.route("/ok\(index).png", .ok(ManagerFixtures.png)) }
             harness.server.route("/cached.png", .ok(ManagerFixtures.png))
             _ = try await harness.manager.image(for: harness.url("/cached.png"))
-            let urls = (0..<4).map { harness.url("/ok\($0).png") } + [harness.url("/cached.png"), harness.url("/gone.png")]
+            let urls =
+                (0..<4).map { harness.url("/ok\($0).png") } + [harness.url("/cached.png"), harness.url("/gone.png")]
             let reports = Mutex<[ImagePrefetcher.Progress]>([])
 
             let summary = await ImagePrefetcher(manager: harness.manager).prefetch(urls) { progress in

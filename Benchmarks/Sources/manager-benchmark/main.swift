@@ -38,7 +38,9 @@ func urls(in file: String) -> [URL] {
 }
 
 func report(_ fields: [String: Any]) {
-    let data = try! JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])
+    guard let data = try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys]) else {
+        fail("cannot encode \(fields)")
+    }
     print(String(decoding: data, as: UTF8.self))
 }
 
@@ -89,7 +91,9 @@ case "disk":
     // Store the bytes as the origin would have sent them, fetched once.
     var stored = 0
     for url in list {
-        if let result = try? await filler.image(for: url, options: [.waitStoreCache]), result.data != nil { stored += 1 }
+        if let result = try? await filler.image(for: url, options: [.waitStoreCache]), result.data != nil {
+            stored += 1
+        }
     }
     let manager = manager(cacheDirectory: directory, inMemory: false)
     var latencies: [Double] = []

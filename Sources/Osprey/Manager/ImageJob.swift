@@ -159,7 +159,8 @@ final class ImageJob: Sendable {
             guard let partial = decoder.makePreview(),
                 let image = try? ImageManager.process(partial, with: self.request.processors)
             else { return }
-            self.send(.preview(ImageResult(image: image, data: nil, cacheType: .none, url: self.request.url, isFinal: false)))
+            self.send(
+                .preview(ImageResult(image: image, data: nil, cacheType: .none, url: self.request.url, isFinal: false)))
         }
     }
 }

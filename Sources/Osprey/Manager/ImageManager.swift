@@ -72,13 +72,17 @@ public final class ImageManager: Sendable {
     // MARK: Loading: async/await
 
     /// Loads the image at `url`; see ``image(for:)-(ImageRequest)``.
-    nonisolated(nonsending) public func image(for url: URL, options: ImageRequest.Options = []) async throws(ImageError) -> ImageResult {
+    nonisolated(nonsending) public func image(
+        for url: URL, options: ImageRequest.Options = []
+    ) async throws(ImageError) -> ImageResult {
         try await image(for: Self.request(url: url, options: options))
     }
 
     /// Loads the image at the URL in `string`; an empty or malformed string fails at once with
     /// ``ImageError/invalidURL(_:reason:)`` (M1).
-    nonisolated(nonsending) public func image(for string: String, options: ImageRequest.Options = []) async throws(ImageError) -> ImageResult {
+    nonisolated(nonsending) public func image(
+        for string: String, options: ImageRequest.Options = []
+    ) async throws(ImageError) -> ImageResult {
         try await image(for: Self.request(string: string, options: options))
     }
 
@@ -119,7 +123,8 @@ public final class ImageManager: Sendable {
         progress: (@Sendable (DownloadProgress) -> Void)? = nil, preview: (@Sendable (ImageResult) -> Void)? = nil,
         completion: @escaping @Sendable (Result<ImageResult, ImageError>) -> Void
     ) -> ImageTask {
-        loadImage(with: url.absoluteString, options: options, callbackQueue: callbackQueue, progress: progress,
+        loadImage(
+            with: url.absoluteString, options: options, callbackQueue: callbackQueue, progress: progress,
             preview: preview, completion: completion)
     }
 
@@ -146,9 +151,9 @@ public final class ImageManager: Sendable {
     }
 
     private func failedTask(string: String, error: ImageError, callbacks: ImageTask.Callbacks) -> ImageTask {
-        // A task for the bad string, so the caller still gets a handle and one completion.
-        let placeholder = URL(string: "http://invalid.invalid/")!
-        let request = try! ImageRequest(url: placeholder)
+        // A task for the bad string, so the caller still gets a handle and one completion; its request only
+        // names the string as well as a URL can.
+        let request = ImageRequest(unvalidated: URL(string: string) ?? URL(fileURLWithPath: "/"))
         let task = makeTask(request, sink: .callbacks(callbacks))
         task.deliver(.finished(.failure(error)))
         return task
@@ -212,7 +217,8 @@ public final class ImageManager: Sendable {
     }
 
     /// Stores `image` for `url` in memory and, with `toDisk`, on disk: `data` when given, else the image encoded.
-    public func store(_ image: Image, data: [UInt8]? = nil, for url: URL, toDisk: Bool = true) async throws(OspreyError) {
+    public func store(_ image: Image, data: [UInt8]? = nil, for url: URL, toDisk: Bool = true) async throws(OspreyError)
+    {
         try await cache.store(image, data: data, forKey: cacheKey(for: url), toDisk: toDisk)
     }
 

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
 import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A fixed number of threads that run Swift tasks' jobs: the manager's decoding and processing executors (STYLE.md
 /// §5). Work that blocks a thread for milliseconds (decoding, resizing, reading a file) runs here, under

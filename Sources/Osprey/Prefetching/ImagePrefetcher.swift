@@ -50,7 +50,8 @@ public final class ImagePrefetcher: Sendable {
 
     /// Makes a prefetcher that loads through `manager`, `maxConcurrentPrefetches` at a time, with `options`.
     public init(
-        manager: ImageManager = .shared, maxConcurrentPrefetches: Int = 4, options: ImageRequest.Options = [.lowPriority]
+        manager: ImageManager = .shared, maxConcurrentPrefetches: Int = 4,
+        options: ImageRequest.Options = [.lowPriority]
     ) {
         self.manager = manager
         self.maxConcurrentPrefetches = max(1, maxConcurrentPrefetches)
