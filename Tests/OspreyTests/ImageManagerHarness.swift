@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import OspreyCodecs
 import OspreyTesting
+import Testing
 import Synchronization
 
 @testable import Osprey
@@ -221,5 +222,21 @@ enum ManagerFixtures {
                 ImageFrame(pixels: blue, duration: .milliseconds(100)),
             ])
         return try ImageEncoder.encode(image, as: .gif)
+    }
+}
+
+extension ImageTask {
+    /// Follows the task's events to the end; returns its previews and its final result (throwing its error).
+    func previewsAndFinal() async throws -> ([ImageResult], ImageResult) {
+        var previews: [ImageResult] = []
+        var final: ImageResult?
+        for await event in events {
+            switch event {
+            case .preview(let preview): previews.append(preview)
+            case .finished(let outcome): final = try outcome.get()
+            case .progress: break
+            }
+        }
+        return (previews, try #require(final))
     }
 }

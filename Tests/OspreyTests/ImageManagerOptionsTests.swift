@@ -301,19 +301,11 @@ struct ImageManagerOptionsTests {
             let task = harness.manager.task(
                 for: try ImageRequest(url: harness.url("/p.jpg"), options: [.progressiveDownload]))
 
-            var previews: [ImageResult] = []
-            var final: ImageResult?
-            for await event in task.events {
-                switch event {
-                case .preview(let preview): previews.append(preview)
-                case .finished(let outcome): final = try outcome.get()
-                case .progress: break
-                }
-            }
+            let (previews, final) = try await task.previewsAndFinal()
             #expect(!previews.isEmpty)
             #expect(previews.allSatisfy { !$0.isFinal && $0.image.width == 256 })
-            #expect(final?.isFinal == true)
-            #expect(final?.data == body)
+            #expect(final.isFinal)
+            #expect(final.data == body)
         }
     }
 
@@ -376,17 +368,7 @@ struct ImageManagerOptionsTests {
 
     /// Loads `url` with refreshCached through the event stream; returns the previews and the final result.
     private func refresh(_ harness: ManagerHarness, _ url: URL) async throws -> ([ImageResult], ImageResult) {
-        let task = harness.manager.task(for: try ImageRequest(url: url, options: [.refreshCached]))
-        var previews: [ImageResult] = []
-        var final: ImageResult?
-        for await event in task.events {
-            switch event {
-            case .preview(let preview): previews.append(preview)
-            case .finished(let outcome): final = try outcome.get()
-            case .progress: break
-            }
-        }
-        return (previews, try #require(final))
+        try await harness.manager.task(for: try ImageRequest(url: url, options: [.refreshCached])).previewsAndFinal()
     }
 }
 
