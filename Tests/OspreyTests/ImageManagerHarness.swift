@@ -2,8 +2,8 @@ import Dispatch
 import Foundation
 import OspreyCodecs
 import OspreyTesting
-import Testing
 import Synchronization
+import Testing
 
 @testable import Osprey
 

@@ -123,9 +123,13 @@ public final class ImageManager: Sendable {
         progress: (@Sendable (DownloadProgress) -> Void)? = nil, preview: (@Sendable (ImageResult) -> Void)? = nil,
         completion: @escaping @Sendable (Result<ImageResult, ImageError>) -> Void
     ) -> ImageTask {
-        loadImage(
-            with: url.absoluteString, options: options, callbackQueue: callbackQueue, progress: progress,
-            preview: preview, completion: completion)
+        let callbacks = ImageTask.Callbacks(
+            queue: callbackQueue ?? self.callbackQueue, progress: progress, preview: preview, completion: completion)
+        do {
+            return loadImage(with: try Self.request(url: url, options: options), callbacks: callbacks)
+        } catch {
+            return failedTask(string: url.absoluteString, error: error, callbacks: callbacks)
+        }
     }
 
     /// Loads `request` and returns its task at once (M1). `progress` gets every progress report, `preview` every
