@@ -20,7 +20,7 @@ struct ImageManagerTests {
                 let asyncError = await #expect(throws: ImageError.self) { try await manager.image(for: string) }
                 let deliveries = Deliveries()
                 let task = manager.loadImage(with: string) { outcome in
-                    deliveries.load(outcome)
+                    deliveries.record(outcome)
                 }
                 await harness.settle()
 
@@ -303,12 +303,5 @@ struct ImageManagerTests {
             #expect(loaded.cacheType == .memory)
             #expect(harness.server.requestCount() == 0)
         }
-    }
-}
-
-extension Deliveries {
-    /// Records `outcome` as a completion (for tests that call `loadImage` themselves).
-    func load(_ outcome: Result<ImageResult, ImageError>) {
-        record(outcome)
     }
 }

@@ -78,7 +78,7 @@ extension ImageJob {
 
         let result = ImageResult(
             image: final, data: transformed == nil ? response.body : nil, cacheType: .none, url: response.url)
-        let isOriginal = key.variantKey == manager.cacheKey(for: url)
+        let isOriginal = key.variantKey == baseKey
         cache.storeInMemory(final, data: isOriginal ? result.data : nil, forKey: key.variantKey)
         let store = diskStore(
             original: transformed ?? decoded, bytes: result.data, final: final, validators: response.validators)
@@ -96,22 +96,15 @@ extension ImageJob {
     /// Memory (bytes, when memory keeps bytes), then a stored variant, then the original on disk, decoded and
     /// processed; the result is put in memory. Under `refreshCached` it also reads the original bytes and validators.
     private func lookUp() async -> Cached? {
-        let refreshes = request.options.contains(.refreshCached)
-        let baseKey = manager.cacheKey(for: request.url)
         let variantKey = key.variantKey
+        let baseKey = self.baseKey
         let diskCache = cache.diskCache
         if let image = cache.imageInMemory(forKey: variantKey) {
-            var cached = Cached(result: ImageResult(image: image, data: nil, cacheType: .memory, url: request.url))
-            if refreshes {
-                cached.originalBytes = await withTaskExecutorPreference(manager.decodingPool) {
-                    diskCache.blockingData(forKey: baseKey)
-                }
-                cached.validators = await diskCache.entry(forKey: baseKey)?.validators
-            }
-            return cached
+            return await preparedForRevalidation(
+                Cached(result: ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)))
         }
 
-        let decoding = manager.decodingOptions(for: request)
+        let decoding = self.decoding
         let plainDecoding = manager.configuration.decoding
         let memoryData = cache.dataInMemory(forKey: baseKey)
         let readsVariant = manager.configuration.storesProcessedImagesOnDisk && variantKey != baseKey
@@ -137,17 +130,25 @@ extension ImageJob {
             image = processed
         }
         cache.storeInMemory(image, data: variantKey == baseKey ? found.bytes : nil, forKey: variantKey)
-        var cached = Cached(
-            result: ImageResult(image: image, data: found.bytes, cacheType: found.cacheType, url: request.url),
-            originalBytes: found.bytes)
-        if refreshes {
-            if cached.originalBytes == nil {
-                cached.originalBytes = await withTaskExecutorPreference(manager.decodingPool) {
-                    diskCache.blockingData(forKey: baseKey)
-                }
+        return await preparedForRevalidation(
+            Cached(
+                result: ImageResult(image: image, data: found.bytes, cacheType: found.cacheType, url: request.url),
+                originalBytes: found.bytes))
+    }
+
+    /// Under `refreshCached`, `cached` with the original bytes (read from disk when the hit did not bring them) and
+    /// the stored validators; otherwise `cached` as it is.
+    private func preparedForRevalidation(_ cached: Cached) async -> Cached {
+        guard request.options.contains(.refreshCached) else { return cached }
+        var cached = cached
+        let diskCache = cache.diskCache
+        let baseKey = self.baseKey
+        if cached.originalBytes == nil {
+            cached.originalBytes = await withTaskExecutorPreference(manager.decodingPool) {
+                diskCache.blockingData(forKey: baseKey)
             }
-            cached.validators = await diskCache.entry(forKey: baseKey)?.validators
         }
+        cached.validators = await diskCache.entry(forKey: baseKey)?.validators
         return cached
     }
 
@@ -161,7 +162,7 @@ extension ImageJob {
         downloadRequest.validators = validators
         let decoder =
             options.contains(.progressiveDownload)
-            ? IncrementalImageDecoder(options: manager.decodingOptions(for: request)) : nil
+            ? IncrementalImageDecoder(options: decoding) : nil
         let task = loader.download(downloadRequest) { [weak self] progress in
             self?.received(progress, decoder: decoder)
         }
@@ -176,7 +177,7 @@ extension ImageJob {
     }
 
     private func decode(_ bytes: [UInt8]) async -> Result<Image, ImageError> {
-        let options = manager.decodingOptions(for: request)
+        let options = decoding
         return await withTaskExecutorPreference(manager.decodingPool) {
             do throws(CodecError) {
                 return .success(try ImageDecoder.decode(bytes, options: options))
@@ -227,7 +228,7 @@ extension ImageJob {
     /// variant under its own key. `nil` for `cacheMemoryOnly`.
     private func diskStore(original: Image, bytes: [UInt8]?, final: Image, validators: HTTPValidators) -> Store? {
         guard !request.options.contains(.cacheMemoryOnly) else { return nil }
-        let baseKey = manager.cacheKey(for: request.url)
+        let baseKey = self.baseKey
         let variantKey = key.variantKey
         let storesVariant = manager.configuration.storesProcessedImagesOnDisk && variantKey != baseKey
         let cache = self.cache

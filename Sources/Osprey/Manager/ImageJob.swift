@@ -34,6 +34,10 @@ final class ImageJob: Sendable {
     let manager: ImageManager
     let cache: ImageCache
     let loader: any DataLoading
+    /// The key the original bytes are stored under (the variant's is `key.variantKey`).
+    let baseKey: String
+    /// How the job decodes: the manager's options with the request's size, budget and first-frame choice.
+    let decoding: DecodingOptions
     private let state = Mutex(State())
 
     init(key: Key, request: ImageRequest, manager: ImageManager) {
@@ -42,6 +46,8 @@ final class ImageJob: Sendable {
         self.manager = manager
         self.cache = request.cache ?? manager.cache
         self.loader = request.loader ?? manager.loader
+        self.baseKey = manager.cacheKey(for: request.url)
+        self.decoding = manager.decodingOptions(for: request)
     }
 
     // MARK: Subscribers

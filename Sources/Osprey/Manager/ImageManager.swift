@@ -106,13 +106,9 @@ public final class ImageManager: Sendable {
         progress: (@Sendable (DownloadProgress) -> Void)? = nil, preview: (@Sendable (ImageResult) -> Void)? = nil,
         completion: @escaping @Sendable (Result<ImageResult, ImageError>) -> Void
     ) -> ImageTask {
-        let callbacks = ImageTask.Callbacks(
-            queue: callbackQueue ?? self.callbackQueue, progress: progress, preview: preview, completion: completion)
-        do {
-            let request = try Self.request(string: string, options: options)
-            return loadImage(with: request, callbacks: callbacks)
-        } catch {
-            return failedTask(string: string, error: error, callbacks: callbacks)
+        let callbacks = makeCallbacks(callbackQueue, progress, preview, completion)
+        return loadImage(named: string, callbacks: callbacks) { () throws(ImageError) in
+            try Self.request(string: string, options: options)
         }
     }
 
@@ -123,12 +119,9 @@ public final class ImageManager: Sendable {
         progress: (@Sendable (DownloadProgress) -> Void)? = nil, preview: (@Sendable (ImageResult) -> Void)? = nil,
         completion: @escaping @Sendable (Result<ImageResult, ImageError>) -> Void
     ) -> ImageTask {
-        let callbacks = ImageTask.Callbacks(
-            queue: callbackQueue ?? self.callbackQueue, progress: progress, preview: preview, completion: completion)
-        do {
-            return loadImage(with: try Self.request(url: url, options: options), callbacks: callbacks)
-        } catch {
-            return failedTask(string: url.absoluteString, error: error, callbacks: callbacks)
+        let callbacks = makeCallbacks(callbackQueue, progress, preview, completion)
+        return loadImage(named: url.absoluteString, callbacks: callbacks) { () throws(ImageError) in
+            try Self.request(url: url, options: options)
         }
     }
 
@@ -141,11 +134,27 @@ public final class ImageManager: Sendable {
         progress: (@Sendable (DownloadProgress) -> Void)? = nil, preview: (@Sendable (ImageResult) -> Void)? = nil,
         completion: @escaping @Sendable (Result<ImageResult, ImageError>) -> Void
     ) -> ImageTask {
-        loadImage(
-            with: request,
-            callbacks: ImageTask.Callbacks(
-                queue: callbackQueue ?? self.callbackQueue, progress: progress, preview: preview,
-                completion: completion))
+        loadImage(with: request, callbacks: makeCallbacks(callbackQueue, progress, preview, completion))
+    }
+
+    private func makeCallbacks(
+        _ queue: DispatchQueue?, _ progress: (@Sendable (DownloadProgress) -> Void)?,
+        _ preview: (@Sendable (ImageResult) -> Void)?,
+        _ completion: @escaping @Sendable (Result<ImageResult, ImageError>) -> Void
+    ) -> ImageTask.Callbacks {
+        ImageTask.Callbacks(queue: queue ?? callbackQueue, progress: progress, preview: preview, completion: completion)
+    }
+
+    /// Loads the request `makeRequest` builds; when it throws (a bad URL), returns a task for `name` that has
+    /// already failed, so the caller still gets a handle and one completion.
+    private func loadImage(
+        named name: String, callbacks: ImageTask.Callbacks, _ makeRequest: () throws(ImageError) -> ImageRequest
+    ) -> ImageTask {
+        do {
+            return loadImage(with: try makeRequest(), callbacks: callbacks)
+        } catch {
+            return failedTask(string: name, error: error, callbacks: callbacks)
+        }
     }
 
     private func loadImage(with request: ImageRequest, callbacks: ImageTask.Callbacks) -> ImageTask {
@@ -229,16 +238,17 @@ public final class ImageManager: Sendable {
     // MARK: Internals
 
     static func request(string: String, options: ImageRequest.Options) throws(ImageError) -> ImageRequest {
-        do {
-            return try ImageRequest(string: string, options: options)
-        } catch {
-            throw ImageError(error)
-        }
+        try request { () throws(OspreyError) in try ImageRequest(string: string, options: options) }
     }
 
     static func request(url: URL, options: ImageRequest.Options) throws(ImageError) -> ImageRequest {
+        try request { () throws(OspreyError) in try ImageRequest(url: url, options: options) }
+    }
+
+    /// The request `make` builds, its validation error as an ``ImageError``.
+    private static func request(_ make: () throws(OspreyError) -> ImageRequest) throws(ImageError) -> ImageRequest {
         do {
-            return try ImageRequest(url: url, options: options)
+            return try make()
         } catch {
             throw ImageError(error)
         }
