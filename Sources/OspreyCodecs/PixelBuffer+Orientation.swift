@@ -17,36 +17,42 @@ extension PixelBuffer {
     }
 
     /// Writes every output pixel from the stored pixel that displays there; `Pixel` is a type of exactly one pixel's
-    /// size, so each pixel moves as one load and one store.
+    /// size, so each pixel moves as one load and one store. The stored pixel under display position (x, y) is at byte
+    /// `origin + x * xStep + y * yStep`; the output is walked in 64 × 64 tiles so that a turn (orientations 5–8),
+    /// which reads stored columns, still reads each cache line of them once.
     private func copy<Pixel: BitwiseCopyable>(
         as _: Pixel.Type, into output: inout PixelBuffer, _ orientation: ImageOrientation
     ) {
-        let (w, h) = (width, height)
-        let sourceStride = bytesPerRow
+        let pixel = MemoryLayout<Pixel>.size
+        let stride = bytesPerRow
+        let last = (column: (width - 1) * pixel, row: (height - 1) * stride)
+        // EXIF's definitions: e.g. for 6 (.right) the stored top row is the displayed right column.
+        let (origin, xStep, yStep): (Int, Int, Int)
+        switch orientation {
+        case .up: (origin, xStep, yStep) = (0, pixel, stride)
+        case .upMirrored: (origin, xStep, yStep) = (last.column, -pixel, stride)
+        case .down: (origin, xStep, yStep) = (last.row + last.column, -pixel, -stride)
+        case .downMirrored: (origin, xStep, yStep) = (last.row, pixel, -stride)
+        case .leftMirrored: (origin, xStep, yStep) = (0, stride, pixel)
+        case .right: (origin, xStep, yStep) = (last.row, -stride, pixel)
+        case .rightMirrored: (origin, xStep, yStep) = (last.row + last.column, -stride, -pixel)
+        case .left: (origin, xStep, yStep) = (last.column, stride, -pixel)
+        }
         let targetStride = output.bytesPerRow
-        let pixelSize = MemoryLayout<Pixel>.size
         let (outputWidth, outputHeight) = (output.width, output.height)
+        let tile = 64
         withUnsafeBytes { source in
             output.withUnsafeMutableBytes { target in
-                for y in 0..<outputHeight {
-                    let row = y * targetStride
-                    for x in 0..<outputWidth {
-                        // (sx, sy): the stored pixel shown at display position (x, y). EXIF's definitions: e.g. for 6
-                        // the stored top row is the displayed right column.
-                        let (sx, sy): (Int, Int)
-                        switch orientation {
-                        case .up: (sx, sy) = (x, y)
-                        case .upMirrored: (sx, sy) = (w - 1 - x, y)
-                        case .down: (sx, sy) = (w - 1 - x, h - 1 - y)
-                        case .downMirrored: (sx, sy) = (x, h - 1 - y)
-                        case .leftMirrored: (sx, sy) = (y, x)
-                        case .right: (sx, sy) = (y, h - 1 - x)
-                        case .rightMirrored: (sx, sy) = (w - 1 - y, h - 1 - x)
-                        case .left: (sx, sy) = (w - 1 - y, x)
+                for tileY in Swift.stride(from: 0, to: outputHeight, by: tile) {
+                    for tileX in Swift.stride(from: 0, to: outputWidth, by: tile) {
+                        for y in tileY..<min(tileY + tile, outputHeight) {
+                            let from = origin + y * yStep
+                            let to = y * targetStride
+                            for x in tileX..<min(tileX + tile, outputWidth) {
+                                let value = source.loadUnaligned(fromByteOffset: from + x * xStep, as: Pixel.self)
+                                target.storeBytes(of: value, toByteOffset: to + x * pixel, as: Pixel.self)
+                            }
                         }
-                        let pixel = source.loadUnaligned(
-                            fromByteOffset: sy * sourceStride + sx * pixelSize, as: Pixel.self)
-                        target.storeBytes(of: pixel, toByteOffset: row + x * pixelSize, as: Pixel.self)
                     }
                 }
             }

@@ -31,6 +31,46 @@ import Testing
         #expect((0..<upright.height).map { upright.row($0) } == rows)
     }
 
+    @Test(
+        "a buffer larger than the 64 × 64 tiles is turned exactly, partial tiles included",
+        arguments: [
+            ImageOrientation.up, .upMirrored, .down, .downMirrored, .leftMirrored, .right, .rightMirrored, .left,
+        ]
+    )
+    func turnsAcrossTiles(orientation: ImageOrientation) throws {
+        let (width, height) = (150, 70)
+        // Pixel (x, y) holds x + 151 * y as 16 bits, so every pixel is distinct.
+        let values = (0..<height).flatMap { y in (0..<width).map { x in UInt16(x + 151 * y) } }
+        let bytes = values.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        let stored = try PixelBuffer(width: width, height: height, format: .grayAlpha8, bytes: bytes)
+        let upright = try stored.applying(orientation)
+        let turns = orientation.swapsDimensions
+        #expect(upright.width == (turns ? height : width))
+        #expect(upright.height == (turns ? width : height))
+        for y in 0..<upright.height {
+            let row = upright.row(y)
+            for x in 0..<upright.width {
+                // EXIF's definitions, written out per orientation as the reference.
+                let (sx, sy): (Int, Int)
+                switch orientation {
+                case .up: (sx, sy) = (x, y)
+                case .upMirrored: (sx, sy) = (width - 1 - x, y)
+                case .down: (sx, sy) = (width - 1 - x, height - 1 - y)
+                case .downMirrored: (sx, sy) = (x, height - 1 - y)
+                case .leftMirrored: (sx, sy) = (y, x)
+                case .right: (sx, sy) = (y, height - 1 - x)
+                case .rightMirrored: (sx, sy) = (width - 1 - y, height - 1 - x)
+                case .left: (sx, sy) = (width - 1 - y, x)
+                }
+                let expected = UInt16(sx + 151 * sy)
+                guard UInt16(row[2 * x]) | UInt16(row[2 * x + 1]) << 8 == expected else {
+                    Issue.record("\(orientation) (\(x), \(y)): expected stored (\(sx), \(sy))")
+                    return
+                }
+            }
+        }
+    }
+
     @Test func movesWholePixels() throws {
         let rgb = try PixelBuffer(width: 2, height: 1, format: .rgb8, bytes: [1, 2, 3, 4, 5, 6])
         #expect(try rgb.applying(.upMirrored).row(0) == [4, 5, 6, 1, 2, 3])

@@ -12,6 +12,25 @@ import Testing
         }
     }
 
+    @Test("a large buffer reused from the recycling pool comes back zeroed, and the pool keeps its bound")
+    func recycledBuffersAreZeroed() throws {
+        // 1,537 × 1,031 RGBA: 6.3 MB, an odd size no other test allocates, so the second buffer takes the first's
+        // mapping from the pool (and would see its 0xAB bytes if reuse skipped the clearing).
+        let (width, height) = (1_537, 1_031)
+        for _ in 0..<3 {
+            do {
+                var dirty = try PixelBuffer(width: width, height: height, format: .rgba8)
+                dirty.withUnsafeMutableBytes { _ = $0.initializeMemory(as: UInt8.self, repeating: 0xAB) }
+            }
+            #expect(PixelBuffer.recycledByteCount > 0)
+            #expect(PixelBuffer.recycledByteCount <= 256 << 20)
+            let fresh = try PixelBuffer(width: width, height: height, format: .rgba8)
+            fresh.withUnsafeBytes { bytes in
+                #expect(bytes.allSatisfy { $0 == 0 })
+            }
+        }
+    }
+
     @Test func honoursAStride() throws {
         let buffer = try PixelBuffer(width: 3, height: 2, format: .rgba8, bytesPerRow: 16)
         #expect(buffer.byteCount == 32)

@@ -6,6 +6,8 @@
 //   manager-benchmark cold <url-file> <cache-dir> [first] every URL loaded from the network into an empty cache
 //                                                         (download, decode, keep): images/s; `first` decodes
 //                                                         the first frame of animations only, as Pillow's load()
+//   manager-benchmark decode <url-file> <root> [first]    each URL's file (<root> + its path) decoded on one thread
+//                                                         from bytes in memory, kept: the decode work alone
 import Foundation
 import Osprey
 import OspreyCodecs
@@ -126,6 +128,28 @@ case "cold":
     }
     let total = seconds(start.duration(to: clock.now))
     report(["images": loaded, "failures": failed, "seconds": total, "images_per_second": Double(loaded) / total])
+
+case "decode":
+    // The cold load's images decoded on one thread from bytes already in memory, and kept: the work a cold load
+    // cannot avoid, which bounds what two cores can reach.
+    let root = arguments[3]
+    let blobs = urls(in: arguments[2]).map { url in
+        guard let data = FileManager.default.contents(atPath: root + url.path) else { fail("cannot read \(url.path)") }
+        return [UInt8](data)
+    }
+    var options = DecodingOptions()
+    options.firstFrameOnly = arguments.count > 4 && arguments[4] == "first"
+    var kept: [Image] = []
+    kept.reserveCapacity(blobs.count)
+    let start = clock.now
+    for bytes in blobs {
+        if let image = try? ImageDecoder.decode(bytes, options: options) { kept.append(image) }
+    }
+    let total = seconds(start.duration(to: clock.now))
+    report([
+        "images": kept.count, "failures": blobs.count - kept.count, "seconds": total,
+        "images_per_second": Double(kept.count) / total,
+    ])
 
 default:
     fail("unknown mode \(arguments[1])")

@@ -133,13 +133,21 @@ int osprey_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, ui
 int64_t osprey_gif_lzw_decode(const uint8_t *data, size_t size, int32_t minimumCodeSize, uint8_t *output,
                               size_t outputSize, int32_t *sawEnd);
 
-/// Allocates `size` zeroed bytes for pixels. Buffers of 4 MiB and more are mapped 2 MiB-aligned and advised to use
-/// transparent huge pages, which turns tens of thousands of first-touch page faults into a few dozen. Release with
-/// osprey_pixels_free and the same size.
+/// Allocates `size` zeroed bytes for pixels. Buffers of 4 MiB and more are mappings of their own, in size classes
+/// (at most 12.5% larger), taken from the recycling pool when a freed one of the same class is there: a repeated
+/// decode of a large image then writes into resident pages instead of faulting in tens of thousands of fresh ones.
+/// Release with osprey_pixels_free and the same size.
 void *osprey_pixels_allocate(size_t size);
 
-/// Releases a buffer from osprey_pixels_allocate; `size` must be the size it was allocated with.
+/// Releases a buffer from osprey_pixels_allocate; `size` must be the size it was allocated with. A large buffer goes
+/// to the recycling pool (at most 4 buffers and 256 MiB; the oldest are unmapped to make room).
 void osprey_pixels_free(void *pixels, size_t size);
+
+/// Unmaps every buffer in the recycling pool.
+void osprey_pixels_release_recycled(void);
+
+/// The bytes the recycling pool holds.
+size_t osprey_pixels_recycled_bytes(void);
 
 /// Gives back the end of a buffer from osprey_pixels_allocate(`size`), keeping its first `newSize` bytes. The result
 /// (the same pointer, or a copy when the buffer changes kind) is released with osprey_pixels_free(`newSize`); NULL

@@ -1,3 +1,4 @@
+import OspreyCodecs
 import Synchronization
 
 /// How short of memory the process is.
@@ -106,6 +107,8 @@ public final class MemoryPressureMonitor: Sendable {
                 return changed || reading > .normal ? state.responders.values.compactMap(\.responder) : []
             }
             guard let responders else { return }
+            // The decoders' recycled pixel buffers are memory nobody uses: the first thing to give back.
+            if reading > .normal { PixelBuffer.releaseRecycledMemory() }
             // Outside the lock: a responder may take its own locks, or register another responder.
             for responder in responders {
                 responder.handleMemoryPressure(reading)
