@@ -20,25 +20,36 @@ static size_t osprey_class_length(size_t size) {
     return length < size ? 0 : length;
 }
 
+// A mapping in the recycling pool.
+typedef struct {
+    void *pixels;
+    size_t length;
+} osprey_mapping;
+
 // Large buffers freed recently, kept mapped (their pages resident) for the next buffer of the same class, newest last.
 static struct {
     pthread_mutex_t lock;
-    void *pixels[OSPREY_POOL_SLOTS];
-    size_t lengths[OSPREY_POOL_SLOTS];
+    osprey_mapping mappings[OSPREY_POOL_SLOTS];
     size_t count;
     size_t bytes;
 } osprey_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+// Takes mapping `index` out of the pool; call with the lock held.
+static osprey_mapping osprey_pool_remove(size_t index) {
+    osprey_mapping mapping = osprey_pool.mappings[index];
+    memmove(&osprey_pool.mappings[index], &osprey_pool.mappings[index + 1],
+            (osprey_pool.count - index - 1) * sizeof(osprey_mapping));
+    osprey_pool.count--;
+    osprey_pool.bytes -= mapping.length;
+    return mapping;
+}
 
 static void *osprey_pool_take(size_t length) {
     void *found = NULL;
     pthread_mutex_lock(&osprey_pool.lock);
     for (size_t i = osprey_pool.count; i > 0; i--) {
-        if (osprey_pool.lengths[i - 1] == length) {
-            found = osprey_pool.pixels[i - 1];
-            memmove(&osprey_pool.pixels[i - 1], &osprey_pool.pixels[i], (osprey_pool.count - i) * sizeof(void *));
-            memmove(&osprey_pool.lengths[i - 1], &osprey_pool.lengths[i], (osprey_pool.count - i) * sizeof(size_t));
-            osprey_pool.count--;
-            osprey_pool.bytes -= length;
+        if (osprey_pool.mappings[i - 1].length == length) {
+            found = osprey_pool_remove(i - 1).pixels;
             break;
         }
     }
@@ -48,29 +59,21 @@ static void *osprey_pool_take(size_t length) {
 
 // Keeps `pixels` for reuse, unmapping the oldest buffers the pool must give up to make room.
 static void osprey_pool_give(void *pixels, size_t length) {
-    void *evicted[OSPREY_POOL_SLOTS + 1];
-    size_t evictedLengths[OSPREY_POOL_SLOTS + 1];
+    osprey_mapping evicted[OSPREY_POOL_SLOTS];  // The pool's whole content, or the buffer itself.
     size_t evictedCount = 0;
     if (length > OSPREY_POOL_BYTES) {
-        evicted[evictedCount] = pixels;
-        evictedLengths[evictedCount++] = length;
+        evicted[evictedCount++] = (osprey_mapping){pixels, length};
     } else {
         pthread_mutex_lock(&osprey_pool.lock);
         while (osprey_pool.count == OSPREY_POOL_SLOTS || osprey_pool.bytes + length > OSPREY_POOL_BYTES) {
-            evicted[evictedCount] = osprey_pool.pixels[0];
-            evictedLengths[evictedCount++] = osprey_pool.lengths[0];
-            osprey_pool.bytes -= osprey_pool.lengths[0];
-            osprey_pool.count--;
-            memmove(&osprey_pool.pixels[0], &osprey_pool.pixels[1], osprey_pool.count * sizeof(void *));
-            memmove(&osprey_pool.lengths[0], &osprey_pool.lengths[1], osprey_pool.count * sizeof(size_t));
+            evicted[evictedCount++] = osprey_pool_remove(0);
         }
-        osprey_pool.pixels[osprey_pool.count] = pixels;
-        osprey_pool.lengths[osprey_pool.count++] = length;
+        osprey_pool.mappings[osprey_pool.count++] = (osprey_mapping){pixels, length};
         osprey_pool.bytes += length;
         pthread_mutex_unlock(&osprey_pool.lock);
     }
     for (size_t i = 0; i < evictedCount; i++) {
-        munmap(evicted[i], evictedLengths[i]);  // Outside the lock: unmapping 100 MB takes a while.
+        munmap(evicted[i].pixels, evicted[i].length);  // Outside the lock: unmapping 100 MB takes a while.
     }
 }
 
@@ -134,17 +137,15 @@ void *osprey_pixels_shrink(void *pixels, size_t size, size_t newSize) {
 }
 
 void osprey_pixels_release_recycled(void) {
+    osprey_mapping released[OSPREY_POOL_SLOTS];
     pthread_mutex_lock(&osprey_pool.lock);
     size_t count = osprey_pool.count;
-    void *pixels[OSPREY_POOL_SLOTS];
-    size_t lengths[OSPREY_POOL_SLOTS];
-    memcpy(pixels, osprey_pool.pixels, count * sizeof(void *));
-    memcpy(lengths, osprey_pool.lengths, count * sizeof(size_t));
+    memcpy(released, osprey_pool.mappings, count * sizeof(osprey_mapping));
     osprey_pool.count = 0;
     osprey_pool.bytes = 0;
     pthread_mutex_unlock(&osprey_pool.lock);
     for (size_t i = 0; i < count; i++) {
-        munmap(pixels[i], lengths[i]);
+        munmap(released[i].pixels, released[i].length);
     }
 }
 
