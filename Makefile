@@ -33,12 +33,12 @@ test-asan: deps
 ## test-tsan: the concurrent parts (the manager and its stress test, the prefetcher, the downloader and its queue, the
 ## memory cache) under ThreadSanitizer (separate
 ## build folder .build-tsan). OSPREY_TSAN swaps the standard library's Mutex, which TSan cannot see, for a pthread
-## mutex, which it can (Sources/Osprey/Mutex+ThreadSanitizer.swift).
+## mutex, which it can (Sources/OspreyCodecs/Mutex+ThreadSanitizer.swift).
 TSAN_FLAGS = --sanitize=thread --scratch-path .build-tsan -Xswiftc -DOSPREY_TSAN
 test-tsan: deps
 	$(SWIFT) build --build-tests $(TSAN_FLAGS)
 	$(SWIFT) test --skip-build $(TSAN_FLAGS) \
-		--filter 'ImageManager|ImagePrefetcher|ImageDownloaderTests|ImageDownloaderHTTPTests|DownloadQueueStateMachineTests|MemoryCacheTests'
+		--filter 'ImageManager|ImagePrefetcher|ImageDownloaderTests|ImageDownloaderHTTPTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests'
 
 ## fuzz: build the libFuzzer harnesses (Fuzz/) with ASan and run each decoder's for SECONDS (default 60)
 SECONDS ?= 60

@@ -1,46 +1,24 @@
 #if OSPREY_TSAN
-#if canImport(Glibc)
-public import Glibc
-#elseif canImport(Musl)
-public import Musl
-#elseif canImport(Darwin)
-public import Darwin
-#endif
+public import OspreyCodecs
 
-/// Only in the ThreadSanitizer build (`make test-tsan` compiles with `-DOSPREY_TSAN`): a pthread mutex standing in
-/// for the standard library's `Mutex`, which it shadows within this module.
+/// Only in the ThreadSanitizer build: this module's `Mutex`, shadowing the standard library's, is the pthread-based
+/// stand-in that TSan can see (OspreyCodecs' Mutex+ThreadSanitizer.swift explains why). It forwards to that one;
+/// declared here, it is found without each file importing OspreyCodecs. Public (in this build only) so that the test
+/// targets can share it.
 ///
-/// The standard library's `Mutex` locks with atomics and futexes inside the standard library, which is not built with
-/// ThreadSanitizer, so TSan sees no ordering between two threads' locked sections and reports every guarded access as
-/// a race. `pthread_mutex_lock` and `pthread_mutex_unlock` are intercepted by TSan, so with this lock it checks what
-/// matters: that every shared access is made under the lock. The code under test is otherwise the same.
-///
-/// Public (in this build only) so that the test targets can share it.
-///
-/// `@unchecked Sendable`: it owns a lock (and a C pointer to it), and `value` is only touched while holding it.
+/// `@unchecked Sendable`: it owns a lock, which guards the value.
 public final class Mutex<Value>: @unchecked Sendable {
-    @usableFromInline let handle: UnsafeMutablePointer<pthread_mutex_t>
-    @usableFromInline var value: Value
+    @usableFromInline let base: OspreyCodecs.Mutex<Value>
 
     public init(_ value: sending Value) {
-        self.value = value
-        handle = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        handle.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(handle, nil)
-    }
-
-    deinit {
-        pthread_mutex_destroy(handle)
-        handle.deallocate()
+        base = OspreyCodecs.Mutex(value)
     }
 
     @inlinable
     public func withLock<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
-        pthread_mutex_lock(handle)
-        defer { pthread_mutex_unlock(handle) }
-        return try body(&value)
+        try base.withLock(body)
     }
 }
 #endif

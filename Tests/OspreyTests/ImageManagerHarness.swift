@@ -73,13 +73,14 @@ final class RecordingLoader: DataLoading {
     func download(
         _ request: DownloadRequest, progress: (@Sendable (DownloadProgress) -> Void)?
     ) -> any DataLoadingTask {
-        let task = downloader.download(request, progress: progress)
-        let ready = state.withLock { state in
+        // Queued and recorded under one lock, so `requests` is in the order the downloader queued them.
+        let (task, ready) = state.withLock { state in
+            let task = downloader.download(request, progress: progress)
             state.requests.append(request)
             let count = state.requests.count
             let ready = state.waiters.filter { $0.0 <= count }.map(\.1)
             state.waiters.removeAll { $0.0 <= count }
-            return ready
+            return (task, ready)
         }
         for waiter in ready { waiter.resume() }
         return task

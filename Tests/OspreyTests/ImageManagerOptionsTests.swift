@@ -33,17 +33,27 @@ struct ImageManagerOptionsTests {
 
     @Test("M3: a timeout and a 503 are transient and never enter the list; undecodable data does")
     func transientFailuresAreNotListed() async throws {
-        try await withManager(downloading: { $0.deadline = .milliseconds(200) }) { harness in
+        // Long enough for the 503 to arrive under ThreadSanitizer on a busy machine; /slow.png is held past it.
+        try await withManager(downloading: { $0.deadline = .seconds(1) }) { harness in
             let gate = OriginGate()
             defer { gate.open() }
             harness.server.route("/slow.png", .ok(ManagerFixtures.png).held(by: gate))
             harness.server.route("/busy.png", .status(503))
             harness.server.route("/garbage.png", .ok(Array("not an image".utf8)))
 
+            // Both tries of each reach the downloader (a listed URL would fail with previouslyFailed instead). How
+            // many requests to /slow.png the origin has seen is not asserted: on a slow machine the deadline can
+            // pass before a request reaches it.
             for path in ["/slow.png", "/busy.png", "/slow.png", "/busy.png"] {
-                await #expect(throws: ImageError.self) { try await harness.manager.image(for: harness.url(path)) }
+                let error = await #expect(throws: ImageError.self) {
+                    try await harness.manager.image(for: harness.url(path))
+                }
+                switch (path, error) {
+                case ("/slow.png", .downloadFailed(.timedOut)?), ("/busy.png", .downloadFailed(.httpStatus(503, _))?):
+                    break
+                default: Issue.record("\(path): \(String(describing: error))")
+                }
             }
-            #expect(harness.server.requestCount("/slow.png") == 2)
             #expect(harness.server.requestCount("/busy.png") == 2)
 
             let undecodable = await #expect(throws: ImageError.self) {
@@ -198,8 +208,16 @@ struct ImageManagerOptionsTests {
             harness.downloader.isSuspended = false
             await harness.settle()
 
-            let order = harness.server.requests(to: "/order.png").map { Int($0.uri.split(separator: "=").last!)! }
-            #expect(order == [2, 4, 1, 0, 3])
+            // Each load reaches the downloader from its own job task, so equal priorities are queued in the order the
+            // downloader saw them, not necessarily the order of the calls: first in, first out within a priority.
+            func index(_ uri: String) -> Int { Int(uri.split(separator: "=").last!)! }
+            let order = harness.server.requests(to: "/order.png").map { index($0.uri) }
+            let arrivals = harness.loader.requests
+            let expected = [DownloadPriority.high, .normal, .low].flatMap { priority in
+                arrivals.filter { $0.priority == priority }.map { index($0.url.absoluteString) }
+            }
+            #expect(Set(order.prefix(2)) == [2, 4] && order[2] == 1 && Set(order.suffix(2)) == [0, 3])
+            #expect(order == expected)
             #expect(harness.loader.requests.map(\.priority).sorted() == [.low, .low, .normal, .high, .high])
             let finished = tasks.allSatisfy { $0.isFinished }
             #expect(finished)

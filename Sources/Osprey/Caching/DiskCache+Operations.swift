@@ -124,6 +124,7 @@ extension DiskCache {
 
     func loadData(forKey key: String) -> [UInt8]? {
         let name = Self.fileName(forKey: key)
+        if let staged = state.withLock({ $0.staged[name]?.bytes }) { return staged }
         if let bytes = loadEntryBytes(named: name, retrying: true) {
             recordAccess(to: name)
             return bytes
@@ -210,7 +211,9 @@ extension DiskCache {
     }
 
     func loadEntry(named name: String) -> Entry? {
-        (withIndex { index throws(SQLiteDatabase.Error) in try index.record(named: name) } ?? nil).map(Self.entry)
+        if let staged = state.withLock({ $0.staged[name]?.entry }) { return staged }
+        return (withIndex { index throws(SQLiteDatabase.Error) in try index.record(named: name) } ?? nil).map(
+            Self.entry)
     }
 
     func loadAllEntries() -> [Entry] {
@@ -230,17 +233,45 @@ extension DiskCache {
                 maxAge: record.expires.map { .seconds($0 - record.created) }))
     }
 
+    // MARK: Staging
+
+    /// Makes `bytes` readable under `key` until the write of this store ends, and returns the store's generation;
+    /// `nil` when the cache is memory-only (nothing will be written, so nothing is staged).
+    func stage(_ bytes: [UInt8], forKey key: String, validators: Validators) -> UInt64? {
+        let name = Self.fileName(forKey: key)
+        let time = now()
+        let entry = Entry(
+            key: key, fileName: name, size: bytes.count, created: time, lastAccess: time,
+            expires: validators.maxAge.map { time.advanced(by: $0) }, validators: validators)
+        return state.withLock { state in
+            guard state.index != nil else { return nil }
+            state.lastGeneration += 1
+            state.staged[name] = Staged(bytes: bytes, entry: entry, generation: state.lastGeneration)
+            return state.lastGeneration
+        }
+    }
+
+    /// Ends the staging of a store once its write has ended, unless a later store of the key staged its own.
+    func unstage(_ name: String, generation: UInt64) {
+        state.withLock { state in
+            if state.staged[name]?.generation == generation { state.staged[name] = nil }
+        }
+    }
+
     // MARK: Writing
 
-    /// Writes the entry and returns the cache's total size afterwards. Recreates the directory (and index) once if
-    /// it was deleted underneath the cache.
-    func saveData(_ bytes: [UInt8], forKey key: String, validators: Validators) throws(OspreyError) -> Int {
+    /// Writes the entry and returns the cache's total size afterwards (0 when nothing was written). Recreates the
+    /// directory (and index) once if it was deleted underneath the cache. With a `generation`, the write lands only
+    /// while that store is still staged: a removal or a later store of the key made since wins.
+    func saveData(
+        _ bytes: [UInt8], forKey key: String, validators: Validators, generation: UInt64? = nil
+    ) throws(OspreyError) -> Int {
         do {
-            return try writeEntry(bytes, forKey: key, validators: validators)
+            return try writeEntry(bytes, forKey: key, validators: validators, generation: generation)
         } catch let error where error.isMissing {
             state.withLock { $0.index = openIndex() }
             do {
-                return try writeEntry(bytes, forKey: key, validators: validators)
+                return try writeEntry(bytes, forKey: key, validators: validators, generation: generation)
             } catch {
                 throw Self.storeError(error, key: key)
             }
@@ -254,12 +285,13 @@ extension DiskCache {
     }
 
     private func writeEntry(
-        _ bytes: [UInt8], forKey key: String, validators: Validators
+        _ bytes: [UInt8], forKey key: String, validators: Validators, generation: UInt64?
     ) throws(FileSystem.Error) -> Int {
         let directory = configuration.directory
-        guard state.withLock({ $0.index != nil }) else { return 0 }  // memory-only
-        let temporary = try FileSystem.writeTemporary(bytes, in: directory)
         let name = Self.fileName(forKey: key)
+        // Memory-only, or superseded already: nothing to write.
+        guard state.withLock({ $0.index != nil && Self.isCurrent(generation, of: name, in: $0) }) else { return 0 }
+        let temporary = try FileSystem.writeTemporary(bytes, in: directory)
         let time = now().seconds
         let record = DiskIndex.Record(
             name: name, key: key, size: bytes.count, checksum: bytes.withUnsafeBytes(Self.checksum), created: time,
@@ -271,7 +303,8 @@ extension DiskCache {
         var renameError: FileSystem.Error?
         var renamed = false
         let outcome = state.withLock { state -> Result<Int, SQLiteDatabase.Error>? in
-            guard let index = state.index else { return nil }
+            // Checked again under the lock that removals and stores also take, so exactly one of them wins.
+            guard let index = state.index, Self.isCurrent(generation, of: name, in: state) else { return nil }
             return Result { () throws(SQLiteDatabase.Error) in
                 try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
                     try index.upsert(record)
@@ -302,6 +335,11 @@ extension DiskCache {
             logger.warning("disk cache index write failed", metadata: ["osprey.error": "\(error)"])
             throw .indexWriteFailed(directory, isDiskFull: error.isDiskFull)
         }
+    }
+
+    /// Whether a write of store `generation` (`nil`: an unstaged write) may still land.
+    private static func isCurrent(_ generation: UInt64?, of name: String, in state: State) -> Bool {
+        generation == nil || state.staged[name]?.generation == generation
     }
 
     // MARK: Removing

@@ -22,6 +22,11 @@ import Synchronization
 ///   the least recently used until the size is under ``Configuration/sizeTargetRatio`` of it. It runs after a write
 ///   crosses the limit, every ``Configuration/cleaningInterval``, and on ``clean()``, in small batches so reads and
 ///   writes go on meanwhile, and reports what it removed through ``events()``.
+/// - A store is readable at once: until its file and row are written, reads, ``entry(forKey:)`` and
+///   ``containsData(forKey:)`` answer from the bytes being written (Nuke's data cache stages its writes the same
+///   way), so a load right after another one stored an image does not miss because the write is still on its way. A
+///   removal, or a later store of the same key, made meanwhile wins over that write. ``totals()`` and
+///   ``allEntries()`` count written entries only.
 /// - A directory that cannot be created or written makes the cache memory-only: one warning is logged, stores do
 ///   nothing and reads miss (the read-only directories are still searched). A full disk fails that one store.
 ///
@@ -43,9 +48,20 @@ public final class DiskCache: Sendable {
         var stamp: FileSystem.Stamp
     }
 
+    /// A store whose write has not ended: readable meanwhile (see the type's documentation).
+    struct Staged {
+        var bytes: [UInt8]
+        var entry: Entry
+        /// Which store of the key this is: a write only lands while its store is still the key's latest.
+        var generation: UInt64
+    }
+
     struct State {
         /// `nil` when the directory is unusable: the cache is memory-only.
         var index: DiskIndex?
+        /// Stores being written: file name → bytes.
+        var staged: [String: Staged] = [:]
+        var lastGeneration: UInt64 = 0
         /// Reads not yet written to the index: file name → time.
         var pendingAccesses: [String: Double] = [:]
         /// Entries this process has read and checked against their CRC-32, with the stamp of the file it checked:
@@ -115,16 +131,44 @@ public final class DiskCache: Sendable {
         loadData(forKey: key)
     }
 
-    /// Stores `bytes` for `key`, replacing what it held, with the origin's `validators` for revalidation.
+    /// Stores `bytes` for `key`, replacing what it held, with the origin's `validators` for revalidation. The bytes
+    /// are readable at once, before the write ends.
     ///
     /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)``; what was stored
     ///   before is kept. A memory-only cache (unusable directory) stores nothing and does not throw.
     public func store(
         _ bytes: [UInt8], forKey key: String, validators: Validators = Validators()
     ) async throws(OspreyError) {
+        try await finishStore(beginStore(bytes, forKey: key, validators: validators))
+    }
+
+    /// A store begun by ``beginStore(_:forKey:validators:)``: staged, its write still to do.
+    struct PendingStore: Sendable {
+        let bytes: [UInt8]
+        let key: String
+        let validators: Validators
+        /// `nil` when nothing was staged (the cache is memory-only).
+        let generation: UInt64?
+    }
+
+    /// The first half of ``store(_:forKey:validators:)``, at once on the caller's thread: stages the bytes, so reads
+    /// find them from now on. ``finishStore(_:)`` must follow; it writes them and ends the staging. The manager
+    /// stages before it delivers an image and writes after, so a load that follows the delivery finds the bytes.
+    func beginStore(_ bytes: [UInt8], forKey key: String, validators: Validators) -> PendingStore {
+        PendingStore(
+            bytes: bytes, key: key, validators: validators,
+            generation: stage(bytes, forKey: key, validators: validators))
+    }
+
+    /// The second half of ``store(_:forKey:validators:)``: writes a staged store, then ends its staging.
+    func finishStore(_ pending: PendingStore) async throws(OspreyError) {
         let result = try? await threadPool.runIfActive {
-            Result { () throws(OspreyError) in try self.saveData(bytes, forKey: key, validators: validators) }
+            Result { () throws(OspreyError) in
+                try self.saveData(
+                    pending.bytes, forKey: pending.key, validators: pending.validators, generation: pending.generation)
+            }
         }
+        if let generation = pending.generation { unstage(Self.fileName(forKey: pending.key), generation: generation) }
         switch result {
         case .failure(let error): throw error
         case .success(let totalSize) where totalSize > configuration.sizeLimit:
@@ -166,11 +210,14 @@ public final class DiskCache: Sendable {
 
     /// Removes the entry for `key`.
     public func removeData(forKey key: String) async {
-        _ = try? await threadPool.runIfActive { self.remove(names: [Self.fileName(forKey: key)], reason: .removed) }
+        let name = Self.fileName(forKey: key)
+        state.withLock { _ = $0.staged.removeValue(forKey: name) }
+        _ = try? await threadPool.runIfActive { self.remove(names: [name], reason: .removed) }
     }
 
     /// Removes every entry.
     public func removeAll() async {
+        state.withLock { $0.staged = [:] }
         _ = try? await threadPool.runIfActive { self.removeEverything() }
     }
 

@@ -253,10 +253,12 @@ public final class ImageDownloader: DataLoading {
             start(finished.start, in: &state)
             return tasks
         }
-        for task in tasks { task.complete(outcome) }
+        // Counted and announced before the callers hear, so a caller that reads the metrics or events after its
+        // response finds this transfer there.
         let duration = ContinuousClock.now - started
         metrics.recordTransfer(outcome, duration: duration)
         publish(.finished(url: request.url, outcome: DownloadEvent.Outcome(outcome), duration: duration))
+        for task in tasks { task.complete(outcome) }
     }
 
     /// Sends a progress report to each caller of transfer `id` that asked for them.

@@ -226,6 +226,9 @@ extension ImageJob {
     /// The disk writes for a downloaded image: the original (its bytes, or the transformed image re-encoded) under the
     /// base key with the origin's validators, and with ``ImageManager/Configuration/storesProcessedImagesOnDisk`` the
     /// variant under its own key. `nil` for `cacheMemoryOnly`.
+    ///
+    /// Original bytes are staged here, before the image is delivered, so a load of another variant that follows the
+    /// delivery derives it from them rather than downloading again while the write is on its way.
     private func diskStore(original: Image, bytes: [UInt8]?, final: Image, validators: HTTPValidators) -> Store? {
         guard !request.options.contains(.cacheMemoryOnly) else { return nil }
         let baseKey = self.baseKey
@@ -234,10 +237,15 @@ extension ImageJob {
         let cache = self.cache
         let logger = manager.configuration.logger
         let url = request.url
+        let staged = bytes.map { cache.diskCache.beginStore($0, forKey: baseKey, validators: validators) }
         return { [self] in
             await observe(.store)
             do throws(OspreyError) {
-                try await cache.storeOnDisk(original, data: bytes, forKey: baseKey, validators: validators)
+                if let staged {
+                    try await cache.diskCache.finishStore(staged)
+                } else {
+                    try await cache.storeOnDisk(original, data: nil, forKey: baseKey, validators: validators)
+                }
                 if storesVariant {
                     try await cache.storeOnDisk(final, data: nil, forKey: variantKey, validators: validators)
                 }
