@@ -49,6 +49,16 @@ let package = Package(
             path: "Sources/manager-benchmark",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
         ),
+        // The thumbnail job and resize alone (compare_processors.py adds Pillow and pyvips).
+        .executableTarget(
+            name: "processor-benchmark",
+            dependencies: [
+                .product(name: "Osprey", package: "Osprey"),
+                .product(name: "OspreyCodecs", package: "Osprey"),
+            ],
+            path: "Sources/processor-benchmark",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
+        ),
         .executableTarget(
             name: "CodecsBenchmarks",
             dependencies: [

@@ -48,6 +48,120 @@ static uint32_t osprey_choose_scale(uint32_t width, uint32_t height, const ospre
     return m;
 }
 
+// A copy of a progressive JPEG without the AC scans of the components in `dcOnly` (indexed by component id), for a
+// decode at scale 1/8: a component whose blocks each become one pixel is computed from its DC coefficients alone
+// (jpeg_idct_1x1), so its AC scans — most of the file and of the entropy decoding — change nothing. (Subsampled
+// chroma is scaled up through a larger IDCT instead of upsampled, which reads AC coefficients: its scans stay.)
+// AC scans of a progressive file have one component each. Every other segment is kept in order. Returns the
+// copy's length and sets *copy (free() it), or 0 with *copy NULL when the walk does not reach EOI cleanly (a
+// truncated or odd file is decoded as it is). Only a file whose scans bring every coefficient of every component to
+// full precision is copied: for one that stops early, libjpeg estimates what is missing from neighbouring blocks
+// (DC included), and it must see the same scans to estimate the same.
+static size_t osprey_jpeg_without_ac_scans(const uint8_t *data, size_t size, const uint8_t dcOnly[256],
+                                           const int *componentIds, int componentCount, uint8_t **copy) {
+    *copy = NULL;
+    if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) {
+        return 0;
+    }
+    uint8_t *out = malloc(size);
+    if (out == NULL) {
+        return 0;
+    }
+    // The lowest successive-approximation bit each coefficient of each component (by id) has reached; 0xFF: none.
+    static const size_t coefficients = 64;
+    uint8_t *reached = malloc(256 * coefficients);
+    if (reached == NULL) {
+        free(out);
+        return 0;
+    }
+    memset(reached, 0xFF, 256 * coefficients);
+    size_t pos = 2, length = 2;
+    out[0] = 0xFF;
+    out[1] = 0xD8;
+    while (pos + 1 < size) {
+        if (data[pos] != 0xFF) {
+            break;
+        }
+        uint8_t marker = data[pos + 1];
+        if (marker == 0xFF) {  // fill byte
+            pos++;
+            continue;
+        }
+        if (marker == 0xD9) {  // EOI: done, if every coefficient is complete
+            int complete = 1;
+            for (int c = 0; c < componentCount && complete; c++) {
+                for (size_t k = 0; k < coefficients; k++) {
+                    complete &= reached[(size_t)(componentIds[c] & 0xFF) * coefficients + k] == 0;
+                }
+            }
+            free(reached);
+            if (!complete) {
+                free(out);
+                return 0;
+            }
+            out[length++] = 0xFF;
+            out[length++] = 0xD9;
+            *copy = out;
+            return length;
+        }
+        if (pos + 4 > size) {
+            break;
+        }
+        size_t end = pos + 2 + ((size_t)data[pos + 2] << 8 | data[pos + 3]);
+        if (end > size || end < pos + 4) {
+            break;
+        }
+        int keep = 1;
+        if (marker == 0xDA) {  // SOS: header (Ls, Ns, Ns component specs, Ss, Se, Ah/Al), then entropy-coded data
+            size_t components = pos + 4 < size ? data[pos + 4] : 0;
+            size_t spectralStart = pos + 5 + 2 * components;
+            if (spectralStart >= end) {
+                break;
+            }
+            if (spectralStart + 2 >= end) {
+                break;
+            }
+            uint8_t ss = data[spectralStart], se = data[spectralStart + 1], al = data[spectralStart + 2] & 0x0F;
+            for (size_t c = 0; c < components; c++) {
+                uint8_t *row = reached + (size_t)data[pos + 5 + 2 * c] * coefficients;
+                for (size_t k = ss; k <= se && k < coefficients; k++) {
+                    row[k] = al < row[k] ? al : row[k];
+                }
+            }
+            keep = ss == 0 || components != 1 || !dcOnly[data[pos + 5]];
+            // The data runs to the next marker that is neither a stuffed 0xFF00 nor a restart marker.
+            while (end < size) {
+                const uint8_t *ff = memchr(data + end, 0xFF, size - end);
+                if (ff == NULL) {
+                    end = size;
+                    break;
+                }
+                end = (size_t)(ff - data);
+                if (end + 1 >= size) {
+                    end = size;
+                    break;
+                }
+                uint8_t next = data[end + 1];
+                if (next != 0x00 && (next < 0xD0 || next > 0xD7)) {
+                    break;
+                }
+                end += 2;
+            }
+            if (end >= size) {
+                break;  // no marker after the scan: truncated
+            }
+        }
+        if (keep) {
+            memcpy(out + length, data + pos, end - pos);
+            length += end - pos;
+        }
+        pos = end;
+    }
+    free(reached);
+    free(out);
+    return 0;
+}
+
 // Adobe CMYK (and YCCK, which libjpeg converts to CMYK) to RGB. Photoshop writes inverted CMYK (0 = full ink) and
 // marks it with an Adobe APP14 segment; without one, the values are taken as regular (0 = no ink).
 static void osprey_cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, uint32_t width, int inverted) {
@@ -73,6 +187,7 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     // Written after setjmp and read after a longjmp: volatile, so the values are not kept in registers.
     uint8_t *volatile pixels = NULL;
     uint8_t *volatile cmykRow = NULL;
+    uint8_t *volatile dcOnly = NULL;
     volatile uint32_t rowsRead = 0;
     volatile int status = OSPREY_ERROR;
 
@@ -86,11 +201,13 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
             result->truncated = 1;
             free(cmykRow);
             jpeg_destroy_decompress(&info);
+            free(dcOnly);
             return OSPREY_OK;
         }
         osprey_pixels_free(pixels, (size_t)result->bytesPerRow * result->height);
         free(cmykRow);
         jpeg_destroy_decompress(&info);
+        free(dcOnly);
         return jumped == 2 ? OSPREY_LIMIT_EXCEEDED : status;
     }
     if (size == 0) {
@@ -116,6 +233,35 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
         info.out_color_space = JCS_RGB;
     }
     uint32_t m = osprey_choose_scale(info.image_width, info.image_height, request);
+    if (m == 1 && info.progressive_mode && !request->allowPartial) {
+        // At 1/8 a component scaled by a 1×1 IDCT needs only its DC scans: decode a copy without its AC scans (the
+        // same pixels, a fraction of the work). A partial decode keeps the file as it is, so that truncation is
+        // still reported.
+        info.scale_num = 1;
+        info.scale_denom = 8;
+        jpeg_calc_output_dimensions(&info);
+        uint8_t dcOnlyComponents[256] = {0};
+        int componentIds[MAX_COMPONENTS];
+        int componentCount = info.num_components < MAX_COMPONENTS ? info.num_components : MAX_COMPONENTS;
+        for (int i = 0; i < componentCount; i++) {
+            componentIds[i] = info.comp_info[i].component_id;
+            dcOnlyComponents[info.comp_info[i].component_id & 0xFF] = info.comp_info[i].DCT_scaled_size == 1;
+        }
+        uint8_t *copy = NULL;
+        size_t copySize =
+            osprey_jpeg_without_ac_scans(data, size, dcOnlyComponents, componentIds, componentCount, &copy);
+        if (copySize > 0) {
+            dcOnly = copy;
+            J_COLOR_SPACE outColorSpace = info.out_color_space;
+            jpeg_abort_decompress(&info);
+            jpeg_mem_src(&info, dcOnly, (unsigned long)copySize);
+            jpeg_read_header(&info, TRUE);
+            info.out_color_space = outColorSpace;
+            // The whole file is complete, so libjpeg would not smooth it; without the AC scans it would (estimating
+            // coefficients it takes for missing, DC included): keep it from doing so.
+            info.do_block_smoothing = FALSE;
+        }
+    }
     info.scale_num = m;
     info.scale_denom = 8;
     result->scaleNumerator = m;
@@ -187,5 +333,6 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     result->pixels = pixels;
     free(cmykRow);
     jpeg_destroy_decompress(&info);
+    free(dcOnly);
     return OSPREY_OK;
 }

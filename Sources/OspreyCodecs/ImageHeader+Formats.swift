@@ -10,7 +10,8 @@ extension ImageHeader {
                 bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &header, message)
         }
         guard status == 0 else { throw .malformed(format: .jpeg, reason: message) }
-        return try validated(.jpeg, Int(header.width), Int(header.height))
+        let orientation = EXIF.jpegPayload(in: bytes).flatMap(EXIF.orientation(in:)) ?? .up
+        return try validated(.jpeg, Int(header.width), Int(header.height), orientation: orientation)
     }
 
     static func readPNG(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
@@ -29,7 +30,10 @@ extension ImageHeader {
         guard status == VP8_STATUS_OK else {
             throw .malformed(format: .webp, reason: webPStatusDescription(status))
         }
-        return try validated(.webp, Int(features.width), Int(features.height))
+        let orientation =
+            bytes.baseAddress.map { WebPDecoder.Container($0.assumingMemoryBound(to: UInt8.self), count: bytes.count) }?
+            .orientation ?? .up
+        return try validated(.webp, Int(features.width), Int(features.height), orientation: orientation)
     }
 
     static func readGIF(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
@@ -39,10 +43,11 @@ extension ImageHeader {
         }
     }
 
-    private static func validated(_ format: ImageFormat, _ width: Int, _ height: Int) throws(CodecError) -> ImageHeader
-    {
+    private static func validated(
+        _ format: ImageFormat, _ width: Int, _ height: Int, orientation: ImageOrientation = .up
+    ) throws(CodecError) -> ImageHeader {
         guard width > 0, height > 0 else { throw .invalidDimensions(width: width, height: height) }
-        return ImageHeader(format: format, width: width, height: height)
+        return ImageHeader(format: format, width: width, height: height, orientation: orientation)
     }
 }
 

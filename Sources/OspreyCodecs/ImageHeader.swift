@@ -15,12 +15,22 @@ public struct ImageHeader: Sendable, Hashable {
     public let width: Int
     /// Height in pixels, as stored (before EXIF orientation).
     public let height: Int
+    /// The EXIF orientation of a JPEG or WebP (`.up` without one, and for PNG and GIF): how the decoder will turn
+    /// the stored pixels.
+    public let orientation: ImageOrientation
 
     /// Makes a header from known values.
-    public init(format: ImageFormat, width: Int, height: Int) {
+    public init(format: ImageFormat, width: Int, height: Int, orientation: ImageOrientation = .up) {
         self.format = format
         self.width = width
         self.height = height
+        self.orientation = orientation
+    }
+
+    /// The size as displayed, once the orientation is applied: what a decoder returns by default.
+    public var displaySize: ImageSize {
+        let size = ImageSize(width: width, height: height)
+        return orientation.swapsDimensions ? size.transposed : size
     }
 
     /// Reads the header of `data`.

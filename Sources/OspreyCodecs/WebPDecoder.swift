@@ -55,6 +55,8 @@ enum WebPDecoder {
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw .malformed(format: .webp, reason: "libwebp version mismatch")
         }
+        // libwebp's own second thread, which filters while the first parses (as libvips and dwebp -mt decode).
+        config.options.use_threads = 1
         if size != source {
             config.options.use_scaling = 1
             config.options.scaled_width = Int32(size.width)

@@ -59,3 +59,48 @@ import Testing
         #expect(throws: CodecError.unsupportedFormat) { try ImageDecoder.decode([UInt8]()) }
     }
 }
+
+/// A progressive JPEG decoded at 1/8 reads only its DC scans (the AC scans cannot change a 1×1 IDCT): the pixels
+/// must be exactly those of the full decoding path. A partial decode keeps every scan, so it is the control.
+@Suite struct ProgressiveDCOnlyTests {
+    static func decodeBothWays(_ data: [UInt8]) throws -> (dcOnly: Image, allScans: Image) {
+        var eighth = DecodingOptions()
+        eighth.targetSize = ImageSize(width: 1, height: 1)
+        var control = eighth
+        control.allowsPartialImages = true
+        return (try ImageDecoder.decode(data, options: eighth), try ImageDecoder.decode(data, options: control))
+    }
+
+    @Test("a 1/8 decode of a progressive JPEG equals the all-scans decode", arguments: [PixelFormat.rgb8, .gray8])
+    func sameAsAllScans(format: PixelFormat) throws {
+        var pixels = try PixelBuffer(width: 333, height: 250, format: format)
+        let channels = format.bytesPerPixel
+        pixels.withUnsafeMutableBytes { bytes in
+            for i in 0..<bytes.count {
+                bytes[i] = UInt8(truncatingIfNeeded: (i / channels) % 333 * 3 + i / 999 + i % channels * 50)
+            }
+        }
+        var options = EncodingOptions()
+        options.isProgressive = true
+        let data = try ImageEncoder.encode(Image(pixels: pixels), as: .jpeg, options: options)
+        let (dcOnly, allScans) = try Self.decodeBothWays(data)
+        #expect((dcOnly.width, dcOnly.height) == (42, 32))
+        #expect(dcOnly.pixels == allScans.pixels)
+    }
+
+    @Test("every progressive JPEG of the corpus decodes alike at 1/8 either way", .requiresTestData)
+    func corpus() throws {
+        let manifest = try TestData.manifest()
+        var checked = 0
+        for entry in manifest.entries where entry.imageFormat == .jpeg && entry.expected == .decodeOK {
+            let data = try manifest.bytes(of: entry)
+            // A progressive frame header (SOF2) and no truncation flag on the file.
+            guard zip(data, data.dropFirst()).contains(where: { $0 == 0xFF && $1 == 0xC2 }),
+                let (dcOnly, allScans) = try? Self.decodeBothWays(data)
+            else { continue }
+            #expect(dcOnly.pixels == allScans.pixels, "\(entry.path)")
+            checked += 1
+        }
+        #expect(checked >= 5)
+    }
+}

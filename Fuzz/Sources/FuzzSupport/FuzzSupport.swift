@@ -12,7 +12,7 @@ public func runFuzzer(
 }
 
 /// Runs one fuzz input through everything that reads untrusted bytes of `format`: header reading, and decoding
-/// with default options, with partial images allowed, downscaled, and first frame only. Inputs whose first bytes do
+/// with default options, at the smallest scale, and with partial images allowed, downscaled, and first frame only. Inputs whose first bytes do
 /// not name `format` are skipped, so each harness spends its time on its own decoder.
 ///
 /// Any error is fine; a crash, a leak, a hang or an allocation past the limits is what the fuzzer looks for.
@@ -25,6 +25,9 @@ public func fuzzDecoding(_ start: UnsafeRawPointer?, _ count: Int, format: Image
     options.limits.maxPixelCount = 16_000_000
     options.limits.maxFrameCount = 100
     _ = try? ImageDecoder.decode(bytes, options: options)
+    var eighth = options
+    eighth.targetSize = ImageSize(width: 1, height: 1)  // JPEG at 1/8: a progressive file's DC-only copy
+    _ = try? ImageDecoder.decode(bytes, options: eighth)
     options.allowsPartialImages = true
     options.firstFrameOnly = true
     options.pixelBudget = 10_000

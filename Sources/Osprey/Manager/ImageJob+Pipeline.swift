@@ -104,13 +104,13 @@ extension ImageJob {
                 Cached(result: ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)))
         }
 
-        let decoding = self.decoding
+        let decoder = self.decoder
         let plainDecoding = manager.configuration.decoding
         let memoryData = cache.dataInMemory(forKey: baseKey)
         let readsVariant = manager.configuration.storesProcessedImagesOnDisk && variantKey != baseKey
         let found = await withTaskExecutorPreference(manager.decodingPool) {
             () -> (image: Image, bytes: [UInt8]?, cacheType: ImageResult.CacheType, isVariant: Bool)? in
-            if let memoryData, let image = try? ImageDecoder.decode(memoryData, options: decoding) {
+            if let memoryData, let image = try? decoder.decode(memoryData) {
                 return (image, memoryData, .memory, false)
             }
             if readsVariant, let data = diskCache.blockingData(forKey: variantKey),
@@ -119,7 +119,7 @@ extension ImageJob {
                 return (image, nil, .disk, true)
             }
             guard !Task.isCancelled, let bytes = diskCache.blockingData(forKey: baseKey),
-                let image = try? ImageDecoder.decode(bytes, options: decoding)
+                let image = try? decoder.decode(bytes)
             else { return nil }
             return (image, bytes, .disk, false)
         }
@@ -177,15 +177,18 @@ extension ImageJob {
     }
 
     private func decode(_ bytes: [UInt8]) async -> Result<Image, ImageError> {
-        let options = decoding
+        let decoder = self.decoder
         return await withTaskExecutorPreference(manager.decodingPool) {
             do throws(CodecError) {
-                return .success(try ImageDecoder.decode(bytes, options: options))
+                return .success(try decoder.decode(bytes))
             } catch {
                 return .failure(.decodingFailed(error))
             }
         }
     }
+
+    /// How the job decodes bytes (see ``ImageManager/decoder(for:)``).
+    var decoder: JobDecoder { JobDecoder(options: decoding, request: request) }
 
     /// Runs the transform hook (unless the image is animated and the request did not ask) and the processors;
     /// returns the transformed image (`nil` when the hook left it alone) and the final one.
@@ -258,6 +261,24 @@ extension ImageJob {
 
     private func observe(_ stage: ImageManager.Stage) async {
         await manager.configuration.stageObserver?(stage, request.url)
+    }
+}
+
+/// Decodes with a job's options, at a ``ImageProcessors/Downsample``'s decoding size when there is one.
+struct JobDecoder: Sendable {
+    let options: DecodingOptions
+    let downsample: ImageProcessors.Downsample?
+
+    /// Decodes with `options`, at the size the request's first processor asks for when that is a
+    /// ``ImageProcessors/Downsample`` and the request sets no target size of its own (MISSION M16).
+    init(options: DecodingOptions, request: ImageRequest) {
+        self.options = options
+        downsample = request.targetSize == nil ? request.processors.first as? ImageProcessors.Downsample : nil
+    }
+
+    func decode(_ bytes: [UInt8]) throws(CodecError) -> Image {
+        guard let downsample else { return try ImageDecoder.decode(bytes, options: options) }
+        return try downsample.decode(bytes, options: options)
     }
 }
 

@@ -33,6 +33,11 @@ extension ImageManager {
         return options
     }
 
+    /// How a request's bytes are decoded: its decoding options, and a leading ``ImageProcessors/Downsample``'s size.
+    func decoder(for request: ImageRequest) -> JobDecoder {
+        JobDecoder(options: decodingOptions(for: request), request: request)
+    }
+
     /// What makes two loads one job: the same variant, the same result-shaping options, the same cache and loader.
     func jobKey(for request: ImageRequest) -> ImageJob.Key {
         ImageJob.Key(

@@ -1,0 +1,58 @@
+// processor-benchmark thumbnail FILE ITERATIONS OUT   the thumbnail job: decode (scaled in the decoder where the
+//                                                      format allows), fit inside 256x256, encode JPEG q80; the last
+//                                                      result is written to OUT
+// processor-benchmark resize FILE ITERATIONS OUT       resize alone: FILE's pixels (made RGBA) to 800 px wide,
+//                                                      Lanczos-3; the result is written to OUT as PNG
+//
+// Single thread. Prints one JSON line: {"best","median"} in seconds per run, plus the output's width and height.
+import Foundation
+import Osprey
+import OspreyCodecs
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+guard arguments.count == 4, let iterations = Int(arguments[2]), iterations > 0,
+    let data = FileManager.default.contents(atPath: arguments[1])
+else {
+    FileHandle.standardError.write(Data("usage: processor-benchmark thumbnail|resize FILE ITERATIONS OUT\n".utf8))
+    exit(2)
+}
+let bytes = [UInt8](data)
+let outputPath = arguments[3]
+
+func measure(_ body: () throws -> [UInt8]) throws -> (times: [Double], output: [UInt8]) {
+    var times: [Double] = []
+    var output: [UInt8] = []
+    for _ in 0..<iterations {
+        let start = DispatchTime.now().uptimeNanoseconds
+        output = try body()
+        times.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9)
+    }
+    return (times.sorted(), output)
+}
+
+let result: (times: [Double], output: [UInt8])
+switch arguments[0] {
+case "thumbnail":
+    let thumbnail = ImageProcessors.Downsample(width: 256, height: 256)
+    result = try measure {
+        let image = try thumbnail.decode(bytes)
+        return try ImageEncoder.encode(try thumbnail.process(image), as: .jpeg, quality: 80)
+    }
+case "resize":
+    let source = try ImageDecoder.decode(bytes)
+    let rgba = Image(pixels: try source.pixels.converted(to: .rgba8))
+    // Every source pixel through the filter, as Pillow's resize() (whose reducing_gap is None by default).
+    let resize = ImageProcessors.Resize(width: 800, reducingGap: nil)
+    var resized = rgba
+    let timed = try measure {
+        resized = try resize.process(rgba)
+        return []
+    }
+    result = (timed.times, try ImageEncoder.encode(resized, as: .png, quality: 100))
+default:
+    FileHandle.standardError.write(Data("unknown mode \(arguments[0])\n".utf8))
+    exit(2)
+}
+try Data(result.output).write(to: URL(fileURLWithPath: outputPath))
+let times = result.times
+print(#"{"best":\#(times[0]),"median":\#(times[times.count / 2])}"#)

@@ -1,0 +1,161 @@
+public import OspreyCodecs
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+extension ImageProcessors {
+    /// Mirrors an image left to right, top to bottom, or both.
+    public struct Flip: ImageProcessing, Hashable {
+        public var horizontally: Bool
+        public var vertically: Bool
+
+        public init(horizontally: Bool = true, vertically: Bool = false) {
+            self.horizontally = horizontally
+            self.vertically = vertically
+        }
+
+        public var identifier: String { "flip(horizontal=\(horizontally),vertical=\(vertically))" }
+
+        public func process(_ image: Image) throws -> Image {
+            let orientation: ImageOrientation =
+                switch (horizontally, vertically) {
+                case (false, false): .up
+                case (true, false): .upMirrored
+                case (false, true): .downMirrored
+                case (true, true): .down
+                }
+            return try image.mappingFrames { try $0.applying(orientation) }
+        }
+    }
+
+    /// Turns an image clockwise by a multiple of 90°.
+    public struct Rotate: ImageProcessing, Hashable {
+        /// Quarter turns clockwise, 0...3 (any integer is reduced to that; negative turns go anticlockwise).
+        public var quarterTurns: Int
+
+        public init(quarterTurns: Int) {
+            self.quarterTurns = ((quarterTurns % 4) + 4) % 4
+        }
+
+        /// A turn of `degrees` clockwise, which must be a multiple of 90.
+        public init?(degrees: Int) {
+            guard degrees % 90 == 0 else { return nil }
+            self.init(quarterTurns: degrees / 90)
+        }
+
+        public var identifier: String { "rotate(\(quarterTurns * 90))" }
+
+        public func process(_ image: Image) throws -> Image {
+            // EXIF's orientations name the turn that displays a stored image upright: 6 (.right) is a quarter
+            // turn clockwise.
+            let orientation: ImageOrientation = [.up, .right, .down, .left][quarterTurns]
+            return try image.mappingFrames { try $0.applying(orientation) }
+        }
+    }
+
+    /// Keeps a rectangle of an image: given in pixels, or as a size placed by an anchor (Kingfisher's cropping
+    /// processor). The part of the rectangle outside the image is dropped; a rectangle entirely outside throws.
+    public struct Crop: ImageProcessing, Hashable {
+        public enum Region: Sendable, Hashable {
+            /// The pixels from (`x`, `y`), `width` × `height`, in display coordinates.
+            case rect(x: Int, y: Int, width: Int, height: Int)
+            /// `width` × `height` pixels (at most the image's) placed by `anchor`: `.center` keeps the middle.
+            case size(width: Int, height: Int, anchor: Anchor)
+        }
+
+        public var region: Region
+
+        public init(_ region: Region) {
+            self.region = region
+        }
+
+        public var identifier: String {
+            switch region {
+            case .rect(let x, let y, let width, let height): "crop(\(width)x\(height)+\(x)+\(y))"
+            case .size(let width, let height, let anchor): "crop(\(width)x\(height),anchor=\(anchor))"
+            }
+        }
+
+        /// The rectangle kept of a `width` × `height` image.
+        ///
+        /// - Throws: ``ImageProcessingError`` when the rectangle is empty or entirely outside the image.
+        public func rect(inWidth width: Int, height: Int) throws -> (x: Int, y: Int, width: Int, height: Int) {
+            switch region {
+            case .rect(let x, let y, let w, let h):
+                let (left, top) = (max(x, 0), max(y, 0))
+                let (right, bottom) = (min(x + w, width), min(y + h, height))
+                guard w > 0, h > 0, right > left, bottom > top else {
+                    throw ImageProcessingError(
+                        processor: identifier, reason: "the rectangle is empty or outside the \(width)x\(height) image")
+                }
+                return (left, top, right - left, bottom - top)
+            case .size(let w, let h, let anchor):
+                guard w > 0, h > 0 else {
+                    throw ImageProcessingError(processor: identifier, reason: "the width and height must be positive")
+                }
+                let (cw, ch) = (min(w, width), min(h, height))
+                let x = Int((Double(width - cw) * anchor.x).rounded())
+                let y = Int((Double(height - ch) * anchor.y).rounded())
+                return (x, y, cw, ch)
+            }
+        }
+
+        public func process(_ image: Image) throws -> Image {
+            let (w, h) = image.uprightSize
+            let rect = try rect(inWidth: w, height: h)
+            if rect == (0, 0, w, h) { return image }
+            return try image.mappingFrames {
+                try $0.cropped(x: rect.x, y: rect.y, width: rect.width, height: rect.height)
+            }
+        }
+    }
+}
+
+extension PixelBuffer {
+    /// The pixels of a rectangle inside the buffer, tightly packed.
+    func cropped(x: Int, y: Int, width: Int, height: Int) throws(CodecError) -> PixelBuffer {
+        var output = try PixelBuffer(width: width, height: height, format: format)
+        let (bytesPerPixel, sourceStride, targetStride) = (format.bytesPerPixel, bytesPerRow, output.bytesPerRow)
+        withUnsafeBytes { source in
+            output.withUnsafeMutableBytes { target in
+                for row in 0..<height {
+                    memcpy(
+                        target.baseAddress! + row * targetStride,
+                        source.baseAddress! + (y + row) * sourceStride + x * bytesPerPixel, width * bytesPerPixel)
+                }
+            }
+        }
+        return output
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.Flip {
+    /// Mirrors left to right (`horizontally`, the default), top to bottom, or both.
+    public static func flip(horizontally: Bool = true, vertically: Bool = false) -> Self {
+        ImageProcessors.Flip(horizontally: horizontally, vertically: vertically)
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.Rotate {
+    /// Turns clockwise by `quarterTurns` × 90°.
+    public static func rotate(quarterTurns: Int) -> Self {
+        ImageProcessors.Rotate(quarterTurns: quarterTurns)
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.Crop {
+    /// Keeps the rectangle from (`x`, `y`), `width` × `height`.
+    public static func crop(x: Int, y: Int, width: Int, height: Int) -> Self {
+        ImageProcessors.Crop(.rect(x: x, y: y, width: width, height: height))
+    }
+
+    /// Keeps `width` × `height` pixels placed by `anchor` (the middle by default).
+    public static func crop(width: Int, height: Int, anchor: Anchor = .center) -> Self {
+        ImageProcessors.Crop(.size(width: width, height: height, anchor: anchor))
+    }
+}
