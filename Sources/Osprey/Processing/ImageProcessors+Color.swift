@@ -26,13 +26,7 @@ extension ImageProcessors {
         public var identifier: String { "tint(\(color))" }
 
         public func process(_ image: Image) throws -> Image {
-            let paint = [Int(color.red), Int(color.green), Int(color.blue)]
-            let a = Int(color.alpha)
-            return try image.mappingFrames { pixels in
-                try pixels.mappingChannels { channel, value in
-                    UInt8((Int(value) * (255 - a) + paint[channel] * a + 127) / 255)
-                }
-            }
+            try image.blending(color) { _, paint in paint }
         }
     }
 
@@ -48,15 +42,23 @@ extension ImageProcessors {
         public var identifier: String { "overlay(\(color))" }
 
         public func process(_ image: Image) throws -> Image {
-            let paint = [Int(color.red), Int(color.green), Int(color.blue)]
-            let a = Int(color.alpha)
-            return try image.mappingFrames { pixels in
-                try pixels.mappingChannels { channel, value in
-                    let (base, top) = (Int(value), paint[channel])
-                    let overlaid =
-                        base < 128 ? (2 * base * top + 127) / 255 : 255 - (2 * (255 - base) * (255 - top) + 127) / 255
-                    return UInt8((base * (255 - a) + overlaid * a + 127) / 255)
-                }
+            try image.blending(color) { base, top in
+                base < 128 ? (2 * base * top + 127) / 255 : 255 - (2 * (255 - base) * (255 - top) + 127) / 255
+            }
+        }
+    }
+}
+
+extension Image {
+    /// Every frame with `color` blended onto each colour channel by `mode(base, paint)` (0–255 each), mixed with the
+    /// base by the colour's alpha; the image's alpha is kept.
+    func blending(_ color: PixelColor, _ mode: (Int, Int) -> Int) throws -> Image {
+        let paint = [Int(color.red), Int(color.green), Int(color.blue)]
+        let a = Int(color.alpha)
+        return try mappingFrames { pixels in
+            try pixels.mappingChannels { channel, value in
+                let base = Int(value)
+                return UInt8((base * (255 - a) + mode(base, paint[channel]) * a + 127) / 255)
             }
         }
     }
