@@ -20,6 +20,9 @@ enum WebPDecoder {
         return try ImageDecoder.still(pixels, orientation: container.orientation, format: .webp, options: options)
     }
 
+    /// The source size from which a still decodes on two threads.
+    static let threadedPixelCount = 1 << 20
+
     /// What the RIFF container says beside the bitstream: frame count and EXIF orientation.
     struct Container {
         var frameCount = 1
@@ -55,8 +58,9 @@ enum WebPDecoder {
         guard WebPInitDecoderConfig(&config) != 0 else {
             throw .malformed(format: .webp, reason: "libwebp version mismatch")
         }
-        // libwebp's own second thread, which filters while the first parses (as libvips and dwebp -mt decode).
-        config.options.use_threads = 1
+        // From a megapixel up, libwebp's own second thread, which filters while the first parses (as libvips and
+        // dwebp -mt decode); below, starting the thread would cost more than it saves.
+        config.options.use_threads = source.pixelCount >= Self.threadedPixelCount ? 1 : 0
         if size != source {
             config.options.use_scaling = 1
             config.options.scaled_width = Int32(size.width)
