@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Logging
 import Osprey
 import OspreyCodecs
 
@@ -13,7 +14,7 @@ struct OspreyCommand: AsyncParsableCommand {
         commandName: "osprey",
         abstract: "Download, cache, decode and process images.",
         version: versionText,
-        subcommands: [InfoCommand.self, ConvertCommand.self]
+        subcommands: [FetchCommand.self, InfoCommand.self, ConvertCommand.self]
     )
 
     /// `osprey 0.1.0` and the codec libraries it runs on, one per line.
@@ -24,6 +25,13 @@ struct OspreyCommand: AsyncParsableCommand {
 
     /// Parses and runs the command, mapping argument-parsing failures to exit status 2.
     static func main() async {
+        // Diagnostics go to standard error, results to standard output; warnings only, unless --verbose.
+        let verbose = CommandLine.arguments.contains("--verbose")
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = verbose ? .debug : .warning
+            return handler
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? any AsyncParsableCommand {
@@ -34,7 +42,12 @@ struct OspreyCommand: AsyncParsableCommand {
         } catch {
             let code = exitCode(for: error)
             guard code == .validationFailure else { exit(withError: error) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            // One line naming the problem and the fix; the usage screen is a --help away.
+            let line =
+                "osprey: "
+                + message(for: error).trimmingCharacters(in: .whitespacesAndNewlines)
+                .replacingOccurrences(of: "\n", with: " ") + " (see --help)"
+            FileHandle.standardError.write(Data((line + "\n").utf8))
             Foundation.exit(2)
         }
     }

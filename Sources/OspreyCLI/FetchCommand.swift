@@ -1,0 +1,246 @@
+import ArgumentParser
+import Foundation
+import Osprey
+import OspreyCodecs
+
+/// `osprey fetch URL... [-o DIR]`: loads each URL through `ImageManager` (so a second run is served from the disk
+/// cache) and writes the image to a file.
+struct FetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "fetch",
+        abstract: "Download images through the cache and write them to files.",
+        discussion: """
+            Each image is written to DIR under a name taken from its URL (cat.jpg), made unique (cat-1.jpg) unless \
+            --force. One line per URL on standard output: where the image came from (network, disk or memory), its \
+            size, format, bytes and time; with --json, one object per URL: \
+            {"url","status","source","file","format","width","height","frames","bytes","ms","error"}. Exits 0 when \
+            every URL was fetched, 1 when any failed (the others still complete), 2 for a usage error.
+
+            Examples:
+              osprey fetch https://example.com/cat.jpg
+              osprey fetch -o thumbs --resize 256x256 --fit cover --format webp URL1 URL2
+              osprey fetch --json --header 'Authorization: Bearer T' URL | jq .source
+            """
+    )
+
+    @Argument(help: "http or https URLs of images.")
+    var urls: [String]
+
+    @Option(name: [.short, .customLong("output")], help: "Directory to write into (default: the current one).")
+    var outputDirectory = "."
+
+    @Option(help: "Fit the image to WxH (or W, or xH) pixels.", transform: ResizeSpec.parse)
+    var resize: ResizeSpec?
+
+    @Option(help: "How --resize fits: inside (keep all, default), cover (fill and crop) or fill (stretch).")
+    var fit: FitArgument?
+
+    @Option(help: "Format written: jpeg, png, webp, gif, or original (the default: the bytes as downloaded).")
+    var format: FetchFormat = .original
+
+    @Option(help: "Quality 0-100 for JPEG and lossy WebP (default 85).")
+    var quality: Int?
+
+    @Flag(help: "Overwrite existing files instead of choosing a new name.")
+    var force = false
+
+    @Flag(help: "Print one JSON object per URL.")
+    var json = false
+
+    @OptionGroup var loading: LoadingOptions
+
+    func validate() throws {
+        if let quality, !(0...100).contains(quality) { throw ValidationError("--quality must be between 0 and 100") }
+        if fit != nil && resize == nil { throw ValidationError("--fit needs --resize WxH") }
+        if quality != nil && (format == .original || format == .png || format == .gif) && resize == nil {
+            throw ValidationError("--quality applies to --format jpeg or webp")
+        }
+        for url in urls {
+            do {
+                _ = try ImageRequest(string: url)
+            } catch {
+                throw ValidationError("\(error): give an absolute http or https URL")
+            }
+        }
+        try Self.checkOutput(directory: outputDirectory)
+    }
+
+    /// Fails unless `directory` is a writable directory, or can be created (its nearest existing ancestor is one).
+    static func checkOutput(directory: String) throws {
+        var isDirectory: ObjCBool = false
+        var existing = URL(fileURLWithPath: directory).standardizedFileURL
+        while !FileManager.default.fileExists(atPath: existing.path, isDirectory: &isDirectory) {
+            existing.deleteLastPathComponent()
+        }
+        guard isDirectory.boolValue else {
+            let what =
+                existing.path == URL(fileURLWithPath: directory).standardizedFileURL.path
+                ? "-o \(directory)" : existing.path
+            throw ValidationError("\(what) is a file, not a directory: give a directory with -o")
+        }
+        guard FileManager.default.isWritableFile(atPath: existing.path) else {
+            throw ValidationError("cannot write in \(existing.path): choose another output directory with -o")
+        }
+    }
+
+    func run() async throws {
+        do {
+            try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
+        } catch {
+            printError("cannot create \(outputDirectory): \(error.localizedDescription)")
+            throw ExitCode(2)
+        }
+        let manager = try loading.makeManager()
+        let settings = try loading.settings()
+        var names = OutputNames(directory: outputDirectory, overwrites: force)
+        let processors: [any ImageProcessing] = resize.map { [$0.processor(fit: fit?.fit ?? .inside)] } ?? []
+        let options = loading.requestOptions
+        let requests = try urls.map { try ImageRequest(string: $0, options: options, processors: processors) }
+        var failures = 0
+        // At most --max-concurrent loads at once; each result is printed as it ends.
+        try await withThrowingTaskGroup(of: (Int, Result<ImageResult, ImageError>, Double).self) { group in
+            var next = 0
+            func startNext() {
+                guard next < requests.count else { return }
+                let index = next
+                let request = requests[index]
+                next += 1
+                group.addTask {
+                    let started = ContinuousClock.now
+                    let outcome: Result<ImageResult, ImageError>
+                    do throws(ImageError) {
+                        outcome = .success(try await manager.image(for: request))
+                    } catch {
+                        outcome = .failure(error)
+                    }
+                    return (index, outcome, Self.milliseconds(since: started))
+                }
+            }
+            for _ in 0..<min(settings.maxConcurrent, requests.count) { startNext() }
+            while let (index, outcome, ms) = try await group.next() {
+                startNext()
+                var line = FetchLine(url: urls[index], ms: ms)
+                do {
+                    let result = try outcome.get()
+                    try write(result, line: &line, names: &names)
+                } catch {
+                    failures += 1
+                    line.error = Self.describe(error)
+                }
+                print(json ? line.json : line.text)
+            }
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// Writes the image: its downloaded bytes when nothing asks for a change, else encoded.
+    private func write(_ result: ImageResult, line: inout FetchLine, names: inout OutputNames) throws {
+        let image = result.image
+        let bytes: [UInt8]
+        let written: ImageFormat
+        if format == .original, resize == nil, let data = result.data {
+            bytes = data
+            written = ImageFormat(sniffing: data)
+        } else {
+            written = format.imageFormat ?? (image.sourceFormat == .unknown ? .png : image.sourceFormat)
+            var encoding = EncodingOptions()
+            if let quality { encoding.quality = quality }
+            do {
+                bytes = try ImageEncoder.encode(image, as: written, options: encoding)
+            } catch {
+                throw CommandError(message: "cannot encode as \(written): \(error)")
+            }
+        }
+        let path = names.reserve(for: result.url, format: written)
+        do {
+            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw CommandError(message: "cannot write \(path): \(error.localizedDescription)")
+        }
+        line.source = Self.source(of: result.cacheType)
+        line.file = path
+        line.format = written.rawValue
+        line.width = image.width
+        line.height = image.height
+        line.frames = image.frames.count
+        line.bytes = bytes.count
+    }
+
+    static func source(of cacheType: ImageResult.CacheType) -> String {
+        switch cacheType {
+        case .none: "network"
+        case .disk: "disk"
+        case .memory: "memory"
+        }
+    }
+
+    static func describe(_ error: any Error) -> String {
+        switch error {
+        case let error as CommandError: error.message
+        case let error as ImageError: error.description
+        default: "\(error)"
+        }
+    }
+
+    static func milliseconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = ContinuousClock.now - start
+        return Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+    }
+}
+
+/// The formats `fetch` writes: one of the encoders', or the bytes as downloaded.
+enum FetchFormat: String, ExpressibleByArgument, CaseIterable {
+    case jpeg, png, webp, gif, original
+
+    var imageFormat: ImageFormat? {
+        switch self {
+        case .jpeg: .jpeg
+        case .png: .png
+        case .webp: .webp
+        case .gif: .gif
+        case .original: nil
+        }
+    }
+}
+
+/// What `fetch` prints for one URL.
+struct FetchLine {
+    let url: String
+    let ms: Double
+    var source: String?
+    var file: String?
+    var format: String?
+    var width: Int?
+    var height: Int?
+    var frames: Int?
+    var bytes: Int?
+    var error: String?
+
+    init(url: String, ms: Double) {
+        self.url = url
+        self.ms = ms
+    }
+
+    var json: String {
+        var line = JSONLine()
+        line.add("url", url)
+        line.add("status", error == nil ? "ok" : "error")
+        line.add("source", source)
+        line.add("file", file)
+        line.add("format", format)
+        line.add("width", width)
+        line.add("height", height)
+        line.add("frames", frames)
+        line.add("bytes", bytes)
+        line.add("ms", Int(ms.rounded()))
+        line.add("error", error)
+        return line.text
+    }
+
+    var text: String {
+        if let error { return "error  \(url): \(error)" }
+        let frames = (self.frames ?? 1) > 1 ? ", \(self.frames ?? 1) frames" : ""
+        return "ok     \(url) → \(file ?? "")  \(source ?? "")  \(width ?? 0)x\(height ?? 0) \(format ?? "")\(frames), "
+            + "\(bytes ?? 0) bytes, \(Int(ms.rounded())) ms"
+    }
+}

@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import Logging
+import NIOHTTP1
+import Osprey
+
+/// The options every command that loads URLs shares (`fetch`, `prefetch`), and how they become an `ImageManager`.
+///
+/// Flags override the environment (`OSPREY_CACHE_DIR`, `OSPREY_MAX_CONCURRENT`, `OSPREY_TIMEOUT`), which overrides
+/// the defaults: the library's cache directory, 6 downloads at once, 15 s.
+struct LoadingOptions: ParsableArguments {
+    @Option(
+        name: .customLong("cache-dir"),
+        help: "Directory holding the disk cache (default: $OSPREY_CACHE_DIR, else the library's, ~/.cache).")
+    var cacheDirectory: String?
+
+    @Flag(name: .customLong("no-cache"), help: "Neither read nor write the disk cache.")
+    var noCache = false
+
+    @Flag(name: .customLong("memory-only"), help: "Read the disk cache but do not write to it.")
+    var memoryOnly = false
+
+    @Flag(name: .customLong("refresh"), help: "Revalidate cached images with the origin (ETag, Last-Modified).")
+    var refresh = false
+
+    @Flag(name: .customLong("retry-failed"), help: "Ask again for URLs that failed earlier in this run.")
+    var retryFailed = false
+
+    @Option(
+        name: .customLong("max-concurrent"),
+        help: "Downloads at once (default: $OSPREY_MAX_CONCURRENT, else 6).")
+    var maxConcurrent: Int?
+
+    @Flag(help: "Start the most recently queued download first.")
+    var lifo = false
+
+    @Option(help: "Seconds without progress before a download fails (default: $OSPREY_TIMEOUT, else 15).")
+    var timeout: Double?
+
+    @Option(name: .customLong("header"), help: "An HTTP header 'Name: value' sent with every request (repeatable).")
+    var headers: [String] = []
+
+    @Flag(help: "Accept invalid TLS certificates.")
+    var insecure = false
+
+    @Flag(help: "Log each request on standard error.")
+    var verbose = false
+
+    func validate() throws {
+        if noCache && (cacheDirectory != nil || memoryOnly || refresh) {
+            let other = cacheDirectory != nil ? "--cache-dir" : memoryOnly ? "--memory-only" : "--refresh"
+            throw ValidationError("--no-cache cannot be combined with \(other): drop one of them")
+        }
+        if let maxConcurrent, !(1...256).contains(maxConcurrent) {
+            throw ValidationError("--max-concurrent must be between 1 and 256")
+        }
+        if let timeout, !(timeout > 0 && timeout <= 3600) {
+            throw ValidationError("--timeout must be a number of seconds between 0 and 3600")
+        }
+        for header in headers where Self.parseHeader(header) == nil {
+            throw ValidationError("--header '\(header)' is not 'Name: value'")
+        }
+        _ = try settings()
+    }
+
+    /// `Name: value` split, or `nil` when it has no name or no colon.
+    static func parseHeader(_ text: String) -> (String, String)? {
+        guard let colon = text.firstIndex(of: ":") else { return nil }
+        let name = text[..<colon].trimmingCharacters(in: .whitespaces)
+        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0)) })
+        else { return nil }
+        return (name, value)
+    }
+
+    /// The settings the flags, the environment and the defaults give, in that order of precedence.
+    struct Settings {
+        var cacheDirectory: String
+        var maxConcurrent: Int
+        var timeout: Double
+    }
+
+    func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Settings {
+        func fromEnvironment<T>(_ name: String, _ parse: (String) -> T?) throws -> T? {
+            guard let text = environment[name], !text.isEmpty else { return nil }
+            guard let value = parse(text) else { throw ValidationError("\(name)='\(text)' is not valid") }
+            return value
+        }
+        let maxConcurrent = try maxConcurrent ?? fromEnvironment("OSPREY_MAX_CONCURRENT") { Int($0) } ?? 6
+        let timeout = try timeout ?? fromEnvironment("OSPREY_TIMEOUT") { Double($0) } ?? 15
+        guard (1...256).contains(maxConcurrent) else {
+            throw ValidationError("OSPREY_MAX_CONCURRENT must be between 1 and 256")
+        }
+        guard timeout > 0, timeout <= 3600 else { throw ValidationError("OSPREY_TIMEOUT must be 0-3600 seconds") }
+        let directory =
+            try cacheDirectory ?? fromEnvironment("OSPREY_CACHE_DIR") { $0 }
+            ?? DiskCache.Configuration.platformCacheDirectory
+        return Settings(cacheDirectory: directory, maxConcurrent: maxConcurrent, timeout: timeout)
+    }
+
+    /// The options every load of this run carries.
+    var requestOptions: ImageRequest.Options {
+        var options: ImageRequest.Options = []
+        if noCache { options.formUnion([.fromLoaderOnly, .cacheMemoryOnly]) }
+        if memoryOnly { options.insert(.cacheMemoryOnly) }
+        if refresh { options.insert(.refreshCached) }
+        if retryFailed { options.insert(.retryFailed) }
+        if insecure { options.insert(.allowInvalidSSLCertificates) }
+        return options
+    }
+
+    /// The disk cache's configuration: the library's default cache in the chosen directory.
+    func cacheConfiguration(_ settings: Settings) -> ImageCache.Configuration {
+        var configuration = ImageCache.Configuration()
+        configuration.disk.baseDirectory = settings.cacheDirectory
+        configuration.disk.cleaningInterval = nil
+        return configuration
+    }
+
+    /// A manager for this run: its own downloader (the limit, order, timeout and headers asked for) and cache.
+    func makeManager() throws -> ImageManager {
+        let settings = try settings()
+        var downloading = ImageDownloader.Configuration()
+        downloading.maxConcurrentDownloads = settings.maxConcurrent
+        downloading.order = lifo ? .lifo : .fifo
+        downloading.timeout = .milliseconds(Int64(settings.timeout * 1000))
+        for (name, value) in headers.compactMap(Self.parseHeader) {
+            downloading.headers.replaceOrAdd(name: name, value: value)
+        }
+        var logger = Logger(label: "osprey.downloader")
+        logger.logLevel = verbose ? .debug : .warning
+        downloading.logger = logger
+        var configuration = ImageManager.Configuration()
+        var managerLogger = Logger(label: "osprey.manager")
+        managerLogger.logLevel = verbose ? .debug : .warning
+        configuration.logger = managerLogger
+        return ImageManager(
+            cache: ImageCache(configuration: cacheConfiguration(settings)),
+            downloader: ImageDownloader(configuration: downloading), configuration: configuration)
+    }
+}
