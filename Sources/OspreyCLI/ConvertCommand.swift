@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
+import Osprey
 import OspreyCodecs
 
 /// `osprey convert IN OUT`: decodes an image and encodes it again, in the format `--format` or OUT's extension names.
-struct ConvertCommand: ParsableCommand {
+struct ConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
         abstract: "Re-encode an image as JPEG, PNG, WebP or GIF.",
@@ -14,7 +15,7 @@ struct ConvertCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The image to read.")
+    @Argument(help: "The image to read: a file, or an http/https URL (loaded through the disk cache).")
     var input: String
 
     @Argument(help: "The file to write (replaced if it exists).")
@@ -29,7 +30,14 @@ struct ConvertCommand: ParsableCommand {
     @Flag(help: "Encode WebP losslessly.")
     var lossless = false
 
+    @Option(help: "Fit the image to WxH (or W, or xH) pixels.", transform: ResizeSpec.parse)
+    var resize: ResizeSpec?
+
+    @Option(help: "How --resize fits: inside (keep all, default), cover (fill and crop) or fill (stretch).")
+    var fit: FitArgument?
+
     func validate() throws {
+        if fit != nil && resize == nil { throw ValidationError("--fit needs --resize WxH") }
         if let quality, !(0...100).contains(quality) {
             throw ValidationError("--quality must be between 0 and 100")
         }
@@ -38,19 +46,30 @@ struct ConvertCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         let target = (format ?? OutputFormat(extensionOf: output) ?? .png).imageFormat
         var options = EncodingOptions()
         if let quality { options.quality = quality }
         options.isLossless = lossless
         do {
-            let image = try ImageDecoder.decode(try readFile(input))
+            let bytes = try await readSource(input)
+            let image: Image
+            if let resize {
+                // Decoded scaled where the format allows (JPEG, WebP), then resized.
+                let downsample = resize.processor(fit: fit?.fit ?? .inside)
+                image = try downsample.process(try downsample.decode(bytes))
+            } else {
+                image = try ImageDecoder.decode(bytes)
+            }
             let encoded = try ImageEncoder.encode(image, as: target, options: options)
             try Data(encoded).write(to: URL(fileURLWithPath: output), options: .atomic)
         } catch let error as CommandError {
             printError("\(input): \(error.message)")
             throw ExitCode(1)
         } catch let error as CodecError {
+            printError("\(input): \(error.description)")
+            throw ExitCode(1)
+        } catch let error as ImageProcessingError {
             printError("\(input): \(error.description)")
             throw ExitCode(1)
         } catch {

@@ -3,7 +3,7 @@ import Foundation
 import OspreyCodecs
 
 /// `osprey info FILE...`: each image's format, displayed size, frames, loop count, orientation and frame durations.
-struct InfoCommand: ParsableCommand {
+struct InfoCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
         abstract: "Print the format, size, frames and orientation of image files.",
@@ -13,7 +13,7 @@ struct InfoCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "Image files to inspect.")
+    @Argument(help: "Image files, or http/https URLs (loaded through the disk cache), to inspect.")
     var files: [String]
 
     @Flag(
@@ -24,10 +24,16 @@ struct InfoCommand: ParsableCommand {
             """)
     var json = false
 
-    func run() throws {
+    func run() async throws {
         var failures = 0
         for file in files {
-            switch Self.inspect(file) {
+            let bytes: Result<[UInt8], CommandError>
+            do throws(CommandError) {
+                bytes = .success(try await readSource(file))
+            } catch {
+                bytes = .failure(error)
+            }
+            switch bytes.flatMap(Self.inspect) {
             case .success(let info):
                 print(json ? Self.jsonLine(InfoLine(file: file, info: info)) : Self.textLine(file, info))
             case .failure(let error):
@@ -52,9 +58,8 @@ struct InfoCommand: ParsableCommand {
         let durations: [Int]
     }
 
-    static func inspect(_ file: String) -> Result<Info, CommandError> {
+    static func inspect(_ data: [UInt8]) -> Result<Info, CommandError> {
         Result { () throws(CommandError) -> Info in
-            let data = try readFile(file)
             var options = DecodingOptions()
             options.keepsStoredOrientation = true
             do throws(CodecError) {

@@ -14,7 +14,9 @@ struct OspreyCommand: AsyncParsableCommand {
         commandName: "osprey",
         abstract: "Download, cache, decode and process images.",
         version: versionText,
-        subcommands: [FetchCommand.self, InfoCommand.self, ConvertCommand.self]
+        subcommands: [
+            FetchCommand.self, PrefetchCommand.self, CacheCommand.self, InfoCommand.self, ConvertCommand.self,
+        ]
     )
 
     /// `osprey 0.1.0` and the codec libraries it runs on, one per line.

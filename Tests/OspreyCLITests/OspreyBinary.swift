@@ -24,8 +24,8 @@ enum OspreyBinary {
         let searched: [String]
     }
 
-    /// Runs `osprey arguments...` to completion, with no standard input.
-    static func run(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+    /// Runs `osprey arguments...` to completion, with `input` as standard input (none by default).
+    static func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try path)
         process.arguments = arguments
@@ -46,7 +46,13 @@ enum OspreyBinary {
         }
         process.standardOutput = output
         process.standardError = error
-        process.standardInput = FileHandle.nullDevice
+        if let input {
+            let inputURL = directory.appendingPathComponent("stdin")
+            try Data(input.utf8).write(to: inputURL)
+            process.standardInput = try FileHandle(forReadingFrom: inputURL)
+        } else {
+            process.standardInput = FileHandle.nullDevice
+        }
         try process.run()
         process.waitUntilExit()
         return Run(

@@ -23,7 +23,10 @@ struct ImagePrefetcherTests {
                 reports.withLock { $0.append(progress) }
             }
 
-            #expect(summary == ImagePrefetcher.Progress(finished: 4, skipped: 1, failed: 1, total: 6))
+            #expect(
+                summary
+                    == ImagePrefetcher.Progress(
+                        finished: 4, skipped: 1, failed: 1, total: 6, bytes: 4 * ManagerFixtures.png.count))
             #expect(reports.withLock { $0.map(\.completed) } == [1, 2, 3, 4, 5, 6])
             #expect(reports.withLock { $0.last } == summary)
             #expect(harness.server.requestCount("/cached.png") == 1)

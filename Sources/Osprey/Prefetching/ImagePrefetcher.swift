@@ -26,16 +26,19 @@ public final class ImagePrefetcher: Sendable {
         public var failed = 0
         /// URLs asked for.
         public var total = 0
+        /// The encoded bytes of the images loaded (the finished URLs'), as downloaded.
+        public var bytes = 0
 
         /// URLs done, whatever the outcome.
         public var completed: Int { finished + skipped + failed }
 
         /// Makes counts.
-        public init(finished: Int = 0, skipped: Int = 0, failed: Int = 0, total: Int = 0) {
+        public init(finished: Int = 0, skipped: Int = 0, failed: Int = 0, total: Int = 0, bytes: Int = 0) {
             self.finished = finished
             self.skipped = skipped
             self.failed = failed
             self.total = total
+            self.bytes = bytes
         }
     }
 
@@ -80,7 +83,8 @@ public final class ImagePrefetcher: Sendable {
     }
 
     private enum Outcome {
-        case finished
+        /// Loaded, with its encoded size when known.
+        case finished(bytes: Int)
         case skipped
         case failed
     }
@@ -98,7 +102,9 @@ public final class ImagePrefetcher: Sendable {
             for _ in 0..<maxConcurrentPrefetches { addNext() }
             for await outcome in group {
                 switch outcome {
-                case .finished: counts.finished += 1
+                case .finished(let bytes):
+                    counts.finished += 1
+                    counts.bytes += bytes
                 case .skipped: counts.skipped += 1
                 case .failed: counts.failed += 1
                 }
@@ -123,8 +129,8 @@ public final class ImagePrefetcher: Sendable {
         guard let request = try? ImageRequest(url: url, options: options) else { return .failed }
         if await manager.isCached(url) { return .skipped }
         do {
-            _ = try await manager.image(for: request)
-            return .finished
+            let result = try await manager.image(for: request)
+            return .finished(bytes: result.data?.count ?? 0)
         } catch {
             return .failed
         }

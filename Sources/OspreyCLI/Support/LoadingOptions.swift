@@ -98,9 +98,10 @@ struct LoadingOptions: ParsableArguments {
         return Settings(cacheDirectory: directory, maxConcurrent: maxConcurrent, timeout: timeout)
     }
 
-    /// The options every load of this run carries.
+    /// The options every load of this run carries. A load counts as done once its image is on disk
+    /// (`waitStoreCache`): the process exits right after the last one, which would otherwise cut writes short.
     var requestOptions: ImageRequest.Options {
-        var options: ImageRequest.Options = []
+        var options: ImageRequest.Options = [.waitStoreCache]
         if noCache { options.formUnion([.fromLoaderOnly, .cacheMemoryOnly]) }
         if memoryOnly { options.insert(.cacheMemoryOnly) }
         if refresh { options.insert(.refreshCached) }

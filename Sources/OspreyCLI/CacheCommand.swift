@@ -1,0 +1,157 @@
+import ArgumentParser
+import Foundation
+import Osprey
+
+/// `osprey cache info|clean|clear|ls`: the disk cache `fetch` and `prefetch` use.
+struct CacheCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cache",
+        abstract: "Inspect and tidy the disk cache.",
+        discussion: """
+            The cache is the library's default one in --cache-dir (else $OSPREY_CACHE_DIR, else ~/.cache): \
+            <dir>/osprey/default.
+
+            Examples:
+              osprey cache info
+              osprey cache ls --json | jq -s 'map(.bytes) | add'
+              osprey cache clean --cache-dir /var/cache/images --max-age 86400
+            """,
+        subcommands: [Info.self, Clean.self, Clear.self, List.self]
+    )
+
+    /// Where the cache is, and how to print: what every `cache` subcommand takes.
+    struct Location: ParsableArguments {
+        @Option(
+            name: .customLong("cache-dir"),
+            help: "Directory holding the disk cache (default: $OSPREY_CACHE_DIR, else ~/.cache).")
+        var cacheDirectory: String?
+
+        @Option(name: .customLong("size-limit"), help: "Size limit in bytes (default: the library's, 1 GiB).")
+        var sizeLimit: Int?
+
+        @Option(
+            name: .customLong("max-age"),
+            help: "Seconds an entry may go unread (default: the library's, 7 days).")
+        var maxAge: Int?
+
+        @Flag(help: "Print JSON.")
+        var json = false
+
+        func validate() throws {
+            if let sizeLimit, sizeLimit < 0 { throw ValidationError("--size-limit must be 0 or more bytes") }
+            if let maxAge, maxAge < 0 { throw ValidationError("--max-age must be 0 or more seconds") }
+        }
+
+        /// The cache's configuration: the directory from the flag, the environment or the default; the limits
+        /// from the flags or the library's defaults.
+        var configuration: DiskCache.Configuration {
+            var configuration = DiskCache.Configuration()
+            let environment = ProcessInfo.processInfo.environment["OSPREY_CACHE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            configuration.baseDirectory =
+                cacheDirectory ?? environment ?? DiskCache.Configuration.platformCacheDirectory
+            configuration.cleaningInterval = nil
+            if let sizeLimit { configuration.sizeLimit = sizeLimit }
+            if let maxAge { configuration.maximumAge = .seconds(maxAge) }
+            return configuration
+        }
+
+        func open() -> DiskCache { DiskCache(configuration: configuration) }
+    }
+
+    struct Info: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the cache's path, entries, size and limits.",
+            discussion: """
+                With --json: {"path","count","bytes","limitBytes","maxAgeSeconds"} (maxAgeSeconds absent when \
+                entries never expire).
+                """)
+
+        @OptionGroup var location: Location
+
+        func run() async throws {
+            let cache = location.open()
+            let configuration = cache.configuration
+            let totals = await cache.totals()
+            let maxAge = configuration.maximumAge.map { Int($0.components.seconds) }
+            if location.json {
+                var line = JSONLine()
+                line.add("path", configuration.directory)
+                line.add("count", totals.count)
+                line.add("bytes", totals.size)
+                line.add("limitBytes", configuration.sizeLimit)
+                line.add("maxAgeSeconds", maxAge)
+                print(line.text)
+            } else {
+                print("path:    \(configuration.directory)")
+                print("entries: \(totals.count)")
+                print("size:    \(totals.size) bytes (limit \(configuration.sizeLimit))")
+                print("max age: " + (maxAge.map { "\($0) s since last read" } ?? "none"))
+            }
+        }
+    }
+
+    struct Clean: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Apply the age and size limits now; print what was removed.",
+            discussion: "With --json: {\"removed\",\"bytes\"}.")
+
+        @OptionGroup var location: Location
+
+        func run() async throws {
+            let events = await location.open().clean()
+            CacheCommand.report(
+                removed: events.reduce(0) { $0 + $1.keys.count }, bytes: events.reduce(0) { $0 + $1.bytes },
+                json: location.json)
+        }
+    }
+
+    struct Clear: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Remove every entry; print how many.", discussion: "With --json: {\"removed\",\"bytes\"}.")
+
+        @OptionGroup var location: Location
+
+        func run() async throws {
+            let cache = location.open()
+            let before = await cache.totals()
+            await cache.removeAll()
+            CacheCommand.report(removed: before.count, bytes: before.size, json: location.json)
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ls",
+            abstract: "List the entries, least recently read first: size, last read, key.",
+            discussion: "With --json, one object per entry: {\"key\",\"file\",\"bytes\",\"lastAccess\"} (ISO 8601).")
+
+        @OptionGroup var location: Location
+
+        func run() async throws {
+            for entry in await location.open().allEntries() {
+                let date = Date(timeIntervalSince1970: entry.lastAccess.seconds).formatted(.iso8601)
+                if location.json {
+                    var line = JSONLine()
+                    line.add("key", entry.key)
+                    line.add("file", entry.fileName)
+                    line.add("bytes", entry.size)
+                    line.add("lastAccess", date)
+                    print(line.text)
+                } else {
+                    print("\(entry.size)\t\(date)\t\(entry.key ?? entry.fileName)")
+                }
+            }
+        }
+    }
+
+    static func report(removed: Int, bytes: Int, json: Bool) {
+        if json {
+            var line = JSONLine()
+            line.add("removed", removed)
+            line.add("bytes", bytes)
+            print(line.text)
+        } else {
+            print("removed \(removed) entr\(removed == 1 ? "y" : "ies") (\(bytes) bytes)")
+        }
+    }
+}

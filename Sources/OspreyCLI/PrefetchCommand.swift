@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import Osprey
+
+/// `osprey prefetch [-i FILE|-]`: warms the disk cache for a list of URLs through `ImagePrefetcher`.
+struct PrefetchCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "prefetch",
+        abstract: "Load a list of URLs into the cache, at low priority.",
+        discussion: """
+            Reads URLs one per line from FILE (or standard input with - or without -i); blank lines and lines \
+            starting with # are ignored. URLs already cached are skipped. Prints a summary: finished, skipped, \
+            failed, bytes downloaded, time; with --json, {"finished","skipped","failed","bytes","ms"}. Exits 0 when \
+            nothing failed, 1 when any URL failed, 2 for a usage error.
+
+            Examples:
+              osprey prefetch -i urls.txt
+              grep -o 'https://[^"]*\\.jpg' page.html | osprey prefetch --max-concurrent 8 --json
+            """
+    )
+
+    @Option(name: [.short, .customLong("input")], help: "File of URLs, one per line; - for standard input.")
+    var input = "-"
+
+    @Flag(help: "Print the summary as JSON.")
+    var json = false
+
+    @OptionGroup var loading: LoadingOptions
+
+    func validate() throws {
+        if input != "-", !FileManager.default.isReadableFile(atPath: input) {
+            throw ValidationError("cannot read -i \(input): give a readable file, or - for standard input")
+        }
+    }
+
+    /// The URLs of `text`: one per line, blank lines and `#` comments skipped.
+    ///
+    /// - Throws: `ValidationError` naming the first line that is not an http or https URL.
+    static func urls(in text: String) throws -> [URL] {
+        var urls: [URL] = []
+        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { continue }
+            do {
+                urls.append(try ImageRequest(string: trimmed).url)
+            } catch {
+                throw ValidationError("line \(number + 1): \(error): give one absolute http or https URL per line")
+            }
+        }
+        return urls
+    }
+
+    func run() async throws {
+        let data: Data
+        if input == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            do {
+                data = try readFile(input)
+            } catch {
+                throw ValidationError("cannot read -i \(input): \(error.message)")
+            }
+        }
+        let urls = try Self.urls(in: String(decoding: data, as: UTF8.self))
+        let manager = try loading.makeManager()
+        let prefetcher = ImagePrefetcher(
+            manager: manager, maxConcurrentPrefetches: try loading.settings().maxConcurrent,
+            options: loading.requestOptions.union(.lowPriority))
+        let started = ContinuousClock.now
+        let summary = await prefetcher.prefetch(urls)
+        let ms = Int(FetchCommand.milliseconds(since: started).rounded())
+        if json {
+            var line = JSONLine()
+            line.add("finished", summary.finished)
+            line.add("skipped", summary.skipped)
+            line.add("failed", summary.failed)
+            line.add("bytes", summary.bytes)
+            line.add("ms", ms)
+            print(line.text)
+        } else {
+            print(
+                "\(summary.finished) finished, \(summary.skipped) skipped, \(summary.failed) failed, "
+                    + "\(summary.bytes) bytes in \(ms) ms")
+        }
+        if summary.failed > 0 { throw ExitCode(1) }
+    }
+}

@@ -1,0 +1,55 @@
+import Foundation
+import OspreyCodecs
+import OspreyTesting
+import Testing
+
+/// `osprey cache` on a cache that `osprey fetch` filled.
+@Suite("osprey cache", .timeLimit(.minutes(2)))
+struct CacheCommandTests {
+    @Test("info, ls, clean and clear report and change what is on disk")
+    func infoListCleanClear() async throws {
+        try await withOriginServer { server in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-cache-\(UUID())").path
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let small = SyntheticImages.png(width: 4, height: 4)
+            let large = SyntheticImages.png(width: 40, height: 40)
+            server.route("/s.png", .ok(small))
+            server.route("/l.png", .ok(large))
+            let cache = ["--cache-dir", directory + "/cache"]
+            let fetch = try OspreyBinary.run(
+                ["fetch", "-o", directory + "/out"] + cache + [server.url("/s.png"), server.url("/l.png")])
+            #expect(fetch.status == 0)
+
+            let info = try OspreyBinary.run(["cache", "info", "--json"] + cache)
+            #expect(info.status == 0)
+            #expect(
+                info.standardOutput
+                    == #"{"path":"\#(directory)/cache/osprey/default","count":2,"bytes":\#(small.count + large.count),"limitBytes":1073741824,"maxAgeSeconds":604800}"#
+                    + "\n")
+            let text = try OspreyBinary.run(["cache", "info"] + cache)
+            #expect(text.standardOutput.contains("entries: 2\n"))
+
+            let listing = try OspreyBinary.run(["cache", "ls", "--json"] + cache)
+            let entries = try listing.standardOutput.split(separator: "\n").map {
+                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
+            #expect(Set(entries.compactMap { $0["key"] as? String }) == [server.url("/s.png"), server.url("/l.png")])
+            #expect(Set(entries.compactMap { $0["bytes"] as? Int }) == [small.count, large.count])
+            #expect(entries.allSatisfy { ($0["lastAccess"] as? String)?.hasSuffix("Z") == true })
+
+            // Limits as they are: nothing to remove. Over a 100-byte limit: the least recently used go until the
+            // cache is under half of it.
+            #expect(
+                try OspreyBinary.run(["cache", "clean", "--json"] + cache).standardOutput == #"{"removed":0,"bytes":0}"#
+                    + "\n")
+            let cleaned = try OspreyBinary.run(["cache", "clean", "--size-limit", "100"] + cache)
+            #expect(cleaned.standardOutput == "removed 2 entries (\(small.count + large.count) bytes)\n")
+
+            _ = try OspreyBinary.run(["fetch", "--force", "-o", directory + "/out"] + cache + [server.url("/s.png")])
+            let cleared = try OspreyBinary.run(["cache", "clear", "--json"] + cache)
+            #expect(cleared.standardOutput == #"{"removed":1,"bytes":\#(small.count)}"# + "\n")
+            #expect(try OspreyBinary.run(["cache", "ls"] + cache).standardOutput.isEmpty)
+            #expect(try OspreyBinary.run(["cache", "clean", "--max-age", "-1"] + cache).status == 2)
+        }
+    }
+}
