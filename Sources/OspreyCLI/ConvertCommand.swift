@@ -12,6 +12,10 @@ struct ConvertCommand: AsyncParsableCommand {
             The output format is --format, else OUT's extension (.jpg/.jpeg, .png, .webp, .gif). Pixels are written \
             upright (EXIF orientation applied); animations stay animated in GIF and WebP. Exits 1 when the input \
             cannot be decoded or the output cannot be written.
+
+            Examples:
+              osprey convert photo.jpg photo.webp --quality 80
+              osprey convert https://example.com/cat.png thumb.jpg --resize 256x256 --fit cover
             """
     )
 

@@ -47,6 +47,9 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per URL.")
     var json = false
 
+    @Flag(help: "No progress bars (they are only drawn on a terminal anyway).")
+    var quiet = false
+
     @OptionGroup var loading: LoadingOptions
 
     func validate() throws {
@@ -97,6 +100,8 @@ struct FetchCommand: AsyncParsableCommand {
         let options = loading.requestOptions
         let requests = try urls.map { try ImageRequest(string: $0, options: options, processors: processors) }
         var failures = 0
+        let progress = TerminalProgress(total: requests.count, verb: "fetched", quiet: quiet)
+        defer { progress.finish() }
         // At most --max-concurrent loads at once; each result is printed as it ends.
         try await withThrowingTaskGroup(of: (Int, Result<ImageResult, ImageError>, Double).self) { group in
             var next = 0
@@ -107,11 +112,15 @@ struct FetchCommand: AsyncParsableCommand {
                 next += 1
                 group.addTask {
                     let started = ContinuousClock.now
-                    let outcome: Result<ImageResult, ImageError>
-                    do throws(ImageError) {
-                        outcome = .success(try await manager.image(for: request))
-                    } catch {
-                        outcome = .failure(error)
+                    progress.start(index, label: request.url.lastPathComponent)
+                    var outcome: Result<ImageResult, ImageError> = .failure(.cancelled)
+                    for await event in manager.task(for: request).events {
+                        switch event {
+                        case .progress(let report):
+                            progress.update(index, received: report.receivedBytes, expected: report.expectedBytes)
+                        case .finished(let finished): outcome = finished
+                        case .preview: break
+                        }
                     }
                     return (index, outcome, Self.milliseconds(since: started))
                 }
@@ -127,7 +136,7 @@ struct FetchCommand: AsyncParsableCommand {
                     failures += 1
                     line.error = Self.describe(error)
                 }
-                print(json ? line.json : line.text)
+                progress.complete(index, failed: line.error != nil, line: json ? line.json : line.text)
             }
         }
         if failures > 0 { throw ExitCode(1) }

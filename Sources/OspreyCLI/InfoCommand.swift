@@ -10,6 +10,10 @@ struct InfoCommand: AsyncParsableCommand {
         discussion: """
             Sizes are as displayed, after the EXIF orientation is applied. Exits 0 when every file was read, 1 when \
             any could not be (the others are still printed).
+
+            Examples:
+              osprey info photo.jpg spinner.gif
+              osprey info --json https://example.com/cat.webp
             """
     )
 

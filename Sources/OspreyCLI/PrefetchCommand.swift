@@ -25,6 +25,9 @@ struct PrefetchCommand: AsyncParsableCommand {
     @Flag(help: "Print the summary as JSON.")
     var json = false
 
+    @Flag(help: "No progress bar (it is only drawn on a terminal anyway).")
+    var quiet = false
+
     @OptionGroup var loading: LoadingOptions
 
     func validate() throws {
@@ -67,7 +70,11 @@ struct PrefetchCommand: AsyncParsableCommand {
             manager: manager, maxConcurrentPrefetches: try loading.settings().maxConcurrent,
             options: loading.requestOptions.union(.lowPriority))
         let started = ContinuousClock.now
-        let summary = await prefetcher.prefetch(urls)
+        let display = TerminalProgress(total: urls.count, verb: "prefetched", quiet: quiet)
+        let summary = await prefetcher.prefetch(urls) { counts in
+            display.setCounts(done: counts.completed, failed: counts.failed)
+        }
+        display.finish()
         let ms = Int(FetchCommand.milliseconds(since: started).rounded())
         if json {
             var line = JSONLine()

@@ -20,6 +20,32 @@ enum OspreyBinary {
         }
     }
 
+    /// Runs `osprey arguments...` on a pseudo-terminal (util-linux `script`), as from an interactive shell, and
+    /// returns everything the terminal received, standard output and standard error interleaved.
+    static func runInTerminal(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+        func quoted(_ argument: String) -> String { "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+        let command = ([try path] + arguments).map(quoted).joined(separator: " ")
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-tty-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let outputURL = directory.appendingPathComponent("terminal")
+        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
+        let output = try FileHandle(forWritingTo: outputURL)
+        defer { try? output.close() }
+        process.standardOutput = output
+        process.standardError = output
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: try Data(contentsOf: outputURL), as: UTF8.self), standardError: "")
+    }
+
     struct BinaryNotFound: Error {
         let searched: [String]
     }

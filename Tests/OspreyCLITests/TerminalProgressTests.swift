@@ -1,0 +1,73 @@
+import Foundation
+import OspreyCodecs
+import OspreyTesting
+import Testing
+
+/// Progress bars, checked on a real pseudo-terminal (util-linux `script`), and their absence elsewhere.
+@Suite("progress bars", .timeLimit(.minutes(2)))
+struct TerminalProgressTests {
+    static let escape = "\u{1B}"
+
+    func withSlowImage(_ body: (OriginServer, String) throws -> Void) async throws {
+        try await withOriginServer { server in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-bars-\(UUID())").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            // 24 KiB over ~1.2 s: several redraws. /slow.png declares its (true) length; /chunked.png does not.
+            let image = SyntheticImages.png(width: 8, height: 8) + [UInt8](repeating: 7, count: 24 << 10)
+            let trickle = OriginResponse.ok(image).trickled(bytes: 1 << 10, every: .milliseconds(50))
+            server.route("/slow.png", trickle.lyingContentLength(image.count))
+            server.route("/chunked.png", trickle)
+            try body(server, directory)
+        }
+    }
+
+    @Test("on a terminal: bars with a percentage, the overall line, the result, and the cursor restored")
+    func barsOnATerminal() async throws {
+        try await withSlowImage { server, directory in
+            let run = try OspreyBinary.runInTerminal(
+                ["fetch", "--no-cache", "-o", directory, server.url("/slow.png"), server.url("/chunked.png")],
+                environment: ["NO_COLOR": ""])
+            #expect(run.status == 0)
+            let screen = run.standardOutput
+            #expect(screen.hasPrefix(Self.escape + "[?25l"))  // cursor hidden first
+            // A known length: a bar with a percentage; an unknown one: a spinner and the bytes so far.
+            #expect(screen.contains("% ") && screen.contains(" KiB/24.") && screen.contains("  slow.png"))
+            #expect(
+                ["| ", "/ ", "- ", "\\ "].contains { screen.contains("  " + $0) } && screen.contains("  chunked.png"))
+            #expect(screen.contains("fetched 0/2") && screen.contains("fetched 2/2"))
+            #expect(screen.contains(Self.escape + "[1A" + Self.escape + "[2K"))  // redrawn in place
+            #expect(screen.contains(Self.escape + "[32m"))  // colour, NO_COLOR being empty
+            #expect(screen.contains("ok     \(server.url("/slow.png")) → "))
+            #expect(screen.contains("ok     \(server.url("/chunked.png")) → "))
+            #expect(screen.hasSuffix(Self.escape + "[?25h"))  // cursor shown again at the end
+        }
+    }
+
+    @Test("NO_COLOR drops the colour but keeps the bars; --quiet and a pipe draw nothing")
+    func noColorQuietAndPipes() async throws {
+        try await withSlowImage { server, directory in
+            let plain = try OspreyBinary.runInTerminal(
+                ["fetch", "--no-cache", "--force", "-o", directory, server.url("/slow.png")],
+                environment: ["NO_COLOR": "1"])
+            #expect(plain.status == 0 && plain.standardOutput.contains("fetched 1/1"))
+            #expect(!plain.standardOutput.contains(Self.escape + "[32m"))
+
+            let quiet = try OspreyBinary.runInTerminal(
+                ["fetch", "--quiet", "--no-cache", "--force", "-o", directory, server.url("/slow.png")])
+            #expect(quiet.status == 0 && !quiet.standardOutput.contains(Self.escape))
+            #expect(quiet.standardOutput.contains("ok     \(server.url("/slow.png"))"))
+
+            let piped = try OspreyBinary.run([
+                "fetch", "--no-cache", "--force", "-o", directory, server.url("/slow.png"),
+            ])
+            #expect(piped.status == 0)
+            #expect(!(piped.standardOutput + piped.standardError).contains(Self.escape))
+
+            let prefetch = try OspreyBinary.runInTerminal(
+                ["prefetch", "--no-cache", "-i", try write(Array(server.url("/slow.png").utf8), to: directory + "/u")])
+            #expect(prefetch.standardOutput.contains("prefetched 1/1"))
+            #expect(prefetch.standardOutput.contains("1 finished, 0 skipped, 0 failed"))
+        }
+    }
+}
