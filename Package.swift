@@ -166,7 +166,12 @@ let package = Package(
         ),
         .testTarget(
             name: "OspreyCLITests",
-            dependencies: ["OspreyCLI", "OspreyCodecs", "OspreyTesting"],
+            dependencies: [
+                "OspreyCLI", "Osprey", "OspreyCodecs", "OspreyTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
         .testTarget(

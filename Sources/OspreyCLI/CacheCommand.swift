@@ -64,6 +64,8 @@ struct CacheCommand: AsyncParsableCommand {
             discussion: """
                 With --json: {"path","count","bytes","limitBytes","maxAgeSeconds"} (maxAgeSeconds absent when \
                 entries never expire).
+
+                Example: osprey cache info --json --cache-dir /var/cache/images
                 """)
 
         @OptionGroup var location: Location
@@ -93,7 +95,11 @@ struct CacheCommand: AsyncParsableCommand {
     struct Clean: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Apply the age and size limits now; print what was removed.",
-            discussion: "With --json: {\"removed\",\"bytes\"}.")
+            discussion: """
+                With --json: {"removed","bytes"}.
+
+                Example: osprey cache clean --size-limit 500000000 --max-age 86400
+                """)
 
         @OptionGroup var location: Location
 
@@ -107,7 +113,12 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Remove every entry; print how many.", discussion: "With --json: {\"removed\",\"bytes\"}.")
+            abstract: "Remove every entry; print how many.",
+            discussion: """
+                With --json: {"removed","bytes"}.
+
+                Example: osprey cache clear --cache-dir /tmp/thumbs
+                """)
 
         @OptionGroup var location: Location
 
@@ -123,7 +134,11 @@ struct CacheCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ls",
             abstract: "List the entries, least recently read first: size, last read, key.",
-            discussion: "With --json, one object per entry: {\"key\",\"file\",\"bytes\",\"lastAccess\"} (ISO 8601).")
+            discussion: """
+                With --json, one object per entry: {"key","file","bytes","lastAccess"} (ISO 8601).
+
+                Example: osprey cache ls --json | jq -r 'select(.bytes > 1000000) | .key'
+                """)
 
         @OptionGroup var location: Location
 

@@ -94,7 +94,6 @@ struct FetchCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         let manager = try loading.makeManager()
-        let settings = try loading.settings()
         var names = OutputNames(directory: outputDirectory, overwrites: force)
         let processors: [any ImageProcessing] = resize.map { [$0.processor(fit: fit?.fit ?? .inside)] } ?? []
         let options = loading.requestOptions
@@ -102,7 +101,8 @@ struct FetchCommand: AsyncParsableCommand {
         var failures = 0
         let progress = TerminalProgress(total: requests.count, verb: "fetched", quiet: quiet)
         defer { progress.finish() }
-        // At most --max-concurrent loads at once; each result is printed as it ends.
+        // The downloader runs --max-concurrent transfers at once, in --lifo or FIFO order, from a queue the loads fill:
+        // up to 256 loads are under way (cache hits and decodes included), each printed as it ends.
         try await withThrowingTaskGroup(of: (Int, Result<ImageResult, ImageError>, Double).self) { group in
             var next = 0
             func startNext() {
@@ -125,7 +125,7 @@ struct FetchCommand: AsyncParsableCommand {
                     return (index, outcome, Self.milliseconds(since: started))
                 }
             }
-            for _ in 0..<min(settings.maxConcurrent, requests.count) { startNext() }
+            for _ in 0..<min(Self.loadsUnderWay, requests.count) { startNext() }
             while let (index, outcome, ms) = try await group.next() {
                 startNext()
                 var line = FetchLine(url: urls[index], ms: ms)
@@ -174,6 +174,9 @@ struct FetchCommand: AsyncParsableCommand {
         line.frames = image.frames.count
         line.bytes = bytes.count
     }
+
+    /// How many loads `fetch` keeps under way; the downloader's queue decides which transfers run.
+    static let loadsUnderWay = 256
 
     static func source(of cacheType: ImageResult.CacheType) -> String {
         switch cacheType {

@@ -121,6 +121,17 @@ struct LoadingOptions: ParsableArguments {
     /// A manager for this run: its own downloader (the limit, order, timeout and headers asked for) and cache.
     func makeManager() throws -> ImageManager {
         let settings = try settings()
+        var configuration = ImageManager.Configuration()
+        var managerLogger = Logger(label: "osprey.manager")
+        managerLogger.logLevel = verbose ? .debug : .warning
+        configuration.logger = managerLogger
+        return ImageManager(
+            cache: ImageCache(configuration: cacheConfiguration(settings)),
+            downloader: ImageDownloader(configuration: downloaderConfiguration(settings)), configuration: configuration)
+    }
+
+    /// The downloader's configuration: the limit, order, timeout and headers asked for.
+    func downloaderConfiguration(_ settings: Settings) -> ImageDownloader.Configuration {
         var downloading = ImageDownloader.Configuration()
         downloading.maxConcurrentDownloads = settings.maxConcurrent
         downloading.order = lifo ? .lifo : .fifo
@@ -131,12 +142,6 @@ struct LoadingOptions: ParsableArguments {
         var logger = Logger(label: "osprey.downloader")
         logger.logLevel = verbose ? .debug : .warning
         downloading.logger = logger
-        var configuration = ImageManager.Configuration()
-        var managerLogger = Logger(label: "osprey.manager")
-        managerLogger.logLevel = verbose ? .debug : .warning
-        configuration.logger = managerLogger
-        return ImageManager(
-            cache: ImageCache(configuration: cacheConfiguration(settings)),
-            downloader: ImageDownloader(configuration: downloading), configuration: configuration)
+        return downloading
     }
 }
