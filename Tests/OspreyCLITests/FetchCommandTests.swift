@@ -142,11 +142,17 @@ struct FetchCommandTests {
                     environment: environment)
                 #expect(try objects(first)[url]?["source"] as? String == "network")
                 #expect(server.requests(to: "/h.png").last?.header("X-Trace") == "abc 1")
+                #expect(first.standardError.isEmpty)
+                let verbose = try OspreyBinary.run([
+                    "fetch", "--verbose", "--no-cache", "--force", "-o", directory, url,
+                ])
+                #expect(verbose.standardError.contains("download started") && verbose.standardError.contains(url))
+                #expect(verbose.standardError.contains("download finished") && verbose.standardOutput.hasPrefix("ok "))
                 #expect(FileManager.default.fileExists(atPath: directory + "/env-cache/osprey/default"))
                 let second = try OspreyBinary.run(
                     ["fetch", "--json", "--force", "-o", directory, url], environment: environment)
                 #expect(try objects(second)[url]?["source"] as? String == "disk")
-                #expect(server.requestCount("/h.png") == 3)
+                #expect(server.requestCount("/h.png") == 4)
             }
         }
     }

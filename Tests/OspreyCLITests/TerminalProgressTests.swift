@@ -71,3 +71,42 @@ struct TerminalProgressTests {
         }
     }
 }
+
+extension TerminalProgressTests {
+    @Test("Ctrl-C clears the bars, shows the cursor and exits with 130")
+    func interrupt() async throws {
+        try await withOriginServer { server in
+            let gate = OriginGate()
+            defer { gate.open() }
+            server.route("/stuck.png", .ok(SyntheticImages.png(width: 4, height: 4)).held(by: gate))
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-int-\(UUID())").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let screen = directory + "/screen"
+            _ = FileManager.default.createFile(atPath: screen, contents: nil)
+            let command = [try OspreyBinary.path, "fetch", "--no-cache", "-o", directory, server.url("/stuck.png")]
+                .map { "'" + $0 + "'" }.joined(separator: " ")
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", command, "/dev/null"]
+            let keyboard = Pipe()
+            process.standardInput = keyboard
+            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: screen))
+            try process.run()
+            // The terminal shows the bars once the request is at the origin (the origin holds it).
+            await server.waitForRequests(to: "/stuck.png", count: 1)
+            let deadline = ContinuousClock.now + .seconds(20)
+            while !(String(decoding: FileManager.default.contents(atPath: screen) ?? Data(), as: UTF8.self))
+                .contains("fetched 0/1"), ContinuousClock.now < deadline
+            {
+                try await Task.sleep(for: .milliseconds(20))  // polling another process's terminal output
+            }
+            keyboard.fileHandleForWriting.write(Data([0x03]))  // Ctrl-C, through the terminal's line discipline
+            process.waitUntilExit()
+            let output = String(decoding: FileManager.default.contents(atPath: screen) ?? Data(), as: UTF8.self)
+            #expect(process.terminationStatus == 130)
+            #expect(output.contains("fetched 0/1"))
+            #expect(output.hasSuffix(Self.escape + "[?25h"))
+        }
+    }
+}

@@ -1,5 +1,6 @@
 internal import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOCore
 public import NIOHTTP1
 import Synchronization
@@ -242,6 +243,7 @@ public final class ImageDownloader: DataLoading {
     /// Runs one transfer to its end and delivers the outcome to whoever is still there.
     private func run(_ id: Machine.TransferID, _ request: DownloadRequest) async {
         publish(.started(url: request.url))
+        configuration.logger.debug("download started", metadata: ["osprey.url": "\(request.url)"])
         let started = ContinuousClock.now
         let outcome = await performWithinDeadline(request) { body, newFrom, expected in
             self.report(id, body: body, newFrom: newFrom, expected: expected)
@@ -257,8 +259,28 @@ public final class ImageDownloader: DataLoading {
         // response finds this transfer there.
         let duration = ContinuousClock.now - started
         metrics.recordTransfer(outcome, duration: duration)
-        publish(.finished(url: request.url, outcome: DownloadEvent.Outcome(outcome), duration: duration))
+        let event = DownloadEvent.Outcome(outcome)
+        publish(.finished(url: request.url, outcome: event, duration: duration))
+        logFinished(request.url, event, duration: duration)
         for task in tasks { task.complete(outcome) }
+    }
+
+    /// One debug line per transfer (request-level logging, as `osprey --verbose` shows it).
+    private func logFinished(_ url: URL, _ outcome: DownloadEvent.Outcome, duration: Duration) {
+        let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+        switch outcome {
+        case .succeeded(let status, let bytes):
+            configuration.logger.debug(
+                "download finished",
+                metadata: [
+                    "osprey.url": "\(url)", "osprey.status": "\(status)", "osprey.bytes": "\(bytes)",
+                    "osprey.ms": "\(milliseconds)",
+                ])
+        case .failed(let error):
+            configuration.logger.debug(
+                "download failed",
+                metadata: ["osprey.url": "\(url)", "osprey.error": "\(error)", "osprey.ms": "\(milliseconds)"])
+        }
     }
 
     /// Sends a progress report to each caller of transfer `id` that asked for them.
