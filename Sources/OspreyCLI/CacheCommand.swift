@@ -21,10 +21,7 @@ struct CacheCommand: AsyncParsableCommand {
 
     /// Where the cache is, and how to print: what every `cache` subcommand takes.
     struct Location: ParsableArguments {
-        @Option(
-            name: .customLong("cache-dir"),
-            help: "Directory holding the disk cache (default: $OSPREY_CACHE_DIR, else ~/.cache).")
-        var cacheDirectory: String?
+        @OptionGroup var cacheDirectory: CacheDirectoryOption
 
         @Option(name: .customLong("size-limit"), help: "Size limit in bytes (default: the library's, 1 GiB).")
         var sizeLimit: Int?
@@ -46,9 +43,7 @@ struct CacheCommand: AsyncParsableCommand {
         /// from the flags or the library's defaults.
         var configuration: DiskCache.Configuration {
             var configuration = DiskCache.Configuration()
-            let environment = ProcessInfo.processInfo.environment["OSPREY_CACHE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
-            configuration.baseDirectory =
-                cacheDirectory ?? environment ?? DiskCache.Configuration.platformCacheDirectory
+            configuration.baseDirectory = cacheDirectory.resolved()
             configuration.cleaningInterval = nil
             if let sizeLimit { configuration.sizeLimit = sizeLimit }
             if let maxAge { configuration.maximumAge = .seconds(maxAge) }

@@ -9,10 +9,7 @@ import Osprey
 /// Flags override the environment (`OSPREY_CACHE_DIR`, `OSPREY_MAX_CONCURRENT`, `OSPREY_TIMEOUT`), which overrides
 /// the defaults: the library's cache directory, 6 downloads at once, 15 s.
 struct LoadingOptions: ParsableArguments {
-    @Option(
-        name: .customLong("cache-dir"),
-        help: "Directory holding the disk cache (default: $OSPREY_CACHE_DIR, else the library's, ~/.cache).")
-    var cacheDirectory: String?
+    @OptionGroup var cacheDirectory: CacheDirectoryOption
 
     @Flag(name: .customLong("no-cache"), help: "Neither read nor write the disk cache.")
     var noCache = false
@@ -47,8 +44,8 @@ struct LoadingOptions: ParsableArguments {
     var verbose = false
 
     func validate() throws {
-        if noCache && (cacheDirectory != nil || memoryOnly || refresh) {
-            let other = cacheDirectory != nil ? "--cache-dir" : memoryOnly ? "--memory-only" : "--refresh"
+        if noCache && (cacheDirectory.path != nil || memoryOnly || refresh) {
+            let other = cacheDirectory.path != nil ? "--cache-dir" : memoryOnly ? "--memory-only" : "--refresh"
             throw ValidationError("--no-cache cannot be combined with \(other): drop one of them")
         }
         if let maxConcurrent, !(1...256).contains(maxConcurrent) {
@@ -92,10 +89,9 @@ struct LoadingOptions: ParsableArguments {
             throw ValidationError("OSPREY_MAX_CONCURRENT must be between 1 and 256")
         }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("OSPREY_TIMEOUT must be 0-3600 seconds") }
-        let directory =
-            try cacheDirectory ?? fromEnvironment("OSPREY_CACHE_DIR") { $0 }
-            ?? DiskCache.Configuration.platformCacheDirectory
-        return Settings(cacheDirectory: directory, maxConcurrent: maxConcurrent, timeout: timeout)
+        return Settings(
+            cacheDirectory: cacheDirectory.resolved(environment: environment), maxConcurrent: maxConcurrent,
+            timeout: timeout)
     }
 
     /// The options every load of this run carries. A load counts as done once its image is on disk

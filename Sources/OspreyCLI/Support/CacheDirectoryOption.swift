@@ -1,0 +1,18 @@
+import ArgumentParser
+import Foundation
+import Osprey
+
+/// `--cache-dir DIR`: the directory holding the disk cache, shared by every command that touches it. The flag
+/// overrides `OSPREY_CACHE_DIR`, which overrides the library's default (`$XDG_CACHE_HOME`, else `~/.cache`).
+struct CacheDirectoryOption: ParsableArguments {
+    @Option(
+        name: .customLong("cache-dir"),
+        help: "Directory holding the disk cache (default: $OSPREY_CACHE_DIR, else the library's, ~/.cache).")
+    var path: String?
+
+    /// The directory the flag, `environment` or the default gives.
+    func resolved(environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
+        path ?? environment["OSPREY_CACHE_DIR"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? DiskCache.Configuration.platformCacheDirectory
+    }
+}
