@@ -13,6 +13,14 @@ struct OspreyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "osprey",
         abstract: "Download, cache, decode and process images.",
+        discussion: """
+            Examples:
+              osprey fetch -o thumbs --resize 256x256 --fit cover https://example.com/cat.jpg
+              osprey prefetch -i urls.txt
+              osprey cache info
+              osprey info photo.jpg
+              osprey convert photo.jpg photo.webp --quality 80
+            """,
         version: versionText,
         subcommands: [
             FetchCommand.self, PrefetchCommand.self, CacheCommand.self, InfoCommand.self, ConvertCommand.self,

@@ -19,7 +19,21 @@ import Testing
         let run = try OspreyBinary.run(["--help"])
         #expect(run.status == 0)
         #expect(run.standardOutput.contains("USAGE: osprey"))
-        #expect(run.standardOutput.contains("info"))
+        for command in ["fetch", "prefetch", "cache", "info", "convert"] {
+            #expect(run.standardOutput.contains("\n  \(command) "), "\(command)")
+        }
+    }
+
+    @Test(
+        "every command's --help shows examples",
+        arguments: [
+            [], ["fetch"], ["prefetch"], ["cache"], ["cache", "info"], ["cache", "clean"], ["cache", "clear"],
+            ["cache", "ls"], ["info"], ["convert"],
+        ])
+    func helpHasExamples(command: [String]) throws {
+        let run = try OspreyBinary.run(command + ["--help"])
+        #expect(run.status == 0)
+        #expect(run.standardOutput.contains("Example"), "\(command)")
     }
 
     @Test func usageErrorsExitWithStatus2() throws {
