@@ -102,6 +102,7 @@ let package = Package(
             name: "OspreyServer",
             dependencies: [
                 "Osprey",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings
@@ -160,6 +161,7 @@ let package = Package(
             dependencies: [
                 "OspreyServer",
                 "OspreyTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ],
             swiftSettings: swiftSettings

@@ -1,0 +1,84 @@
+internal import Crypto
+import Foundation
+
+/// Signs and checks the proxy's URLs: `sig` is the HMAC-SHA256, under the server's secret, of the path and the
+/// canonical query, in unpadded base64url (docs/threat-model.md). Without a valid signature an open proxy would
+/// resize anything for anyone.
+///
+/// The canonical query is every parameter but `sig`, sorted by name then value, each name and value
+/// percent-encoded (everything but RFC 3986's unreserved characters), joined with `&`; so the signature does not
+/// depend on the order the parameters were written in or on how they were escaped.
+///
+/// ```swift
+/// let signer = URLSigner(secret: Array("s3cret".utf8))
+/// let sig = signer.signature(path: "/img", parameters: [("url", "https://example.com/a.jpg"), ("w", "300")])
+/// signer.isValid(sig, path: "/img", parameters: [("w", "300"), ("url", "https://example.com/a.jpg")])  // true
+/// ```
+public struct URLSigner: Sendable {
+    private let key: SymmetricKey
+
+    /// A signer with `secret` (at least 16 bytes are advisable; any length works).
+    public init(secret: [UInt8]) {
+        key = SymmetricKey(data: secret)
+    }
+
+    /// The `sig` value for `path` and `parameters` (any `sig` among them is left out).
+    public func signature(path: String, parameters: [(name: String, value: String)]) -> String {
+        let message = Self.canonical(path: path, parameters: parameters)
+        let code = HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: key)
+        return Self.base64URL(Data(code))
+    }
+
+    /// Whether `signature` is the signature of `path` and `parameters`, compared in constant time.
+    public func isValid(_ signature: String, path: String, parameters: [(name: String, value: String)]) -> Bool {
+        guard let given = Self.decodeBase64URL(signature) else { return false }
+        let message = Self.canonical(path: path, parameters: parameters)
+        return HMAC<SHA256>.isValidAuthenticationCode(given, authenticating: Array(message.utf8), using: key)
+    }
+
+    /// The text that is signed: `path?name=value&...`, canonical (see the type's documentation).
+    static func canonical(path: String, parameters: [(name: String, value: String)]) -> String {
+        var pairs: [(name: String, value: String)] = []
+        for parameter in parameters where parameter.name != "sig" {
+            pairs.append((escape(parameter.name), escape(parameter.value)))
+        }
+        pairs.sort { left, right in left.name != right.name ? left.name < right.name : left.value < right.value }
+        let query: [String] = pairs.map { pair in pair.name + "=" + pair.value }
+        return path + "?" + query.joined(separator: "&")
+    }
+
+    private static let unreserved = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~".utf8)
+
+    /// Percent-encodes every byte outside RFC 3986's unreserved set, in upper-case hex.
+    static func escape(_ text: String) -> String {
+        var result = ""
+        for byte in text.utf8 {
+            if unreserved.contains(byte) {
+                result.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                result += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return result
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func decodeBase64URL(_ text: String) -> Data? {
+        guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            return nil
+        }
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to length: Int) -> String {
+        String(repeating: "0", count: max(0, length - count)) + self
+    }
+}
