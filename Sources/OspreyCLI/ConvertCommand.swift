@@ -56,7 +56,7 @@ struct ConvertCommand: AsyncParsableCommand {
         if let quality { options.quality = quality }
         options.isLossless = lossless
         do {
-            let bytes = try await readSource(input)
+            let bytes = try await SourceReader().bytes(of: input)
             let image: Image
             if let resize {
                 // Decoded scaled where the format allows (JPEG, WebP), then resized.

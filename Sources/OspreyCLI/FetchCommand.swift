@@ -71,14 +71,13 @@ struct FetchCommand: AsyncParsableCommand {
     /// Fails unless `directory` is a writable directory, or can be created (its nearest existing ancestor is one).
     static func checkOutput(directory: String) throws {
         var isDirectory: ObjCBool = false
-        var existing = URL(fileURLWithPath: directory).standardizedFileURL
+        let target = URL(fileURLWithPath: directory).standardizedFileURL
+        var existing = target
         while !FileManager.default.fileExists(atPath: existing.path, isDirectory: &isDirectory) {
             existing.deleteLastPathComponent()
         }
         guard isDirectory.boolValue else {
-            let what =
-                existing.path == URL(fileURLWithPath: directory).standardizedFileURL.path
-                ? "-o \(directory)" : existing.path
+            let what = existing == target ? "-o \(directory)" : existing.path
             throw ValidationError("\(what) is a file, not a directory: give a directory with -o")
         }
         guard FileManager.default.isWritableFile(atPath: existing.path) else {

@@ -30,10 +30,11 @@ struct InfoCommand: AsyncParsableCommand {
 
     func run() async throws {
         var failures = 0
+        let reader = SourceReader()
         for file in files {
             let bytes: Result<[UInt8], CommandError>
             do throws(CommandError) {
-                bytes = .success(try await readSource(file))
+                bytes = .success(try await reader.bytes(of: file))
             } catch {
                 bytes = .failure(error)
             }

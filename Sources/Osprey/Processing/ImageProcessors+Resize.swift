@@ -64,18 +64,19 @@ extension ImageProcessors {
         public func process(_ image: Image) throws -> Image {
             let (w, h) = image.uprightSize
             guard let plan = try plan(sourceWidth: w, sourceHeight: h) else { return image }
-            let resampler = Resampler(filter: filter)
             let (factorX, factorY) = reductionFactors(plan)
-            return try image.mappingFrames { pixels in
-                guard factorX > 1 || factorY > 1 else {
-                    return try resampler.resample(pixels, from: plan.rect, width: plan.width, height: plan.height)
-                }
-                let reduced = try pixels.reduced(byX: factorX, y: factorY)
-                let (fx, fy) = (Double(factorX), Double(factorY))
-                let rect = PixelRect(
+            let reduces = factorX > 1 || factorY > 1
+            // After a reduction the filter works on the reduced buffer: its size and the rectangle scaled to it.
+            let (fx, fy) = (Double(factorX), Double(factorY))
+            let resampler = Resampler(
+                filter: filter, sourceWidth: PixelBuffer.reduced(w, by: factorX),
+                sourceHeight: PixelBuffer.reduced(h, by: factorY),
+                rect: PixelRect(
                     x: plan.rect.x / fx, y: plan.rect.y / fy, width: plan.rect.width / fx, height: plan.rect.height / fy
-                )
-                return try resampler.resample(reduced, from: rect, width: plan.width, height: plan.height)
+                ),
+                width: plan.width, height: plan.height)
+            return try image.mappingFrames { pixels in
+                try resampler.resample(reduces ? try pixels.reduced(byX: factorX, y: factorY) : pixels)
             }
         }
 

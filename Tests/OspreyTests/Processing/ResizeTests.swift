@@ -96,8 +96,10 @@ struct ResizeTests {
         // Mitchell (B = 1/3) is not interpolating: it softens even at scale 1, by design.
         guard filter != .mitchell else { return }
         let picture = try ProcessorFixtures.picture(width: 31, height: 17)
-        let same = try Resampler(filter: filter).resample(
-            picture, from: PixelRect(x: 0, y: 0, width: 31, height: 17), width: 31, height: 17)
+        let same = try Resampler(
+            filter: filter, sourceWidth: 31, sourceHeight: 17, rect: PixelRect(x: 0, y: 0, width: 31, height: 17),
+            width: 31, height: 17
+        ).resample(picture)
         #expect(same == picture)
     }
 

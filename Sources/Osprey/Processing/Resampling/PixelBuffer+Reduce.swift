@@ -1,13 +1,18 @@
 import OspreyCodecs
 
 extension PixelBuffer {
+    /// How many blocks of `factor` pixels cover `length` (the last may be partial).
+    static func reduced(_ length: Int, by factor: Int) -> Int {
+        (length + factor - 1) / factor
+    }
+
     /// The pixels averaged over blocks of `factorX` × `factorY` (the last blocks of a row or column may be partial
     /// and are averaged over the pixels they have): the quick first step of a large reduction, as Pillow's `reduce`
     /// and libvips' `shrink`. Colour is averaged weighted by alpha, so transparent pixels do not darken the average.
     ///
     /// - Throws: `CancellationError` when the task is cancelled (checked every 64 output rows).
     func reduced(byX factorX: Int, y factorY: Int) throws -> PixelBuffer {
-        let (outputWidth, outputHeight) = ((width + factorX - 1) / factorX, (height + factorY - 1) / factorY)
+        let (outputWidth, outputHeight) = (Self.reduced(width, by: factorX), Self.reduced(height, by: factorY))
         var output = try PixelBuffer(width: outputWidth, height: outputHeight, format: format)
         let channels = format.bytesPerPixel
         let alpha = format.hasAlpha ? channels - 1 : -1

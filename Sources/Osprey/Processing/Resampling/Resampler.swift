@@ -24,17 +24,34 @@ public struct PixelRect: Sendable, Hashable {
 ///   in cache whatever the image size.
 /// - Each output row is the weighted sum of its ring rows, then un-premultiplied, rounded and clamped to 8 bits.
 /// - Weights are precomputed per axis (``ResamplingWeights``), and the loops run over raw pointers.
+///
+/// One resampler serves every frame of an animation: the weights depend only on the geometry.
 struct Resampler {
-    let filter: ResamplingFilter
+    let sourceWidth: Int
+    let sourceHeight: Int
+    let width: Int
+    let height: Int
+    private let horizontal: ResamplingWeights
+    private let vertical: ResamplingWeights
 
-    /// `source`'s rectangle `rect` resampled to `width` × `height`, in the source's pixel format.
+    /// Resamples the rectangle `rect` of `sourceWidth` × `sourceHeight` buffers to `width` × `height` with `filter`.
+    init(filter: ResamplingFilter, sourceWidth: Int, sourceHeight: Int, rect: PixelRect, width: Int, height: Int) {
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
+        self.width = width
+        self.height = height
+        horizontal = ResamplingWeights(
+            filter: filter, sourceLength: sourceWidth, start: rect.x, length: rect.width, outputLength: width)
+        vertical = ResamplingWeights(
+            filter: filter, sourceLength: sourceHeight, start: rect.y, length: rect.height, outputLength: height)
+    }
+
+    /// `source` (of the resampler's source size) resampled, in its pixel format.
     ///
     /// - Throws: `CancellationError` when the task is cancelled (checked every 16 output rows).
-    func resample(_ source: PixelBuffer, from rect: PixelRect, width: Int, height: Int) throws -> PixelBuffer {
-        let horizontal = ResamplingWeights(
-            filter: filter, sourceLength: source.width, start: rect.x, length: rect.width, outputLength: width)
-        let vertical = ResamplingWeights(
-            filter: filter, sourceLength: source.height, start: rect.y, length: rect.height, outputLength: height)
+    func resample(_ source: PixelBuffer) throws -> PixelBuffer {
+        precondition(source.width == sourceWidth && source.height == sourceHeight, "a buffer of another size")
+        let (horizontal, vertical, width, height) = (horizontal, vertical, width, height)
         var output = try PixelBuffer(width: width, height: height, format: source.format)
         let layout = Layout(format: source.format, premultiplies: source.format.hasAlpha)
         let columns = horizontal.sourceRange
