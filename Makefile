@@ -1,6 +1,7 @@
 # Osprey — the two commands: `make run` and `make test`. Both install missing system packages first.
 SWIFT ?= swift
-ARGS ?= --help
+# `make run` starts the proxy on 127.0.0.1:8080: signed requests only when OSPREY_SECRET is set, else unsigned ones.
+ARGS ?= serve $(if $(OSPREY_SECRET),,--allow-unsigned)
 FORMAT_PATHS := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources Fuzz/Package.swift Fuzz/Sources
 
 .PHONY: all deps build run test test-asan test-tsan fuzz bench lint format clean
@@ -15,7 +16,7 @@ deps:
 build: deps
 	$(SWIFT) build -c release --product osprey
 
-## run: build and run `osprey $(ARGS)` (ARGS defaults to --help)
+## run: build and run `osprey $(ARGS)`: by default the image proxy, `osprey serve` (ARGS=--help for the rest)
 run: build
 	"$$($(SWIFT) build -c release --show-bin-path)/osprey" $(ARGS)
 

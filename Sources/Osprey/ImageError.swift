@@ -6,8 +6,8 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
     /// The URL cannot be loaded; it was never sent to the network (M1).
     case invalidURL(String, reason: OspreyError.InvalidURLReason)
     /// The URL failed for a lasting reason before and is on the failed-URL list (M3); the origin was not asked.
-    /// ``ImageRequest/Options/retryFailed`` asks anyway.
-    case previouslyFailed(URL)
+    /// ``ImageRequest/Options/retryFailed`` asks anyway. `reason` is that earlier failure, when the list kept it.
+    indirect case previouslyFailed(URL, reason: ImageError?)
     /// The manager's ``ImageManager/Configuration/shouldDownload`` hook declined the download on a cache miss (M7).
     /// Not a failure: the URL does not enter the failed-URL list. (The seeds complete with neither image nor error;
     /// in Swift that outcome needs a name, and this is it.)
@@ -50,7 +50,8 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .invalidURL(let url, let reason): "invalid URL '\(url)': \(reason)"
-        case .previouslyFailed(let url): "\(url.absoluteString) failed before; not asked again (use retryFailed)"
+        case .previouslyFailed(let url, let reason):
+            "\(url.absoluteString) failed before\(reason.map { " (\($0))" } ?? ""); not asked again (use retryFailed)"
         case .downloadDeclined(let url): "the download of \(url.absoluteString) was declined by shouldDownload"
         case .notCached(let url): "\(url.absoluteString) is not cached (fromCacheOnly)"
         case .downloadFailed(let error): "download failed: \(error)"

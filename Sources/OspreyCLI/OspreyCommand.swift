@@ -20,10 +20,12 @@ struct OspreyCommand: AsyncParsableCommand {
               osprey cache info
               osprey info photo.jpg
               osprey convert photo.jpg photo.webp --quality 80
+              osprey serve --allow-unsigned --port 8080
             """,
         version: versionText,
         subcommands: [
             FetchCommand.self, PrefetchCommand.self, CacheCommand.self, InfoCommand.self, ConvertCommand.self,
+            ServeCommand.self,
         ]
     )
 

@@ -1,30 +1,224 @@
+import Foundation
+import HTTPTypes
 public import Hummingbird
+public import Logging
+import NIOCore
 import Osprey
 import OspreyCodecs
+import Prometheus
+import ServiceLifecycle
 
-/// Builds the `osprey serve` HTTP application. `osprey serve` and the tests both go through here, so what the tests
-/// exercise is exactly what runs.
+/// Builds the `osprey serve` HTTP application: `GET`/`HEAD /img`, `GET /health`, `GET /metrics`. `osprey serve` and
+/// the tests both go through here, so what the tests exercise is exactly what runs.
 ///
 /// ```swift
-/// let app = buildApplication(configuration: .init(port: 8080))
+/// var configuration = ServerConfiguration(port: 8080)
+/// configuration.secret = Array(secret.utf8)
+/// let app = buildApplication(configuration: configuration)
 /// try await app.runService()
 /// ```
-public func buildApplication(configuration: ServerConfiguration) -> some ApplicationProtocol {
+///
+/// The application carries a service that shuts the proxy's downloader down once the server has stopped, after the
+/// requests in flight have finished.
+public func buildApplication(
+    configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve")
+) -> some ApplicationProtocol {
+    let metrics = ProxyMetrics(registry: PrometheusCollectorRegistry())
+    let proxy = ImageProxy(configuration: configuration, metrics: metrics, logger: logger)
     let router = Router()
+    router.add(middleware: RequestLogMiddleware(metrics: metrics))
     router.get("/health") { _, _ in
-        HealthResponse(status: "ok", version: OspreyVersion.current)
+        await HealthResponse(proxy: proxy)
+    }
+    router.get("/metrics") { _, _ in
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+        return Response(
+            status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+    }
+    router.get("/img") { request, context in
+        await ImageResponder(proxy: proxy).respond(to: request, logger: context.logger, isHead: false)
+    }
+    router.head("/img") { request, context in
+        await ImageResponder(proxy: proxy).respond(to: request, logger: context.logger, isHead: true)
     }
     return Application(
         router: router,
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port),
             serverName: "osprey/\(OspreyVersion.current)"
-        )
+        ),
+        services: [ProxyService(proxy: proxy)],
+        logger: logger
     )
 }
 
-/// The body of `GET /health`: `{"status":"ok","version":"0.1.0"}`.
-struct HealthResponse: ResponseCodable {
+/// Turns the proxy's outcomes into HTTP responses.
+struct ImageResponder {
+    let proxy: ImageProxy
+
+    func respond(to request: Request, logger: Logger, isHead: Bool) async -> Response {
+        guard proxy.admit() else {
+            return failure(.unavailable("too many requests in flight", retryAfter: 1), isHead: isHead)
+        }
+        defer { proxy.release() }
+        let outcome = await proxy.render(
+            query: request.uri.query, path: request.uri.path, accept: request.headers[.accept], logger: logger)
+        switch outcome {
+        case .image(let image, let signed, let variesByAccept):
+            return success(
+                image, signed: signed, variesByAccept: variesByAccept,
+                ifNoneMatch: request.headers[values: .ifNoneMatch], isHead: isHead)
+        case .failure(let error):
+            return failure(error, isHead: isHead)
+        }
+    }
+
+    private func success(
+        _ image: RenderedImage, signed: Bool, variesByAccept: Bool, ifNoneMatch: [String], isHead: Bool
+    ) -> Response {
+        var headers = HTTPFields()
+        let maxAge = proxy.configuration.cacheMaxAge
+        headers[.cacheControl] = signed ? "public, max-age=\(maxAge), immutable" : "public, max-age=\(maxAge)"
+        headers[.eTag] = image.etag
+        if variesByAccept { headers[.vary] = "Accept" }
+        if Self.matches(ifNoneMatch, etag: image.etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = image.format.mimeType
+        headers[.contentLength] = String(image.bytes.readableBytes)
+        guard !isHead else { return Response(status: .ok, headers: headers) }
+        proxy.metrics.bytesServed.increment(by: Int64(image.bytes.readableBytes))
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: image.bytes))
+    }
+
+    private func failure(_ error: ProxyError, isHead: Bool) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        if case .unavailable(_, let retryAfter?) = error { headers[.retryAfter] = String(retryAfter) }
+        let body = ErrorBody(error: error.message, status: error.status)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let bytes = (try? encoder.encode(body)).map { Array($0) } ?? []
+        headers[.contentLength] = String(bytes.count)
+        return Response(
+            status: HTTPResponse.Status(code: error.status), headers: headers,
+            body: isHead ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// Whether an `If-None-Match` header (its values, each possibly a list) names `etag`, weakly compared, or is `*`.
+    static func matches(_ values: [String], etag: String) -> Bool {
+        for value in values {
+            for item in value.split(separator: ",") {
+                var tag = item.trimmingCharacters(in: .whitespaces)
+                if tag == "*" { return true }
+                if tag.hasPrefix("W/") { tag.removeFirst(2) }
+                if tag == etag { return true }
+            }
+        }
+        return false
+    }
+
+    struct ErrorBody: Encodable {
+        let error: String
+        let status: Int
+    }
+}
+
+/// Logs each request on one line with its id (`osprey.request.id`, also sent back as `X-Request-Id`; a sane id the
+/// client or a front proxy sent is kept), and counts it by status.
+struct RequestLogMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: ProxyMetrics
+
+    func handle(
+        _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+    ) async throws
+        -> Response
+    {
+        var context = context
+        let id = request.headers[.xRequestID].flatMap(Self.sanitized) ?? Self.newID()
+        context.logger[metadataKey: "osprey.request.id"] = "\(id)"
+        let start = ContinuousClock.now
+        let status: Int
+        do {
+            var response = try await next(request, context)
+            response.headers[.xRequestID] = id
+            status = response.status.code
+            log(request, status: status, since: start, logger: context.logger)
+            return response
+        } catch let error as any HTTPResponseError {
+            status = error.status.code
+            log(request, status: status, since: start, logger: context.logger)
+            throw error
+        }
+    }
+
+    private func log(_ request: Request, status: Int, since start: ContinuousClock.Instant, logger: Logger) {
+        metrics.answered(status: status)
+        let elapsed = ContinuousClock.now - start
+        let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1e3
+        logger.info(
+            "\(request.method) \(request.uri.path) \(status)",
+            metadata: [
+                "osprey.status": "\(status)",
+                "osprey.duration_ms": "\((milliseconds * 100).rounded() / 100)",
+            ])
+    }
+
+    private static func sanitized(_ id: String) -> String? {
+        guard (1...64).contains(id.count),
+            id.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" || $0 == ".") })
+        else { return nil }
+        return id
+    }
+
+    private static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next() as UInt64, radix: 16).leftPadded(to: 16)
+    }
+}
+
+extension HTTPField.Name {
+    static let xRequestID = HTTPField.Name("X-Request-Id")!
+}
+
+/// Shuts the proxy's downloader down when the application stops, after the server (which stops first) has let its
+/// requests finish.
+struct ProxyService: Service {
+    let proxy: ImageProxy
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        await proxy.shutdown()
+    }
+}
+
+/// The body of `GET /health`.
+struct HealthResponse: ResponseEncodable {
+    struct CacheStats: Encodable {
+        let resultsInMemory: Int
+        let resultsInMemoryBytes: Int
+        let resultsOnDisk: Int
+        let resultsOnDiskBytes: Int
+        let sourcesOnDisk: Int
+        let sourcesOnDiskBytes: Int
+    }
+
     let status: String
     let version: String
+    let requestsInFlight: Int
+    let cache: CacheStats
+
+    init(proxy: ImageProxy) async {
+        status = "ok"
+        version = OspreyVersion.current
+        requestsInFlight = proxy.requestsInFlight
+        let results = await proxy.diskResults.totals()
+        let sources = await proxy.manager.cache.diskCache.totals()
+        cache = CacheStats(
+            resultsInMemory: proxy.memoryResultCount, resultsInMemoryBytes: proxy.memoryResultBytes,
+            resultsOnDisk: results.count, resultsOnDiskBytes: results.size, sourcesOnDisk: sources.count,
+            sourcesOnDiskBytes: sources.size)
+    }
 }

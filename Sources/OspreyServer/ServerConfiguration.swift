@@ -1,4 +1,15 @@
-/// How `osprey serve` listens.
+import Foundation
+import Osprey
+
+/// How `osprey serve` listens, whom it fetches from, what it accepts, and how it caches. Every property has the
+/// documented default; `osprey serve` sets them from its flags and `OSPREY_*` variables (docs/serve.md).
+///
+/// ```swift
+/// var configuration = ServerConfiguration(port: 8080)
+/// configuration.secret = Array("a long random secret".utf8)
+/// configuration.allowedHosts = [HostPattern("*.example.com")!]
+/// let app = try buildApplication(configuration: configuration)
+/// ```
 public struct ServerConfiguration: Sendable {
     // MARK: Listening
 
@@ -6,10 +17,112 @@ public struct ServerConfiguration: Sendable {
     public var host: String = "127.0.0.1"
     /// The TCP port. 8080 by default; 0 lets the system pick a free one.
     public var port: Int = 8080
+    /// How long in-flight requests may take to finish after SIGTERM or SIGINT before they are cancelled. 30 s by
+    /// default.
+    public var shutdownGracePeriod: Duration = .seconds(30)
 
-    /// Makes a configuration; every parameter defaults as documented on its property.
+    // MARK: Signatures
+
+    /// The HMAC-SHA256 key of ``URLSigner``. `nil` by default: then every `/img` request is refused unless
+    /// ``allowsUnsigned`` is set.
+    public var secret: [UInt8]?
+    /// Serve requests without a `sig` (a signature that is present is still checked). `false` by default: an open
+    /// resizer is an abuse magnet, so this must be asked for.
+    public var allowsUnsigned = false
+
+    // MARK: Sources
+
+    /// The source hosts allowed (exact names and `*.domain` patterns), checked for the URL and every redirect. Empty
+    /// (any host) by default.
+    public var allowedHosts: [HostPattern] = []
+    /// Fetch from loopback, private, link-local and shared (CGNAT) addresses too. `false` by default. Cloud metadata,
+    /// multicast, unspecified and reserved addresses stay refused even then; ``allowedSourceAddresses`` can name one.
+    public var allowsPrivateNetworks = false
+    /// Addresses allowed whatever their category: `10.0.0.5` (any port) or `10.0.0.5:8080`, `[fd00::1]:443`. For an
+    /// internal origin the proxy must reach without opening every private network. None by default.
+    public var allowedSourceAddresses: [SourceAddress] = []
+    /// Resolves source host names; the system's resolver (`getaddrinfo`) by default.
+    public var hostResolver: any HostResolving = SystemHostResolver()
+
+    // MARK: Limits
+
+    /// The largest source body, in bytes, enforced while it streams (413). 32 MiB by default.
+    public var maxSourceBytes = 32 << 20
+    /// The most pixels a source may have, read from its header before decoding (413). 50 million by default.
+    public var maxSourcePixels = 50_000_000
+    /// The most pixels an output may have, asked for (400) or resulting (413). 16.8 million (4096²) by default.
+    public var maxOutputPixels = 4096 * 4096
+    /// The most frames an animated source may have (413). 500 by default.
+    public var maxFrames = 500
+    /// How long decoding and processing one image may take (503). 10 s by default.
+    public var processingTimeout: Duration = .seconds(10)
+    /// How long a source fetch may take, redirects and body included (504). 20 s by default.
+    public var sourceTimeout: Duration = .seconds(20)
+    /// The most `/img` requests handled at once; more are answered 503 with `Retry-After`. 256 by default.
+    public var maxInFlight = 256
+
+    // MARK: Caching
+
+    /// The directory holding the disk caches of sources and of rendered results; the library's default
+    /// (`$XDG_CACHE_HOME`, else `~/.cache`) by default.
+    public var cacheDirectory: String = DiskCache.Configuration.platformCacheDirectory
+    /// The most bytes the rendered results kept in memory may take. 256 MiB by default.
+    public var resultMemoryLimit = 256 << 20
+    /// The most bytes each disk cache (sources, results) may take. 1 GiB by default.
+    public var diskCacheLimit = 1 << 30
+    /// The `max-age` sent with images, in seconds. One year by default (a rendered URL never changes meaning; a
+    /// source that changes gets a new ETag).
+    public var cacheMaxAge = 31_536_000
+
+    /// Makes a configuration; every other property defaults as documented on it.
     public init(host: String = "127.0.0.1", port: Int = 8080) {
         self.host = host
         self.port = port
+    }
+}
+
+/// An address a configuration allows as a source whatever its category: an IP literal, with or without a port.
+public struct SourceAddress: Hashable, Sendable, CustomStringConvertible {
+    public let address: IPAddress
+    /// `nil` for any port.
+    public let port: Int?
+
+    /// Parses `10.0.0.5`, `10.0.0.5:8080`, `fd00::1` or `[fd00::1]:8080`; `nil` when it is none of those.
+    public init?(_ text: String) {
+        if text.hasPrefix("["), let close = text.firstIndex(of: "]") {
+            guard let address = IPAddress(String(text[text.index(after: text.startIndex)..<close])) else { return nil }
+            let rest = text[text.index(after: close)...]
+            if rest.isEmpty {
+                self.init(address: address, port: nil)
+            } else {
+                guard rest.hasPrefix(":"), let port = Int(rest.dropFirst()), (1...65535).contains(port) else {
+                    return nil
+                }
+                self.init(address: address, port: port)
+            }
+        } else if let address = IPAddress(text) {
+            self.init(address: address, port: nil)
+        } else if let colon = text.lastIndex(of: ":"), let address = IPAddress(String(text[..<colon])),
+            address.isIPv4, let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port)
+        {
+            self.init(address: address, port: port)
+        } else {
+            return nil
+        }
+    }
+
+    public init(address: IPAddress, port: Int?) {
+        self.address = address
+        self.port = port
+    }
+
+    /// Whether a connection to `address`:`port` is this one.
+    public func matches(_ address: IPAddress, port: Int) -> Bool {
+        self.address == address && (self.port == nil || self.port == port)
+    }
+
+    public var description: String {
+        guard let port else { return address.description }
+        return address.isIPv4 ? "\(address):\(port)" : "[\(address)]:\(port)"
     }
 }

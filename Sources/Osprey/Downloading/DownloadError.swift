@@ -8,7 +8,7 @@ public import NIOHTTP1
 /// | transient (never listed) | lasting (listed until `retryFailed` or a success) |
 /// | --- | --- |
 /// | ``cancelled``, ``timedOut`` | ``httpStatus(code:headers:)`` with any other 4xx (404, 403, 410, ...) |
-/// | ``cannotConnect(reason:)``: DNS failure, refused, unreachable | ``tooLarge(limit:)`` |
+/// | ``cannotConnect(reason:)``: DNS failure, refused, unreachable | ``tooLarge(limit:)``, ``addressRefused(host:reason:)`` |
 /// | ``connectionLost(reason:)``: reset, closed mid-body | ``tooManyRedirects(limit:)``, ``invalidRedirect(location:)`` |
 /// | ``incompleteBody(expected:received:)`` | ``invalidRequest(reason:)`` |
 /// | ``httpStatus(code:headers:)`` with 408, 425, 429 or 5xx | |
@@ -37,6 +37,9 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
     case invalidRedirect(location: String)
     /// The request could not be sent as given: a header the HTTP layer refuses, a URL it cannot use.
     case invalidRequest(reason: String)
+    /// The configuration's ``ImageDownloader/Configuration/addressResolver`` refused to connect to `host` (or to a
+    /// host a redirect led to): a private address, a host not allowed.
+    case addressRefused(host: String, reason: String)
     /// The downloader was shut down.
     case shutDown
 
@@ -47,7 +50,7 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
             true
         case .httpStatus(let code, _):
             code == 408 || code == 425 || code == 429 || (500..<600).contains(code)
-        case .tooLarge, .tooManyRedirects, .invalidRedirect, .invalidRequest:
+        case .tooLarge, .tooManyRedirects, .invalidRedirect, .invalidRequest, .addressRefused:
             false
         }
     }
@@ -79,6 +82,7 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
         case .tooManyRedirects: "tooManyRedirects"
         case .invalidRedirect: "invalidRedirect"
         case .invalidRequest: "invalidRequest"
+        case .addressRefused: "addressRefused"
         case .shutDown: "shutDown"
         }
     }
@@ -96,6 +100,7 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
         case .tooManyRedirects(let limit): "more than \(limit) redirects"
         case .invalidRedirect(let location): "cannot follow the redirect to '\(location)'"
         case .invalidRequest(let reason): "cannot send the request: \(reason)"
+        case .addressRefused(let host, let reason): "refused to connect to \(host): \(reason)"
         case .shutDown: "the downloader was shut down"
         }
     }

@@ -54,6 +54,10 @@ extension ImageDownloader {
         public var connectionsPerHost: Int?
         /// How long an unused keep-alive connection stays open. 60 s by default.
         public var idleConnectionTimeout: Duration = .seconds(60)
+        /// Chooses, before every hop of a transfer (the URL and each redirect), the address to connect to, or refuses
+        /// it (``AddressResolving``). `nil` (the HTTP client resolves names itself) by default; an image proxy sets one
+        /// that refuses private addresses.
+        public var addressResolver: (any AddressResolving)?
         /// How many interrupted bodies are kept to resume from (by `Range`, when the origin supports it). 16 by
         /// default; 0 turns resuming off.
         public var resumableDataCount = 16

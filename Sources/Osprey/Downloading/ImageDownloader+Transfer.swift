@@ -78,6 +78,7 @@ extension ImageDownloader {
             var httpRequest = HTTPClientRequest(url: url.absoluteString)
             httpRequest.headers = sent
             if request.allowsInvalidCertificates { httpRequest.tlsConfiguration = Self.insecureTLS }
+            let client = try await client(for: url)
             let response: HTTPClientResponse
             do {
                 response = try await client.execute(httpRequest, deadline: nioDeadline, logger: configuration.logger)
@@ -112,6 +113,20 @@ extension ImageDownloader {
                 throw .httpStatus(code: status, headers: response.headers)
             }
         }
+    }
+
+    /// The client that connects to `url`: the downloader's own, or, with an address resolver, one pinned to the
+    /// address it chose for the URL's host.
+    private func client(for url: URL) async throws(DownloadError) -> HTTPClient {
+        guard let resolver = configuration.addressResolver, let host = url.host(percentEncoded: false) else {
+            return client
+        }
+        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+        let address = try await resolver.address(forHost: host, port: port)
+        // A literal is connected to as it is: nothing to pin.
+        if address == host { return client }
+        guard let pinned = pinnedClients.client(host: host, address: address) else { throw .shutDown }
+        return pinned
     }
 
     /// Streams a 2xx body, enforcing the size limit as it comes and the announced length at its end.

@@ -53,6 +53,8 @@ public final class ImageDownloader: DataLoading {
     /// The cookies kept for requests that handle cookies (MISSION D1).
     public let cookies = CookieStore()
     let client: HTTPClient
+    /// Clients pinned to the addresses ``Configuration/addressResolver`` chose.
+    let pinnedClients: PinnedClients
     let state: Mutex<State>
     let resumableData: ResumableDataStore
     let metrics: DownloadMetrics
@@ -61,6 +63,25 @@ public final class ImageDownloader: DataLoading {
     /// Makes a downloader with its own HTTP client; shut it down with ``shutdown()`` or let it go.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        let clientConfiguration = Self.clientConfiguration(for: configuration)
+        self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
+        // A transfer lasts at most its deadline, or its timeouts between bytes; an evicted pinned client outlives
+        // what could still be running on it.
+        self.pinnedClients = PinnedClients(retirement: configuration.deadline ?? .seconds(300)) { dnsOverride in
+            var pinned = clientConfiguration
+            pinned.dnsOverride = dnsOverride
+            return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: pinned)
+        }
+        self.state = Mutex(
+            State(
+                machine: Machine(limit: configuration.maxConcurrentDownloads, order: configuration.order),
+                headers: configuration.headers))
+        self.resumableData = ResumableDataStore(capacity: configuration.resumableDataCount)
+        self.metrics = DownloadMetrics(factory: configuration.metricsFactory)
+    }
+
+    /// The HTTP client's configuration for a downloader's.
+    private static func clientConfiguration(for configuration: Configuration) -> HTTPClient.Configuration {
         // Redirects are followed here, to count them, report the final URL and keep credentials to their origin.
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
@@ -75,13 +96,7 @@ public final class ImageDownloader: DataLoading {
         // retried until the connect timeout.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         clientConfiguration.httpVersion = .automatic
-        self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
-        self.state = Mutex(
-            State(
-                machine: Machine(limit: configuration.maxConcurrentDownloads, order: configuration.order),
-                headers: configuration.headers))
-        self.resumableData = ResumableDataStore(capacity: configuration.resumableDataCount)
-        self.metrics = DownloadMetrics(factory: configuration.metricsFactory)
+        return clientConfiguration
     }
 
     deinit {
@@ -92,7 +107,10 @@ public final class ImageDownloader: DataLoading {
         }
         for task in waiting { task.complete(.failure(.shutDown)) }
         if !isShutDown {
-            Task { [client] in try? await client.shutdown() }
+            Task { [client, pinnedClients] in
+                try? await client.shutdown()
+                await pinnedClients.shutdown()
+            }
         }
     }
 
@@ -209,6 +227,7 @@ public final class ImageDownloader: DataLoading {
         guard !alreadyShutDown else { return }
         cancelAll()
         broadcaster.finish()
+        await pinnedClients.shutdown()
         try await client.shutdown()
     }
 

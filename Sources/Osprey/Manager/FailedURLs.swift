@@ -17,8 +17,15 @@ import Synchronization
 public final class FailedURLs: Sendable {
     private let timeToLive: Duration?
     private let now: @Sendable () -> Duration
-    /// URL string → when it failed (on `now`'s scale).
-    private let entries = Mutex<[String: Duration]>([:])
+    private struct Entry {
+        /// When it failed, on `now`'s scale.
+        var time: Duration
+        /// Why, when known.
+        var failure: ImageError?
+    }
+
+    /// URL string → its failure.
+    private let entries = Mutex<[String: Entry]>([:])
 
     /// Makes an empty list whose entries expire `timeToLive` after the failure (never when `nil`), timed by `clock`.
     public init<C: Clock>(timeToLive: Duration? = nil, clock: C) where C.Duration == Duration {
@@ -35,13 +42,30 @@ public final class FailedURLs: Sendable {
     /// Records that `url` failed; only a lasting failure is kept.
     public func record(_ url: URL, lastingFailure: Bool) {
         guard lastingFailure else { return }
-        let time = now()
-        entries.withLock { $0[url.absoluteString] = time }
+        keep(url, failure: nil)
     }
 
     /// Records `error` for `url`: kept only when it is not transient.
     public func record(_ url: URL, error: DownloadError) {
-        record(url, lastingFailure: !error.isTransient)
+        guard !error.isTransient else { return }
+        keep(url, failure: .downloadFailed(error))
+    }
+
+    /// Records `failure` for `url`: kept only when it is lasting (``ImageError/isLasting``).
+    public func record(_ url: URL, failure: ImageError) {
+        guard failure.isLasting else { return }
+        keep(url, failure: failure)
+    }
+
+    private func keep(_ url: URL, failure: ImageError?) {
+        let entry = Entry(time: now(), failure: failure)
+        entries.withLock { $0[url.absoluteString] = entry }
+    }
+
+    /// Why `url` is on the list, when it is and the failure was recorded with its reason; `nil` otherwise.
+    public func failure(for url: URL) -> ImageError? {
+        guard contains(url) else { return nil }
+        return entries.withLock { $0[url.absoluteString]?.failure }
     }
 
     /// Whether `url` is on the list and has not expired. An expired entry is removed.
@@ -49,7 +73,7 @@ public final class FailedURLs: Sendable {
         let key = url.absoluteString
         let time = now()
         return entries.withLock { entries in
-            guard let failed = entries[key] else { return false }
+            guard let failed = entries[key]?.time else { return false }
             if let timeToLive, time - failed >= timeToLive {
                 entries[key] = nil
                 return false

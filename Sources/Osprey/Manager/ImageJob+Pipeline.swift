@@ -62,7 +62,7 @@ extension ImageJob {
         switch await decode(response.body) {
         case .success(let image): decoded = image
         case .failure(let error):
-            if error.isLasting { manager.failedURLs.record(url, lastingFailure: true) }
+            manager.failedURLs.record(url, failure: error)
             return (.failure(error), nil)
         }
 

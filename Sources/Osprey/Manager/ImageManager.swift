@@ -274,7 +274,7 @@ public final class ImageManager: Sendable {
     /// The outcome a load has before any job: a URL on the failed list, or a memory hit.
     func immediateOutcome(for request: ImageRequest) -> Result<ImageResult, ImageError>? {
         if !request.options.contains(.retryFailed), failedURLs.contains(request.url) {
-            return .failure(.previouslyFailed(request.url))
+            return .failure(.previouslyFailed(request.url, reason: failedURLs.failure(for: request.url)))
         }
         guard request.options.isDisjoint(with: [.fromLoaderOnly, .refreshCached]) else { return nil }
         let cache = request.cache ?? self.cache

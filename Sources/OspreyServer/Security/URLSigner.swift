@@ -78,7 +78,8 @@ public struct URLSigner: Sendable {
 }
 
 extension String {
-    fileprivate func leftPadded(to length: Int) -> String {
+    /// `self` with zeros in front up to `length` characters (hex bytes).
+    func leftPadded(to length: Int) -> String {
         String(repeating: "0", count: max(0, length - count)) + self
     }
 }

@@ -1,0 +1,153 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Osprey
+import OspreyServer
+
+/// `osprey serve`: the image proxy (docs/serve.md).
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the image proxy: GET /img?url=...&w=...&h=... resized, converted, cached.",
+        discussion: """
+            Every flag also reads an OSPREY_* variable (the flag wins): OSPREY_HOST, OSPREY_PORT, OSPREY_CACHE_DIR, \
+            OSPREY_SECRET, OSPREY_ALLOW_UNSIGNED=1, OSPREY_ALLOW_HOSTS (comma-separated), \
+            OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), \
+            OSPREY_MAX_SOURCE_BYTES, OSPREY_MAX_SOURCE_PIXELS, OSPREY_MAX_OUTPUT_PIXELS, OSPREY_MAX_IN_FLIGHT, \
+            OSPREY_CACHE_MAX_AGE. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
+            SIGTERM or SIGINT stops accepting, lets requests in flight finish, and exits 0.
+
+            Examples:
+              OSPREY_SECRET=$(openssl rand -hex 32) osprey serve --port 8080
+              osprey serve --allow-unsigned --allow-host '*.example.com'
+              curl 'http://127.0.0.1:8080/img?url=https%3A%2F%2Fexample.com%2Fcat.jpg&w=300'
+            """
+    )
+
+    @Option(help: "Address to listen on (default: 127.0.0.1; 0.0.0.0 for every interface).")
+    var host: String?
+
+    @Option(help: "Port to listen on (default: 8080; 0 picks a free one).")
+    var port: Int?
+
+    @OptionGroup var cacheDirectory: CacheDirectoryOption
+
+    @Option(help: "The signing secret (default: $OSPREY_SECRET). Prefer the variable: flags show in ps.")
+    var secret: String?
+
+    @Flag(help: "Serve unsigned requests too (signed ones are still checked).")
+    var allowUnsigned = false
+
+    @Option(
+        name: .customLong("allow-host"),
+        help: "A source host allowed: example.com, or *.example.com for its subdomains. Repeatable; default: any.")
+    var allowedHosts: [String] = []
+
+    @Flag(help: "Fetch from loopback, private, link-local and CGNAT addresses too (never cloud metadata).")
+    var allowPrivateNetworks = false
+
+    @Option(
+        name: .customLong("allow-source-address"),
+        help: "An address allowed whatever its network: 10.0.0.5 or 10.0.0.5:8080 or [fd00::1]:443. Repeatable.")
+    var allowedSourceAddresses: [String] = []
+
+    @Option(help: "Largest source in bytes (default: 33554432).")
+    var maxSourceBytes: Int?
+
+    @Option(help: "Most pixels a source may have, read from its header (default: 50000000).")
+    var maxSourcePixels: Int?
+
+    @Option(help: "Most pixels an output may have (default: 16777216).")
+    var maxOutputPixels: Int?
+
+    @Option(help: "Most /img requests at once; more get 503 with Retry-After (default: 256).")
+    var maxInFlight: Int?
+
+    @Option(help: "Cache-Control max-age of images, in seconds (default: 31536000).")
+    var cacheMaxAge: Int?
+
+    @Flag(help: "Log at debug level (every request and transfer).")
+    var verbose = false
+
+    func run() async throws {
+        let configuration = try serverConfiguration(environment: ProcessInfo.processInfo.environment)
+        var logger = Logger(label: "osprey.serve")
+        logger.logLevel = verbose ? .debug : .info
+        if configuration.secret == nil {
+            logger.warning("no secret: serving unsigned requests only (--allow-unsigned)")
+        }
+        logger.info(
+            "osprey serve listening",
+            metadata: [
+                "host": "\(configuration.host)", "port": "\(configuration.port)",
+                "cache": "\(configuration.cacheDirectory)",
+            ])
+        try await runServer(configuration: configuration, logger: logger)
+    }
+
+    /// The configuration the flags, then `environment`, then the defaults give.
+    func serverConfiguration(environment: [String: String]) throws -> ServerConfiguration {
+        func env(_ name: String) -> String? {
+            environment[name].flatMap { $0.isEmpty ? nil : $0 }
+        }
+        func flag(_ value: Bool, _ name: String) -> Bool {
+            value || ["1", "true", "yes"].contains(env(name)?.lowercased() ?? "")
+        }
+        func list(_ values: [String], _ name: String) -> [String] {
+            values.isEmpty
+                ? (env(name)?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []) : values
+        }
+        func number(_ value: Int?, _ name: String, minimum: Int) throws -> Int? {
+            guard
+                let value = try value
+                    ?? env(name).map({ text in
+                        guard let number = Int(text) else {
+                            throw ValidationError("\(name) must be an integer, not '\(text)'")
+                        }
+                        return number
+                    })
+            else { return nil }
+            guard value >= minimum else { throw ValidationError("\(name.lowercased()) must be at least \(minimum)") }
+            return value
+        }
+
+        var configuration = ServerConfiguration()
+        configuration.host = host ?? env("OSPREY_HOST") ?? configuration.host
+        if let port = try number(port, "OSPREY_PORT", minimum: 0) {
+            guard port <= 65535 else { throw ValidationError("the port must be at most 65535") }
+            configuration.port = port
+        }
+        configuration.cacheDirectory = cacheDirectory.resolved(environment: environment)
+        configuration.secret = (secret ?? env("OSPREY_SECRET")).map { Array($0.utf8) }
+        configuration.allowsUnsigned = flag(allowUnsigned, "OSPREY_ALLOW_UNSIGNED")
+        if configuration.secret == nil, !configuration.allowsUnsigned {
+            throw ValidationError("give a secret (--secret or OSPREY_SECRET), or serve unsigned with --allow-unsigned")
+        }
+        configuration.allowedHosts = try list(allowedHosts, "OSPREY_ALLOW_HOSTS").map { text in
+            guard let pattern = HostPattern(text) else { throw ValidationError("'\(text)' is not a host pattern") }
+            return pattern
+        }
+        configuration.allowsPrivateNetworks = flag(allowPrivateNetworks, "OSPREY_ALLOW_PRIVATE_NETWORKS")
+        configuration.allowedSourceAddresses = try list(allowedSourceAddresses, "OSPREY_ALLOW_SOURCE_ADDRESSES").map {
+            text in
+            guard let address = SourceAddress(text) else { throw ValidationError("'\(text)' is not an IP address") }
+            return address
+        }
+        if let value = try number(maxSourceBytes, "OSPREY_MAX_SOURCE_BYTES", minimum: 1) {
+            configuration.maxSourceBytes = value
+        }
+        if let value = try number(maxSourcePixels, "OSPREY_MAX_SOURCE_PIXELS", minimum: 1) {
+            configuration.maxSourcePixels = value
+        }
+        if let value = try number(maxOutputPixels, "OSPREY_MAX_OUTPUT_PIXELS", minimum: 1) {
+            configuration.maxOutputPixels = value
+        }
+        if let value = try number(maxInFlight, "OSPREY_MAX_IN_FLIGHT", minimum: 1) {
+            configuration.maxInFlight = value
+        }
+        if let value = try number(cacheMaxAge, "OSPREY_CACHE_MAX_AGE", minimum: 0) {
+            configuration.cacheMaxAge = value
+        }
+        return configuration
+    }
+}

@@ -1,0 +1,81 @@
+import Prometheus
+
+/// The proxy's Prometheus metrics, in one registry that `GET /metrics` writes out (docs/serve.md lists them). The
+/// downloader reports into the same registry (`osprey_download_*`, with the origin fetch latency histogram).
+final class ProxyMetrics: Sendable {
+    /// Where a rendered image was found.
+    enum Level: String, CaseIterable {
+        /// The rendered result, from memory or disk.
+        case resultMemory = "result_memory"
+        case resultDisk = "result_disk"
+        /// Rendered now from a source in memory, on disk, or fetched from the origin.
+        case sourceMemory = "source_memory"
+        case sourceDisk = "source_disk"
+        case origin
+    }
+
+    let registry: PrometheusCollectorRegistry
+    private let requests: [Int: Counter]
+    private let otherRequests: Counter
+    private let hits: [Level: Counter]
+    let inFlight: Gauge
+    let bytesServed: Counter
+    let processing: DurationHistogram
+
+    /// The statuses the proxy answers with, counted each under its own label.
+    static let statuses = [200, 304, 400, 403, 404, 413, 415, 422, 500, 502, 503, 504]
+
+    init(registry: PrometheusCollectorRegistry) {
+        self.registry = registry
+        let requestsName = MetricNameDescriptor(
+            namespace: "osprey", metricName: "http_requests", unitName: "total",
+            helpText: "HTTP requests answered, by status.")
+        var requests: [Int: Counter] = [:]
+        for status in Self.statuses {
+            requests[status] = registry.makeCounter(descriptor: requestsName, labels: [("status", "\(status)")])
+        }
+        self.requests = requests
+        otherRequests = registry.makeCounter(descriptor: requestsName, labels: [("status", "other")])
+        let hitsName = MetricNameDescriptor(
+            namespace: "osprey", metricName: "cache_hits", unitName: "total",
+            helpText: "Images served, by where the rendered result or its source was found.")
+        var hits: [Level: Counter] = [:]
+        for level in Level.allCases {
+            hits[level] = registry.makeCounter(descriptor: hitsName, labels: [("level", level.rawValue)])
+        }
+        self.hits = hits
+        inFlight = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "osprey", metricName: "requests_in_flight", unitName: "",
+                helpText: "Image requests being handled now."))
+        bytesServed = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "osprey", metricName: "served_bytes", unitName: "total",
+                helpText: "Bytes of images sent in response bodies."))
+        processing = registry.makeDurationHistogram(
+            descriptor: MetricNameDescriptor(
+                namespace: "osprey", metricName: "render_duration", unitName: "seconds",
+                helpText: "Time to render an image that was not cached: fetch or cache read, decode, process, encode."),
+            buckets: [
+                .milliseconds(1), .milliseconds(2), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+                .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1),
+                .seconds(2.5), .seconds(5), .seconds(10),
+            ])
+    }
+
+    func answered(status: Int) {
+        (requests[status] ?? otherRequests).increment()
+    }
+
+    func hit(_ level: Level) {
+        hits[level]?.increment()
+    }
+
+    /// The exposition text of every metric in the registry.
+    func exposition() -> [UInt8] {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(16 << 10)
+        registry.emit(into: &buffer)
+        return buffer
+    }
+}

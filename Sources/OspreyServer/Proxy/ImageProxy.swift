@@ -1,0 +1,344 @@
+import Crypto
+import Foundation
+import Logging
+import NIOCore
+import Osprey
+import OspreyCodecs
+import Prometheus
+import Synchronization
+
+/// An image rendered for a request: its encoded bytes, its format and its ETag. Kept in memory and on disk.
+struct RenderedImage: Sendable {
+    let bytes: ByteBuffer
+    let format: ImageFormat
+    /// A strong validator: a hash of the bytes, which depend on nothing but the source's bytes and the parameters,
+    /// so it changes exactly when one of them changes the output.
+    let etag: String
+
+    init(bytes: [UInt8]) {
+        self.bytes = ByteBuffer(bytes: bytes)
+        format = ImageFormat(sniffing: bytes.prefix(ImageFormat.signatureLength))
+        let digest = SHA256.hash(data: bytes)
+        etag = "\"" + digest.prefix(16).map { byte in String(byte, radix: 16).leftPadded(to: 2) }.joined() + "\""
+    }
+}
+
+/// The `/img` pipeline, apart from HTTP: admission, parameters, signature, host check, the result caches, and the
+/// render through ``Osprey/ImageManager`` (one origin fetch for concurrent requests of a source, the failed-URL list,
+/// the source caches). ``Application`` turns what it returns into responses.
+final class ImageProxy: Sendable {
+    /// What a request gets.
+    enum Outcome: Sendable {
+        case image(RenderedImage, signed: Bool, variesByAccept: Bool)
+        case failure(ProxyError)
+    }
+
+    let configuration: ServerConfiguration
+    let manager: ImageManager
+    let metrics: ProxyMetrics
+    private let signer: URLSigner?
+    private let policy: SourceAddressPolicy
+    private let memoryResults: MemoryCache<String, RenderedImage>
+    let diskResults: DiskCache
+    private let inFlight = Atomic<Int>(0)
+    /// Renders under way by result key, shared by every request for the same result.
+    private let renders = Mutex<[String: Task<Result<RenderedImage, ProxyError>, Never>]>([:])
+
+    init(configuration: ServerConfiguration, metrics: ProxyMetrics, logger: Logger) {
+        self.configuration = configuration
+        self.metrics = metrics
+        signer = configuration.secret.map { URLSigner(secret: $0) }
+        policy = SourceAddressPolicy(configuration: configuration)
+
+        var sources = ImageCache.Configuration(namespace: "proxy-sources")
+        sources.disk.baseDirectory = configuration.cacheDirectory
+        sources.disk.sizeLimit = configuration.diskCacheLimit
+        // Decoded sources are large and the rendered results are what gets asked again: a small memory share.
+        sources.memory.costLimit = min(configuration.resultMemoryLimit / 2, 128 << 20)
+        var downloading = ImageDownloader.Configuration.proxy
+        downloading.maximumBodySize = configuration.maxSourceBytes
+        downloading.deadline = configuration.sourceTimeout
+        downloading.timeout = min(configuration.sourceTimeout, .seconds(10))
+        downloading.maxConcurrentDownloads = max(64, configuration.maxInFlight)
+        downloading.addressResolver = policy
+        downloading.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry)
+        downloading.logger = logger
+        var managing = ImageManager.Configuration()
+        managing.decoding.limits.maxPixelCount = configuration.maxSourcePixels
+        managing.decoding.limits.maxFrameCount = configuration.maxFrames
+        managing.logger = logger
+        manager = ImageManager(
+            cache: ImageCache(configuration: sources), downloader: ImageDownloader(configuration: downloading),
+            configuration: managing)
+
+        var memory = MemoryCache<String, RenderedImage>.Configuration()
+        memory.costLimit = configuration.resultMemoryLimit
+        memoryResults = MemoryCache(configuration: memory)
+        var disk = DiskCache.Configuration()
+        disk.namespace = "proxy-results"
+        disk.baseDirectory = configuration.cacheDirectory
+        disk.sizeLimit = configuration.diskCacheLimit
+        diskResults = DiskCache(configuration: disk, logger: logger)
+    }
+
+    /// Stops fetching: cancels what is under way and shuts the downloader down.
+    func shutdown() async {
+        manager.cancelAll()
+        if let downloader = manager.loader as? ImageDownloader { try? await downloader.shutdown() }
+    }
+
+    // MARK: Admission
+
+    /// Counts a request in, or refuses it when ``ServerConfiguration/maxInFlight`` are already in.
+    func admit() -> Bool {
+        let count = inFlight.wrappingAdd(1, ordering: .relaxed).newValue
+        guard count <= configuration.maxInFlight else {
+            inFlight.wrappingSubtract(1, ordering: .relaxed)
+            return false
+        }
+        metrics.inFlight.set(Double(count))
+        return true
+    }
+
+    /// Counts a request out.
+    func release() {
+        let count = inFlight.wrappingSubtract(1, ordering: .relaxed).newValue
+        metrics.inFlight.set(Double(count))
+    }
+
+    var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+
+    /// How many rendered results are in memory, and their bytes.
+    var memoryResultCount: Int { memoryResults.count }
+    var memoryResultBytes: Int { memoryResults.totalCost }
+
+    // MARK: The pipeline
+
+    /// Answers the `/img` query `query` for a client that sent `accept`.
+    func render(query: String?, path: String, accept: String?, logger: Logger) async -> Outcome {
+        let parameters: RenderParameters
+        do {
+            parameters = try RenderParameters(query: query, maxOutputPixels: configuration.maxOutputPixels)
+        } catch {
+            return .failure(error)
+        }
+        if let signature = parameters.signature {
+            guard let signer, signer.isValid(signature, path: path, parameters: parameters.pairs) else {
+                return .failure(.badSignature("the signature does not match"))
+            }
+        } else if !configuration.allowsUnsigned {
+            return .failure(.badSignature("the request must be signed ('sig')"))
+        }
+        guard let host = parameters.source.host(percentEncoded: false), policy.allowsHost(host) else {
+            return .failure(.forbiddenSource)
+        }
+
+        var resolved = parameters
+        let variesByAccept = parameters.format == .auto
+        if variesByAccept {
+            // Resolved now for the key; the source's own format is the fallback once it is known.
+            resolved.format = Self.acceptsWebP(accept) ? .webp : .auto
+        }
+        let key = manager.cacheKey(for: parameters.source) + "#" + resolved.canonical
+        let signed = parameters.signature != nil
+        if let hit = memoryResults.value(forKey: key) {
+            metrics.hit(.resultMemory)
+            return .image(hit, signed: signed, variesByAccept: variesByAccept)
+        }
+        switch await sharedRender(of: resolved, key: key, logger: logger) {
+        case .success(let image): return .image(image, signed: signed, variesByAccept: variesByAccept)
+        case .failure(let error): return .failure(error)
+        }
+    }
+
+    /// The render of `key`, joined when one is under way, else started; it runs to its end (and is cached) even
+    /// when every request waiting for it has gone.
+    private func sharedRender(
+        of parameters: RenderParameters, key: String, logger: Logger
+    ) async -> Result<RenderedImage, ProxyError> {
+        let task = renders.withLock { renders in
+            if let running = renders[key] { return running }
+            let task = Task {
+                let result = await self.loadOrRender(parameters, key: key, logger: logger)
+                _ = self.renders.withLock { $0.removeValue(forKey: key) }
+                return result
+            }
+            renders[key] = task
+            return task
+        }
+        return await task.value
+    }
+
+    private func loadOrRender(
+        _ parameters: RenderParameters, key: String, logger: Logger
+    ) async -> Result<RenderedImage, ProxyError> {
+        if let bytes = await diskResults.data(forKey: key) {
+            let image = RenderedImage(bytes: bytes)
+            if image.format != .unknown {
+                metrics.hit(.resultDisk)
+                memoryResults.setValue(image, forKey: key, cost: bytes.count)
+                return .success(image)
+            }
+        }
+        let start = ContinuousClock.now
+        let result = await renderNow(parameters, logger: logger)
+        metrics.processing.record(ContinuousClock.now - start)
+        guard case .success(let (image, level)) = result else {
+            return result.map(\.0)
+        }
+        metrics.hit(level)
+        memoryResults.setValue(image, forKey: key, cost: image.bytes.readableBytes)
+        let bytes = Array(image.bytes.readableBytesView)
+        Task {
+            do {
+                try await diskResults.store(bytes, forKey: key)
+            } catch {
+                logger.warning("cannot store a rendered image on disk", metadata: ["error": "\(error)"])
+            }
+        }
+        return .success(image)
+    }
+
+    /// Loads the source through the manager (within the time limits), processes and encodes it.
+    private func renderNow(
+        _ parameters: RenderParameters, logger: Logger
+    ) async -> Result<(RenderedImage, ProxyMetrics.Level), ProxyError> {
+        var processors = parameters.processors
+        if let frame = parameters.frame { processors.insert(SelectFrame(index: frame), at: 0) }
+        let request: ImageRequest
+        do {
+            request = try ImageRequest(url: parameters.source, processors: processors)
+        } catch {
+            return .failure(.badRequest("'url' must be an absolute http or https URL"))
+        }
+        var options = request
+        // A still output needs one frame only.
+        if parameters.frame == nil, parameters.format == .jpeg || parameters.format == .png {
+            options.options.insert(.decodeFirstFrameOnly)
+        }
+        let loaded: ImageResult
+        switch await load(options) {
+        case .success(let result): loaded = result
+        case .failure(.overtime):
+            return .failure(.unavailable("the image took longer than the processing limit", retryAfter: nil))
+        case .failure(.image(.processingFailed(let identifier, let reason)))
+        where identifier.hasPrefix(SelectFrame.name):
+            return .failure(.badRequest(reason))
+        case .failure(.image(let error)):
+            logger.info("cannot render", metadata: ["url": "\(parameters.source)", "error": "\(error)"])
+            return .failure(ProxyError(error, limits: configuration))
+        }
+        let image = loaded.image
+        guard image.width * image.height <= configuration.maxOutputPixels else {
+            return .failure(
+                .tooLarge("the output would be \(image.width)×\(image.height), over the limit; ask for 'w' or 'h'"))
+        }
+        let format = Self.outputFormat(parameters.format, for: image)
+        var encoding = EncodingOptions()
+        encoding.quality = parameters.quality ?? RenderParameters.defaultQuality
+        let bytes: [UInt8]
+        do {
+            bytes = try ImageEncoder.encode(image, as: format, options: encoding)
+        } catch {
+            logger.error("cannot encode", metadata: ["format": "\(format)", "error": "\(error)"])
+            return .failure(.internalError)
+        }
+        let level: ProxyMetrics.Level =
+            switch loaded.cacheType {
+            case .memory: .sourceMemory
+            case .disk: .sourceDisk
+            case .none: .origin
+            }
+        return .success((RenderedImage(bytes: bytes), level))
+    }
+
+    /// The manager's load, abandoned (503) when the source and processing time limits have both passed.
+    private func load(_ request: ImageRequest) async -> Result<ImageResult, LoadFailure> {
+        let limit = configuration.sourceTimeout + configuration.processingTimeout
+        return await withTaskGroup(of: Result<ImageResult, LoadFailure>?.self) { group in
+            group.addTask {
+                do throws(ImageError) {
+                    return .success(try await self.manager.image(for: request))
+                } catch {
+                    return .failure(.image(error))
+                }
+            }
+            group.addTask {
+                do {
+                    try await Task.sleep(for: limit)
+                    return .failure(.overtime)
+                } catch {
+                    return nil  // The load ended first.
+                }
+            }
+            defer { group.cancelAll() }
+            while let next = await group.next() {
+                if let next { return next }
+            }
+            return .failure(.image(.cancelled))
+        }
+    }
+
+    private enum LoadFailure: Error {
+        case image(ImageError)
+        case overtime
+    }
+
+    // MARK: Formats
+
+    /// Whether an `Accept` header names WebP (explicitly: `*/*` alone does not, as with browsers that cannot).
+    static func acceptsWebP(_ accept: String?) -> Bool {
+        guard let accept else { return false }
+        for item in accept.split(separator: ",") {
+            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            guard parts.first == "image/webp" else { continue }
+            let refused = parts.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "") == "q=0" }
+            return !refused
+        }
+        return false
+    }
+
+    /// The format written for `requested` (`nil`: the source's; `.auto` here: WebP was not accepted).
+    static func outputFormat(_ requested: RenderParameters.OutputFormat?, for image: Image) -> ImageFormat {
+        switch requested {
+        case .jpeg: return .jpeg
+        case .png: return .png
+        case .webp: return .webp
+        case .gif: return .gif
+        case .auto:
+            // No WebP: the source's format when the client surely takes it, else the common one that fits.
+            switch image.sourceFormat {
+            case .jpeg, .png, .gif: return image.sourceFormat
+            default:
+                if image.isAnimated { return .gif }
+                return image.pixelFormat.hasAlpha ? .png : .jpeg
+            }
+        case nil:
+            switch image.sourceFormat {
+            case .jpeg, .png, .gif, .webp: return image.sourceFormat
+            default: return image.pixelFormat.hasAlpha ? .png : .jpeg
+            }
+        }
+    }
+}
+
+/// `frame=N`: frame `index` of an animation as a still image.
+struct SelectFrame: ImageProcessing {
+    static let name = "frame"
+    let index: Int
+
+    var identifier: String { "\(Self.name)(\(index))" }
+
+    func process(_ image: Image) throws -> Image {
+        guard index < image.frames.count else {
+            throw FrameOutOfRange(description: "'frame' is \(index), the image has \(image.frames.count)")
+        }
+        return try Image(
+            frames: [ImageFrame(pixels: image.frames[index].pixels)], loopCount: 0,
+            orientation: image.orientation, sourceFormat: image.sourceFormat)
+    }
+
+    struct FrameOutOfRange: Error, CustomStringConvertible {
+        let description: String
+    }
+}

@@ -1,0 +1,131 @@
+import Foundation
+import Osprey
+import OspreyCodecs
+
+/// The query of `GET /img`, validated: the source URL and what to make of it.
+///
+/// `url` (required, http or https), `w` and `h` (1–16384; the output never exceeds the source), `fit`
+/// (`inside`, the default; `cover` and `fill` need both sides), `format` (`jpeg`, `png`, `webp`, `gif`, `auto`;
+/// the source's by default), `q` (1–100, 80 by default, for JPEG and WebP), `blur` (a Gaussian sigma, 0.1–100),
+/// `frame` (0-based: one frame of an animation, as a still), `sig` (the signature). Anything else is refused.
+struct RenderParameters: Sendable, Equatable {
+    enum OutputFormat: String, Sendable, CaseIterable {
+        case jpeg, png, webp, gif, auto
+    }
+
+    var source: URL
+    var width: Int?
+    var height: Int?
+    var fit: ImageProcessors.Resize.Fit = .inside
+    var format: OutputFormat?
+    var quality: Int?
+    var blur: Double?
+    var frame: Int?
+    var signature: String?
+    /// Every parameter as given, decoded, in order: what the signature covers.
+    var pairs: [(name: String, value: String)] = []
+
+    static let maximumSide = 16384
+    static let defaultQuality = 80
+
+    static func == (left: RenderParameters, right: RenderParameters) -> Bool {
+        left.canonical == right.canonical && left.signature == right.signature
+    }
+
+    /// Parses and validates a raw query string (`a=1&b=2`, percent-encoded, `+` for a space).
+    ///
+    /// - Throws: ``ProxyError/badRequest(_:)`` naming the parameter at fault.
+    init(query: String?, maxOutputPixels: Int) throws(ProxyError) {
+        let pairs = try Self.decode(query ?? "")
+        var values: [String: String] = [:]
+        for (name, value) in pairs {
+            guard Self.known.contains(name) else { throw .badRequest("unknown parameter '\(name)'") }
+            guard values[name] == nil else { throw .badRequest("parameter '\(name)' given twice") }
+            values[name] = value
+        }
+        guard let urlText = values["url"], !urlText.isEmpty else { throw .badRequest("missing parameter 'url'") }
+        do {
+            source = try ImageRequest(string: urlText).url
+        } catch {
+            throw .badRequest("'url' must be an absolute http or https URL")
+        }
+        self.pairs = pairs
+        width = try Self.integer(values["w"], name: "w", in: 1...Self.maximumSide)
+        height = try Self.integer(values["h"], name: "h", in: 1...Self.maximumSide)
+        if let text = values["fit"] {
+            guard let fit = ImageProcessors.Resize.Fit(rawValue: text) else {
+                throw .badRequest("'fit' must be inside, cover or fill")
+            }
+            self.fit = fit
+        }
+        if fit != .inside, width == nil || height == nil {
+            throw .badRequest("fit=\(fit.rawValue) needs both 'w' and 'h'")
+        }
+        if let width, let height, width * height > maxOutputPixels {
+            throw .badRequest("w×h is more than the output limit of \(maxOutputPixels) pixels")
+        }
+        if let text = values["format"] {
+            guard let format = OutputFormat(rawValue: text) else {
+                throw .badRequest("'format' must be jpeg, png, webp, gif or auto")
+            }
+            self.format = format
+        }
+        quality = try Self.integer(values["q"], name: "q", in: 1...100)
+        if let text = values["blur"] {
+            guard let sigma = Double(text), sigma.isFinite, (0.1...100).contains(sigma) else {
+                throw .badRequest("'blur' must be a number from 0.1 to 100")
+            }
+            blur = sigma
+        }
+        frame = try Self.integer(values["frame"], name: "frame", in: 0...100_000)
+        signature = values["sig"]
+    }
+
+    private static let known: Set<String> = ["url", "w", "h", "fit", "format", "q", "blur", "frame", "sig"]
+
+    /// Every parameter that shapes the output, in a fixed order and spelling, so equal renders have equal keys.
+    /// `format=auto` is resolved by the caller before it becomes part of a key.
+    var canonical: String {
+        var parts = ["fit=\(fit.rawValue)"]
+        if let width { parts.append("w=\(width)") }
+        if let height { parts.append("h=\(height)") }
+        parts.append("format=\(format?.rawValue ?? "source")")
+        parts.append("q=\(quality ?? Self.defaultQuality)")
+        if let blur { parts.append("blur=\(blur)") }
+        if let frame { parts.append("frame=\(frame)") }
+        return parts.joined(separator: "&")
+    }
+
+    /// The processors the source goes through: a downsample (decoded scaled where the format allows) when a size is
+    /// asked for, then the blur (a Gaussian of standard deviation `blur`, as CSS `blur()`).
+    var processors: [any ImageProcessing] {
+        var processors: [any ImageProcessing] = []
+        if width != nil || height != nil {
+            processors.append(ImageProcessors.Downsample(width: width, height: height, fit: fit))
+        }
+        if let blur { processors.append(ImageProcessors.Blur(radius: blur)) }
+        return processors
+    }
+
+    private static func integer(_ text: String?, name: String, in range: ClosedRange<Int>) throws(ProxyError) -> Int? {
+        guard let text else { return nil }
+        guard text.allSatisfy(\.isASCII), let value = Int(text), range.contains(value) else {
+            throw .badRequest("'\(name)' must be an integer from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    /// Splits and percent-decodes a query; `+` is a space, as in HTML forms and most URL libraries.
+    static func decode(_ query: String) throws(ProxyError) -> [(name: String, value: String)] {
+        var pairs: [(name: String, value: String)] = []
+        for item in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = String(parts[0]).replacingOccurrences(of: "+", with: " ")
+            let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ") : ""
+            guard let decodedName = name.removingPercentEncoding, let decodedValue = value.removingPercentEncoding
+            else { throw .badRequest("the query is not validly percent-encoded") }
+            pairs.append((decodedName, decodedValue))
+        }
+        return pairs
+    }
+}

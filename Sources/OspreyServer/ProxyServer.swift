@@ -1,0 +1,35 @@
+import Hummingbird
+public import Logging
+import ServiceLifecycle
+import UnixSignals
+
+/// Runs the proxy until SIGTERM or SIGINT: then it stops accepting connections, lets the requests in flight finish
+/// within ``ServerConfiguration/shutdownGracePeriod`` (cancelling what is left after it), shuts the downloader down
+/// and returns.
+///
+/// ```swift
+/// try await runServer(configuration: ServerConfiguration(port: 8080))
+/// ```
+public func runServer(configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve")) async throws {
+    let app = buildApplication(configuration: configuration, logger: logger)
+    // Services shut down last to first: the notice first, then the application, which stops accepting and waits
+    // for its requests.
+    var group = ServiceGroupConfiguration(
+        services: [
+            .init(service: app),
+            .init(service: ShutdownNotice(logger: logger), successTerminationBehavior: .ignore),
+        ],
+        gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+    group.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
+    try await ServiceGroup(configuration: group).run()
+}
+
+/// Logs, at info, that a graceful shutdown has begun, before the server stops accepting.
+private struct ShutdownNotice: Service {
+    let logger: Logger
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        logger.info("shutting down: no new connections; finishing the requests in flight")
+    }
+}

@@ -1,0 +1,155 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import OspreyCodecs
+import OspreyTesting
+import Synchronization
+import Testing
+
+/// `osprey serve` as a process: flags, refusal to start open by mistake, and graceful shutdown on SIGTERM.
+@Suite struct ServeCommandTests {
+    @Test func refusesToStartWithoutASecretOrAllowUnsigned() throws {
+        let run = try OspreyBinary.run(["serve", "--port", "0"], environment: ["OSPREY_SECRET": ""])
+        #expect(run.status == 2)
+        #expect(run.standardError.contains("--allow-unsigned"))
+        let badHost = try OspreyBinary.run(["serve", "--allow-unsigned", "--allow-host", "*."])
+        #expect(badHost.status == 2)
+        #expect(badHost.standardError.contains("not a host pattern"))
+    }
+
+    @Test func sigtermLetsTheRequestInFlightFinishThenExitsZero() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            let gate = OriginGate()
+            let pixels = try PixelBuffer(
+                width: 64, height: 48, format: .rgb8, bytes: [UInt8](repeating: 200, count: 64 * 48 * 3))
+            origin.route(
+                "/slow.png", OriginResponse.ok(try ImageEncoder.encode(Image(pixels: pixels), as: .png)).held(by: gate))
+            let directory = NSTemporaryDirectory() + "osprey-serve-" + UUID().uuidString
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let server = try ServeProcess(arguments: [
+                "serve", "--port", "0", "--allow-unsigned", "--allow-private-networks", "--cache-dir", directory,
+            ])
+            let port = try await server.port
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            defer { _ = client.shutdown() }
+
+            // A request the origin holds is in flight when SIGTERM arrives.
+            let url = "http://127.0.0.1:\(port)/img?url=\(origin.url("/slow.png"))&w=32"
+            async let response = client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+            await origin.waitForRequests(to: "/slow.png", count: 1)
+            server.terminate()
+            try await server.waitForLog("shutting down")
+            gate.open()
+
+            let answered = try await response
+            #expect(answered.status == .ok)
+            let body = try await answered.body.collect(upTo: 1 << 20)
+            #expect(try ImageDecoder.decode(Array(body.readableBytesView)).width == 32)
+            #expect(await server.exitStatus == 0)
+        }
+    }
+}
+
+/// `osprey serve` running in a child process: its port, read from the log line that announces it, and its exit.
+final class ServeProcess: Sendable {
+    private let process: Process
+    /// What the handlers, which run on Foundation's threads, share with the test.
+    private final class Shared: Sendable {
+        let exit = Mutex<(status: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
+        let log = Mutex("")
+    }
+
+    private let shared = Shared()
+    private let pending: Task<Int, any Error>
+    /// Everything written to standard error so far, after each write; finished at its end.
+    private let logLines: AsyncStream<String>
+
+    init(arguments: [String]) throws {
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: try OspreyBinary.path)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        let errors = Pipe()
+        process.standardError = errors
+        let (stream, continuation) = AsyncStream<Int?>.makeStream()
+        let (logLines, logContinuation) = AsyncStream<String>.makeStream()
+        self.logLines = logLines
+        pending = Task {
+            for await port in stream {
+                guard let port else { break }
+                return port
+            }
+            throw ServeProcessError.exitedBeforeListening
+        }
+        errors.fileHandleForReading.readabilityHandler = { [shared] handle in
+            let data = handle.availableData
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                continuation.yield(nil)
+                logContinuation.finish()
+                return
+            }
+            let text = shared.log.withLock { log in
+                log += String(decoding: data, as: UTF8.self)
+                return log
+            }
+            logContinuation.yield(text)
+            if let range = text.range(of: #"listening on 127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
+                let port = Int(text[range].split(separator: ":").last ?? "")
+            {
+                continuation.yield(port)
+            }
+        }
+        process.terminationHandler = { [shared] process in
+            let waiter = shared.exit.withLock { state in
+                state.status = process.terminationStatus
+                defer { state.waiter = nil }
+                return state.waiter
+            }
+            waiter?.resume(returning: process.terminationStatus)
+        }
+        try process.run()
+    }
+
+    /// The port it listens on, once it says so.
+    var port: Int {
+        get async throws { try await pending.value }
+    }
+
+    /// Returns once the standard error has said `text`.
+    func waitForLog(_ text: String) async throws {
+        for await chunk in logLines {
+            if chunk.contains(text) { return }
+        }
+        throw ServeProcessError.exitedBeforeListening
+    }
+
+    /// Sends SIGTERM.
+    func terminate() {
+        kill(process.processIdentifier, SIGTERM)
+    }
+
+    /// Its exit status, once it has exited.
+    var exitStatus: Int32 {
+        get async {
+            await withCheckedContinuation { continuation in
+                let status = shared.exit.withLock { state -> Int32? in
+                    if let status = state.status { return status }
+                    state.waiter = continuation
+                    return nil
+                }
+                if let status { continuation.resume(returning: status) }
+            }
+        }
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+enum ServeProcessError: Error {
+    case exitedBeforeListening
+}

@@ -1,0 +1,254 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Osprey
+import OspreyCodecs
+import OspreyTesting
+import Testing
+
+@testable import OspreyServer
+
+/// `/img`: every parameter, the formats, and the HTTP caching headers.
+@Suite struct ProxyRequestTests {
+    @Test func resizesConvertsAndCachesTheResult() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/photo.jpg", .ok(try Fixtures.jpeg(), contentType: "image/jpeg"))
+            try await withProxy { client in
+                let uri = imageURI([("url", origin.url("/photo.jpg")), ("w", "100")])
+                let first = try await client.execute(uri: uri, method: .get)
+                #expect(first.status == .ok)
+                #expect(first.headers[.contentType] == "image/jpeg")
+                #expect(first.headers[.contentLength] == String(first.body.readableBytes))
+                #expect(first.headers[.cacheControl] == "public, max-age=31536000")
+                #expect(first.headers[.vary] == nil)
+                let image = try Fixtures.decode(first.body)
+                #expect((image.width, image.height) == (100, 75))
+                let etag = try #require(first.headers[.eTag])
+
+                // The same render again comes from the result cache: same bytes, same ETag, no new fetch.
+                let second = try await client.execute(uri: uri, method: .get)
+                #expect(second.status == .ok)
+                #expect(second.body == first.body)
+                #expect(second.headers[.eTag] == etag)
+                // Another size of the same source is rendered from the cached source.
+                let other = try await client.execute(
+                    uri: imageURI([("url", origin.url("/photo.jpg")), ("h", "60")]), method: .get)
+                #expect(try Fixtures.decode(other.body).height == 60)
+                #expect(other.headers[.eTag] != etag)
+                #expect(origin.requestCount("/photo.jpg") == 1)
+            }
+        }
+    }
+
+    @Test func fitsFormatsQualityAndBlur() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/photo.jpg", .ok(try Fixtures.jpeg()))
+            try await withProxy { client in
+                func get(_ parameters: [(String, String)]) async throws -> TestResponse {
+                    let response = try await client.execute(
+                        uri: imageURI([("url", origin.url("/photo.jpg"))] + parameters), method: .get)
+                    #expect(response.status == .ok, "\(parameters)")
+                    return response
+                }
+                let cover = try Fixtures.decode(try await get([("w", "100"), ("h", "100"), ("fit", "cover")]).body)
+                #expect((cover.width, cover.height) == (100, 100))
+                let fill = try Fixtures.decode(try await get([("w", "50"), ("h", "120"), ("fit", "fill")]).body)
+                #expect((fill.width, fill.height) == (50, 120))
+                let inside = try Fixtures.decode(try await get([("w", "100"), ("h", "100")]).body)
+                #expect((inside.width, inside.height) == (100, 75))
+                // Never enlarged.
+                let large = try Fixtures.decode(try await get([("w", "2000")]).body)
+                #expect((large.width, large.height) == (640, 480))
+
+                for (format, mime) in [("png", "image/png"), ("webp", "image/webp"), ("gif", "image/gif")] {
+                    let response = try await get([("w", "64"), ("format", format)])
+                    #expect(response.headers[.contentType] == mime)
+                    let image = try Fixtures.decode(response.body)
+                    #expect(image.sourceFormat.rawValue == format)
+                    #expect(image.width == 64)
+                }
+                let low = try await get([("w", "300"), ("q", "10")]).body.readableBytes
+                let high = try await get([("w", "300"), ("q", "95")]).body.readableBytes
+                #expect(low * 2 < high)
+
+                // Blur takes the detail out: neighbouring columns of a hard edge come closer.
+                let sharp = try Fixtures.decode(try await get([("w", "200"), ("format", "png")]).body)
+                let blurred = try Fixtures.decode(try await get([("w", "200"), ("format", "png"), ("blur", "8")]).body)
+                #expect((blurred.width, blurred.height) == (sharp.width, sharp.height))
+                #expect(blurred.pixels != sharp.pixels)
+            }
+        }
+    }
+
+    @Test func autoFormatFollowsAcceptAndVaries() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/photo.jpg", .ok(try Fixtures.jpeg()))
+            try await withProxy { client in
+                let uri = imageURI([("url", origin.url("/photo.jpg")), ("w", "80"), ("format", "auto")])
+                let webp = try await client.execute(
+                    uri: uri, method: .get, headers: [.accept: "image/avif,image/webp,image/*;q=0.8"])
+                #expect(webp.headers[.contentType] == "image/webp")
+                #expect(webp.headers[.vary] == "Accept")
+                let plain = try await client.execute(uri: uri, method: .get, headers: [.accept: "image/*,*/*;q=0.8"])
+                #expect(plain.headers[.contentType] == "image/jpeg")
+                #expect(plain.headers[.vary] == "Accept")
+                let refused = try await client.execute(uri: uri, method: .get, headers: [.accept: "image/webp;q=0"])
+                #expect(refused.headers[.contentType] == "image/jpeg")
+                let none = try await client.execute(uri: uri, method: .get)
+                #expect(none.headers[.contentType] == "image/jpeg")
+                #expect(webp.headers[.eTag] != plain.headers[.eTag])
+                #expect(origin.requestCount("/photo.jpg") == 1)
+            }
+        }
+    }
+
+    @Test func animationsStayAnimatedUnlessAFrameIsAskedFor() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/anim.gif", .ok(try Fixtures.animatedGIF()))
+            try await withProxy { client in
+                func get(_ parameters: [(String, String)]) async throws -> TestResponse {
+                    try await client.execute(
+                        uri: imageURI([("url", origin.url("/anim.gif"))] + parameters), method: .get)
+                }
+                let gif = try Fixtures.decode(try await get([("w", "20")]).body)
+                #expect(gif.frames.count == 3)
+                #expect(gif.width == 20)
+                #expect(gif.frames.map(\.duration) == Array(repeating: .milliseconds(100), count: 3))
+                let webp = try await get([("format", "webp")])
+                #expect(try Fixtures.decode(webp.body).frames.count == 3)
+                // A still format takes the first frame; frame=N any other.
+                let jpeg = try Fixtures.decode(try await get([("format", "png")]).body)
+                #expect(jpeg.frames.count == 1)
+                #expect(Fixtures.isClose(Array(jpeg.pixels.row(0).prefix(3)), to: Fixtures.frameColours[0]))
+                let second = try Fixtures.decode(try await get([("frame", "1"), ("format", "png")]).body)
+                #expect(second.frames.count == 1)
+                #expect(Fixtures.isClose(Array(second.pixels.row(0).prefix(3)), to: Fixtures.frameColours[1]))
+                let stillGIF = try Fixtures.decode(try await get([("frame", "2")]).body)
+                #expect(stillGIF.frames.count == 1)
+                let outOfRange = try await get([("frame", "7")])
+                #expect(outOfRange.status == .badRequest)
+                #expect((try outOfRange.json()["error"] as? String)?.contains("frame") == true)
+            }
+        }
+    }
+
+    @Test func invalidParametersAre400() async throws {
+        try await withProxy({ $0.maxOutputPixels = 10_000 }) { client in
+            let source = "https://example.com/a.jpg"
+            let cases: [[(String, String)]] = [
+                [],
+                [("w", "10")],
+                [("url", "")],
+                [("url", "not a url")],
+                [("url", "file:///etc/passwd")],
+                [("url", "ftp://example.com/a.jpg")],
+                [("url", "/relative.jpg")],
+                [("url", source), ("size", "10")],
+                [("url", source), ("w", "0")],
+                [("url", source), ("w", "abc")],
+                [("url", source), ("w", "16385")],
+                [("url", source), ("h", "-4")],
+                [("url", source), ("w", "10"), ("w", "20")],
+                [("url", source), ("w", "10"), ("fit", "cover")],
+                [("url", source), ("fit", "stretch")],
+                [("url", source), ("format", "bmp")],
+                [("url", source), ("q", "0")],
+                [("url", source), ("q", "101")],
+                [("url", source), ("blur", "0")],
+                [("url", source), ("blur", "nan")],
+                [("url", source), ("frame", "-1")],
+                [("url", source), ("w", "200"), ("h", "200")],  // 40,000 pixels > 10,000
+            ]
+            for parameters in cases {
+                let response = try await client.execute(uri: imageURI(parameters), method: .get)
+                #expect(response.status == .badRequest, "\(parameters)")
+                #expect(response.headers[.contentType] == "application/json; charset=utf-8")
+                #expect(response.headers[.cacheControl] == "no-store")
+                let body = try response.json()
+                #expect(body["status"] as? Int == 400)
+                #expect((body["error"] as? String)?.isEmpty == false)
+            }
+            let badEscape = try await client.execute(uri: "/img?url=%zz", method: .get)
+            #expect(badEscape.status == .badRequest)
+        }
+    }
+
+    @Test func etagAnswers304AndHeadSendsNoBody() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/photo.jpg", .ok(try Fixtures.jpeg()))
+            try await withProxy(setup: .live) { client in
+                let uri = imageURI([("url", origin.url("/photo.jpg")), ("w", "120")])
+                let full = try await client.execute(uri: uri, method: .get)
+                let etag = try #require(full.headers[.eTag])
+                #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 34)
+
+                let notModified = try await client.execute(uri: uri, method: .get, headers: [.ifNoneMatch: etag])
+                #expect(notModified.status == .notModified)
+                #expect(notModified.body.readableBytes == 0)
+                #expect(notModified.headers[.eTag] == etag)
+                let listed = try await client.execute(
+                    uri: uri, method: .get, headers: [.ifNoneMatch: "\"other\", W/\(etag)"])
+                #expect(listed.status == .notModified)
+                let changed = try await client.execute(uri: uri, method: .get, headers: [.ifNoneMatch: "\"other\""])
+                #expect(changed.status == .ok)
+                #expect(changed.body == full.body)
+
+                let head = try await client.execute(uri: uri, method: .head)
+                #expect(head.status == .ok)
+                #expect(head.body.readableBytes == 0)
+                #expect(head.headers[.contentLength] == String(full.body.readableBytes))
+                #expect(head.headers[.contentType] == "image/jpeg")
+                #expect(head.headers[.eTag] == etag)
+                #expect(origin.requestCount("/photo.jpg") == 1)
+            }
+        }
+    }
+
+    @Test func healthAndMetricsReport() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/photo.jpg", .ok(try Fixtures.jpeg()))
+            try await withProxy { client in
+                let uri = imageURI([("url", origin.url("/photo.jpg")), ("w", "50")])
+                let first = try await client.execute(uri: uri, method: .get)
+                _ = try await client.execute(uri: uri, method: .get)
+                _ = try await client.execute(uri: imageURI([("w", "1")]), method: .get)
+
+                let health = try await client.execute(uri: "/health", method: .get)
+                #expect(health.status == .ok)
+                let body = try health.json()
+                #expect(body["status"] as? String == "ok")
+                #expect(body["version"] as? String == OspreyVersion.current)
+                let cache = try #require(body["cache"] as? [String: Int])
+                #expect(cache["resultsInMemory"] == 1)
+                #expect(cache["resultsInMemoryBytes"] == first.body.readableBytes)
+
+                let metrics = try await client.execute(uri: "/metrics", method: .get)
+                #expect(metrics.headers[.contentType]?.hasPrefix("text/plain") == true)
+                let text = String(buffer: metrics.body)
+                // Two images and the health check; this request is counted once it is answered.
+                #expect(text.contains(#"osprey_http_requests_total{status="200"} 3"#))
+                #expect(text.contains(#"osprey_http_requests_total{status="400"} 1"#))
+                #expect(text.contains(#"osprey_cache_hits_total{level="origin"} 1"#))
+                #expect(text.contains(#"osprey_cache_hits_total{level="result_memory"} 1"#))
+                #expect(text.contains("osprey_served_bytes_total \(2 * first.body.readableBytes)"))
+                #expect(text.contains("osprey_render_duration_seconds_count 1"))
+                #expect(text.contains("osprey_requests_in_flight"))
+                #expect(text.contains("osprey_download_duration_seconds"))
+            }
+        }
+    }
+
+    @Test func requestIDsAreSentBack() async throws {
+        try await withProxy { client in
+            let generated = try await client.execute(uri: "/health", method: .get)
+            let id = try #require(generated.headers[.xRequestID])
+            #expect(id.count == 16)
+            let kept = try await client.execute(uri: "/health", method: .get, headers: [.xRequestID: "abc-123"])
+            #expect(kept.headers[.xRequestID] == "abc-123")
+            let replaced = try await client.execute(
+                uri: "/health", method: .get, headers: [.xRequestID: "no spaces; allowed"])
+            #expect(replaced.headers[.xRequestID]?.count == 16)
+        }
+    }
+}
