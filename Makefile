@@ -49,7 +49,8 @@ fuzz: deps
 ## bench: the benchmarks (release builds, nested package in Benchmarks/): package-benchmark's suite, decode
 ## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets, the caches' latency and
 ## scaling, downloads from a local nginx beside curl, aiohttp and URLSession, then ImageManager's loads from memory,
-## disk and nginx beside a requests + Pillow loop, and the processors' thumbnail job and resize beside Pillow and pyvips
+## disk and nginx beside a requests + Pillow loop, the processors' thumbnail job and resize beside Pillow and pyvips,
+## and osprey serve beside thumbor and nginx under wrk
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
 	python3 Benchmarks/compare_codecs.py
@@ -57,6 +58,7 @@ bench: deps
 	python3 Benchmarks/compare_downloads.py
 	python3 Benchmarks/compare_manager.py
 	python3 Benchmarks/compare_processors.py
+	python3 Benchmarks/compare_proxy.py
 
 ## lint: check formatting and style with swift-format (configuration in .swift-format)
 lint:

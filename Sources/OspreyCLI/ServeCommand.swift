@@ -69,10 +69,19 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Log at debug level (every request and transfer).")
     var verbose = false
 
+    @Option(help: "Log level: trace, debug, info (a line per request; the default), notice, warning, error, critical.")
+    var logLevel: String?
+
     func run() async throws {
         let configuration = try serverConfiguration(environment: ProcessInfo.processInfo.environment)
         var logger = Logger(label: "osprey.serve")
         logger.logLevel = verbose ? .debug : .info
+        if let logLevel {
+            guard let level = Logger.Level(rawValue: logLevel) else {
+                throw ValidationError("'\(logLevel)' is not a log level")
+            }
+            logger.logLevel = level
+        }
         if configuration.secret == nil {
             logger.warning("no secret: serving unsigned requests only (--allow-unsigned)")
         }

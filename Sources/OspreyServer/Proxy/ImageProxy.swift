@@ -39,6 +39,9 @@ final class ImageProxy: Sendable {
     private let signer: URLSigner?
     private let policy: SourceAddressPolicy
     private let memoryResults: MemoryCache<String, RenderedImage>
+    /// Queries already parsed, checked and keyed, by the raw query and whether WebP is accepted: a repeated URL (the
+    /// hot path) skips the parsing and the signature check, whose outcome for the same bytes cannot differ.
+    private let knownQueries: MemoryCache<String, KnownQuery>
     let diskResults: DiskCache
     private let inFlight = Atomic<Int>(0)
     /// Renders under way by result key, shared by every request for the same result.
@@ -71,6 +74,10 @@ final class ImageProxy: Sendable {
             cache: ImageCache(configuration: sources), downloader: ImageDownloader(configuration: downloading),
             configuration: managing)
 
+        var known = MemoryCache<String, KnownQuery>.Configuration()
+        known.countLimit = 100_000
+        known.costLimit = 64 << 20
+        knownQueries = MemoryCache(configuration: known)
         var memory = MemoryCache<String, RenderedImage>.Configuration()
         memory.costLimit = configuration.resultMemoryLimit
         memoryResults = MemoryCache(configuration: memory)
@@ -116,6 +123,12 @@ final class ImageProxy: Sendable {
 
     /// Answers the `/img` query `query` for a client that sent `accept`.
     func render(query: String?, path: String, accept: String?, logger: Logger) async -> Outcome {
+        let acceptsWebP = Self.acceptsWebP(accept)
+        let queryKey = (acceptsWebP ? "w:" : "-:") + path + "?" + (query ?? "")
+        if let known = knownQueries.value(forKey: queryKey), let hit = memoryResults.value(forKey: known.key) {
+            metrics.hit(.resultMemory)
+            return .image(hit, signed: known.signed, variesByAccept: known.variesByAccept)
+        }
         let parameters: RenderParameters
         do {
             parameters = try RenderParameters(query: query, maxOutputPixels: configuration.maxOutputPixels)
@@ -137,10 +150,13 @@ final class ImageProxy: Sendable {
         let variesByAccept = parameters.format == .auto
         if variesByAccept {
             // Resolved now for the key; the source's own format is the fallback once it is known.
-            resolved.format = Self.acceptsWebP(accept) ? .webp : .auto
+            resolved.format = acceptsWebP ? .webp : .auto
         }
         let key = manager.cacheKey(for: parameters.source) + "#" + resolved.canonical
         let signed = parameters.signature != nil
+        knownQueries.setValue(
+            KnownQuery(key: key, signed: signed, variesByAccept: variesByAccept), forKey: queryKey,
+            cost: queryKey.utf8.count + key.utf8.count)
         if let hit = memoryResults.value(forKey: key) {
             metrics.hit(.resultMemory)
             return .image(hit, signed: signed, variesByAccept: variesByAccept)
@@ -320,6 +336,13 @@ final class ImageProxy: Sendable {
             }
         }
     }
+}
+
+/// What a checked query resolved to.
+struct KnownQuery: Sendable {
+    let key: String
+    let signed: Bool
+    let variesByAccept: Bool
 }
 
 /// `frame=N`: frame `index` of an animation as a still image.
