@@ -15,21 +15,8 @@ extension ImageDownloader {
     func performWithinDeadline(_ request: DownloadRequest, report: @escaping Report) async -> Outcome {
         let deadline = (request.deadline ?? configuration.deadline).flatMap { $0 > .zero ? $0 : nil }
         guard let deadline else { return await attempt(request, deadline: nil, report: report) }
-        return await withTaskGroup(of: Outcome?.self) { group in
-            group.addTask { await self.attempt(request, deadline: deadline, report: report) }
-            group.addTask {
-                do {
-                    try await Task.sleep(for: deadline)
-                    return .failure(.timedOut)
-                } catch {
-                    return nil  // The download ended first.
-                }
-            }
-            defer { group.cancelAll() }
-            while let outcome = await group.next() {
-                if let outcome { return outcome }
-            }
-            return .failure(.cancelled)
+        return await withDeadline(deadline, overtime: .failure(.timedOut)) {
+            await self.attempt(request, deadline: deadline, report: report)
         }
     }
 

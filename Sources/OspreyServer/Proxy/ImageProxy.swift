@@ -199,12 +199,16 @@ final class ImageProxy: Sendable {
         let start = ContinuousClock.now
         let result = await renderNow(parameters, logger: logger)
         metrics.processing.record(ContinuousClock.now - start)
-        guard case .success(let (image, level)) = result else {
-            return result.map(\.0)
+        let bytes: [UInt8]
+        switch result {
+        case .success(let rendered):
+            bytes = rendered.bytes
+            metrics.hit(rendered.level)
+        case .failure(let error):
+            return .failure(error)
         }
-        metrics.hit(level)
-        memoryResults.setValue(image, forKey: key, cost: image.bytes.readableBytes)
-        let bytes = Array(image.bytes.readableBytesView)
+        let image = RenderedImage(bytes: bytes)
+        memoryResults.setValue(image, forKey: key, cost: bytes.count)
         Task {
             do {
                 try await diskResults.store(bytes, forKey: key)
@@ -218,22 +222,21 @@ final class ImageProxy: Sendable {
     /// Loads the source through the manager (within the time limits), processes and encodes it.
     private func renderNow(
         _ parameters: RenderParameters, logger: Logger
-    ) async -> Result<(RenderedImage, ProxyMetrics.Level), ProxyError> {
+    ) async -> Result<(bytes: [UInt8], level: ProxyMetrics.Level), ProxyError> {
         var processors = parameters.processors
         if let frame = parameters.frame { processors.insert(SelectFrame(index: frame), at: 0) }
-        let request: ImageRequest
+        var request: ImageRequest
         do {
             request = try ImageRequest(url: parameters.source, processors: processors)
         } catch {
             return .failure(.badRequest("'url' must be an absolute http or https URL"))
         }
-        var options = request
         // A still output needs one frame only.
         if parameters.frame == nil, parameters.format == .jpeg || parameters.format == .png {
-            options.options.insert(.decodeFirstFrameOnly)
+            request.options.insert(.decodeFirstFrameOnly)
         }
         let loaded: ImageResult
-        switch await load(options) {
+        switch await load(request) {
         case .success(let result): loaded = result
         case .failure(.overtime):
             return .failure(.unavailable("the image took longer than the processing limit", retryAfter: nil))
@@ -265,33 +268,18 @@ final class ImageProxy: Sendable {
             case .disk: .sourceDisk
             case .none: .origin
             }
-        return .success((RenderedImage(bytes: bytes), level))
+        return .success((bytes, level))
     }
 
     /// The manager's load, abandoned (503) when the source and processing time limits have both passed.
     private func load(_ request: ImageRequest) async -> Result<ImageResult, LoadFailure> {
         let limit = configuration.sourceTimeout + configuration.processingTimeout
-        return await withTaskGroup(of: Result<ImageResult, LoadFailure>?.self) { group in
-            group.addTask {
-                do throws(ImageError) {
-                    return .success(try await self.manager.image(for: request))
-                } catch {
-                    return .failure(.image(error))
-                }
+        return await withDeadline(limit, overtime: .failure(.overtime)) {
+            do throws(ImageError) {
+                return .success(try await self.manager.image(for: request))
+            } catch {
+                return .failure(.image(error))
             }
-            group.addTask {
-                do {
-                    try await Task.sleep(for: limit)
-                    return .failure(.overtime)
-                } catch {
-                    return nil  // The load ended first.
-                }
-            }
-            defer { group.cancelAll() }
-            while let next = await group.next() {
-                if let next { return next }
-            }
-            return .failure(.image(.cancelled))
         }
     }
 

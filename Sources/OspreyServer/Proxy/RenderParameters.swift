@@ -8,7 +8,7 @@ import OspreyCodecs
 /// (`inside`, the default; `cover` and `fill` need both sides), `format` (`jpeg`, `png`, `webp`, `gif`, `auto`;
 /// the source's by default), `q` (1–100, 80 by default, for JPEG and WebP), `blur` (a Gaussian sigma, 0.1–100),
 /// `frame` (0-based: one frame of an animation, as a still), `sig` (the signature). Anything else is refused.
-struct RenderParameters: Sendable, Equatable {
+struct RenderParameters: Sendable {
     enum OutputFormat: String, Sendable, CaseIterable {
         case jpeg, png, webp, gif, auto
     }
@@ -27,10 +27,6 @@ struct RenderParameters: Sendable, Equatable {
 
     static let maximumSide = 16384
     static let defaultQuality = 80
-
-    static func == (left: RenderParameters, right: RenderParameters) -> Bool {
-        left.canonical == right.canonical && left.signature == right.signature
-    }
 
     /// Parses and validates a raw query string (`a=1&b=2`, percent-encoded, `+` for a space).
     ///
