@@ -56,8 +56,8 @@ final class ServeProcess: Sendable {
     private let process: Process
     /// What the handlers, which run on Foundation's threads, share with the test.
     private final class Shared: Sendable {
-        let exit = Mutex<(status: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
-        let log = Mutex("")
+        let exit = Synchronization.Mutex<(status: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
+        let log = Synchronization.Mutex("")
     }
 
     private let shared = Shared()
