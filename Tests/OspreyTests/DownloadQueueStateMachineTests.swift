@@ -257,11 +257,14 @@ struct DownloadQueueStateMachineTests {
     func invariantsHoldUnderRandomEvents(seed: UInt64) {
         // Given a seeded random sequence of every event, on few keys so that callers often share transfers
         var random = SplitMix64(seed: seed)
-        var machine = Machine(limit: 3)
+        var machine = Machine(limit: 3, order: seed.isMultiple(of: 2) ? .fifo : .lifo)
         var waiting: Set<Machine.CallerID> = []  // callers not yet delivered to nor left
         var running: Set<Machine.TransferID> = []
         var maxLimitSinceIdle = 3
         for _ in 0..<2_000 {
+            // Each queued transfer's rank before the event: priority, then place in the order
+            var ranks = Self.queuedRanks(of: machine)
+            let runningBefore = running
             switch random.next() % 9 {
             case 0, 1, 2:
                 let key = "k\(random.next() % 5)"
@@ -269,6 +272,7 @@ struct DownloadQueueStateMachineTests {
                 let enqueued = machine.enqueue(key: key, priority: priority, detached: random.next() % 8 == 0)
                 waiting.insert(enqueued.caller)
                 running.formUnion(enqueued.start)
+                if !enqueued.joined { ranks[enqueued.transfer] = Self.rank(priority, sequence: .max, machine.order) }
             case 3:
                 guard let caller = waiting.randomElement(using: &random) else { continue }
                 waiting.remove(caller)
@@ -305,7 +309,35 @@ struct DownloadQueueStateMachineTests {
             }
             // Nothing waits while a slot is free and the queue runs
             if !machine.isSuspended, machine.activeCount < machine.limit { #expect(machine.queuedCount == 0) }
+            // What started outranked everything still queued: highest priority, then oldest (FIFO)
+            let stillQueued = Self.queuedRanks(of: machine)
+            for started in running.subtracting(runningBefore) {
+                let rank = ranks[started]!
+                #expect(stillQueued.values.allSatisfy { $0 < rank }, "\(started) started out of order")
+            }
         }
+    }
+
+    /// The rank of every queued transfer: a higher one starts first.
+    private static func queuedRanks(of machine: Machine) -> [Machine.TransferID: Rank] {
+        var ranks: [Machine.TransferID: Rank] = [:]
+        for (id, transfer) in machine.transfers {
+            if case .queued(let sequence) = transfer.phase {
+                ranks[id] = rank(transfer.priority, sequence: sequence, machine.order)
+            }
+        }
+        return ranks
+    }
+
+    private struct Rank: Comparable {
+        let priority: Int
+        let place: Int
+        static func < (lhs: Rank, rhs: Rank) -> Bool { (lhs.priority, lhs.place) < (rhs.priority, rhs.place) }
+    }
+
+    /// FIFO: the older (lower sequence) ranks higher; LIFO: the newer.
+    private static func rank(_ priority: DownloadPriority, sequence: Int, _ order: ImageDownloader.Order) -> Rank {
+        Rank(priority: priority.rawValue, place: order == .fifo ? -sequence : sequence)
     }
 }
 

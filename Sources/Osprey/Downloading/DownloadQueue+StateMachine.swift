@@ -49,6 +49,12 @@ struct DownloadQueueStateMachine<Key: Hashable> {
         }
     }
 
+    /// A queued transfer's place in `waiting`.
+    struct Waiting {
+        let sequence: Int
+        let id: TransferID
+    }
+
     struct Caller: Hashable {
         var priority: DownloadPriority
         let isDetached: Bool
@@ -95,6 +101,9 @@ struct DownloadQueueStateMachine<Key: Hashable> {
     }
 
     private(set) var transfers: [TransferID: Transfer] = [:]
+    /// The queued transfers, by priority (indexed by its raw value), each level in ascending sequence: the next to
+    /// start is the first (FIFO) or last (LIFO) of the highest non-empty level, found without scanning `transfers`.
+    private var waiting: [[Waiting]] = Array(repeating: [], count: DownloadPriority.allCases.count)
     /// The transfer each key's new callers join: queued or running, never cancelling.
     private var joinable: [Key: TransferID] = [:]
     private var callerTransfers: [CallerID: TransferID] = [:]
@@ -137,14 +146,17 @@ struct DownloadQueueStateMachine<Key: Hashable> {
         if let existing = joinable[key] {
             transfers[existing]!.callers[caller] = entry
             transfers[existing]!.isDetached = transfers[existing]!.isDetached || detached
-            transfers[existing]!.updatePriority()
+            updatePriority(of: existing)
             callerTransfers[caller] = existing
             return Enqueued(caller: caller, transfer: existing, joined: true, start: [])
         }
         let transfer = TransferID(rawValue: makeID())
+        let sequence = makeSequence()
         transfers[transfer] = Transfer(
-            key: key, phase: .queued(sequence: makeSequence()), callers: [caller: entry], isDetached: detached,
+            key: key, phase: .queued(sequence: sequence), callers: [caller: entry], isDetached: detached,
             priority: priority)
+        // The newest sequence of all: it goes last in its level.
+        waiting[priority.rawValue].append(Waiting(sequence: sequence, id: transfer))
         joinable[key] = transfer
         callerTransfers[caller] = transfer
         return Enqueued(caller: caller, transfer: transfer, joined: false, start: startReady())
@@ -156,7 +168,7 @@ struct DownloadQueueStateMachine<Key: Hashable> {
         transfers[id]!.callers[caller] = nil
         let transfer = transfers[id]!
         guard transfer.callers.isEmpty, !transfer.isDetached else {
-            transfers[id]!.updatePriority()
+            updatePriority(of: id)
             return .left(id)
         }
         switch transfer.phase {
@@ -176,7 +188,7 @@ struct DownloadQueueStateMachine<Key: Hashable> {
     mutating func setPriority(_ priority: DownloadPriority, of caller: CallerID) {
         guard let id = callerTransfers[caller] else { return }
         transfers[id]!.callers[caller]!.priority = priority
-        transfers[id]!.updatePriority()
+        updatePriority(of: id)
     }
 
     /// A started transfer is over (delivered, failed or cancelled): its callers get the outcome, its slot frees.
@@ -236,7 +248,7 @@ struct DownloadQueueStateMachine<Key: Hashable> {
     /// Moves queued transfers to running while slots are free and the queue is not suspended.
     private mutating func startReady() -> [TransferID] {
         var started: [TransferID] = []
-        while !isSuspended, activeCount < limit, let next = nextQueued() {
+        while !isSuspended, activeCount < limit, let next = takeNextQueued() {
             transfers[next]!.phase = .running
             activeCount += 1
             started.append(next)
@@ -244,29 +256,47 @@ struct DownloadQueueStateMachine<Key: Hashable> {
         return started
     }
 
-    /// The queued transfer to start next: highest priority, then oldest (FIFO) or newest (LIFO).
-    ///
-    /// A linear scan: queues are hundreds long at most in practice, and a scan keeps priority changes free.
-    private func nextQueued() -> TransferID? {
-        var best: (id: TransferID, priority: DownloadPriority, sequence: Int)?
-        for (id, transfer) in transfers {
-            guard case .queued(let sequence) = transfer.phase else { continue }
-            guard let current = best else {
-                best = (id, transfer.priority, sequence)
-                continue
-            }
-            let isBetter =
-                transfer.priority != current.priority
-                ? transfer.priority > current.priority
-                : (order == .fifo ? sequence < current.sequence : sequence > current.sequence)
-            if isBetter { best = (id, transfer.priority, sequence) }
-        }
-        return best?.id
+    /// Takes the queued transfer to start next out of `waiting`: highest priority, then oldest (FIFO) or newest (LIFO).
+    private mutating func takeNextQueued() -> TransferID? {
+        guard let level = waiting.lastIndex(where: { !$0.isEmpty }) else { return nil }
+        // removeFirst moves the rest of the level down: a memmove of a few bytes per waiting transfer.
+        return order == .fifo ? waiting[level].removeFirst().id : waiting[level].removeLast().id
+    }
+
+    /// Makes a transfer's priority the highest of its callers' again, moving it to its new level when it is queued.
+    private mutating func updatePriority(of id: TransferID) {
+        let old = transfers[id]!.priority
+        transfers[id]!.updatePriority()
+        let new = transfers[id]!.priority
+        guard new != old, case .queued(let sequence) = transfers[id]!.phase else { return }
+        removeWaiting(Waiting(sequence: sequence, id: id), at: old)
+        waiting[new.rawValue].insert(
+            Waiting(sequence: sequence, id: id), at: Self.position(of: sequence, in: waiting[new.rawValue]))
     }
 
     private mutating func remove(_ id: TransferID) {
         guard let transfer = transfers.removeValue(forKey: id) else { return }
         if joinable[transfer.key] == id { joinable[transfer.key] = nil }
+        if case .queued(let sequence) = transfer.phase {
+            removeWaiting(Waiting(sequence: sequence, id: id), at: transfer.priority)
+        }
+    }
+
+    private mutating func removeWaiting(_ entry: Waiting, at priority: DownloadPriority) {
+        let index = Self.position(of: entry.sequence, in: waiting[priority.rawValue])
+        assert(index < waiting[priority.rawValue].count && waiting[priority.rawValue][index].id == entry.id)
+        waiting[priority.rawValue].remove(at: index)
+    }
+
+    /// The index of the first entry of `level` whose sequence is not below `sequence`: the entry itself when it is
+    /// there, else where it goes.
+    private static func position(of sequence: Int, in level: [Waiting]) -> Int {
+        var (low, high) = (0, level.count)
+        while low < high {
+            let middle = (low + high) / 2
+            if level[middle].sequence < sequence { low = middle + 1 } else { high = middle }
+        }
+        return low
     }
 
     private mutating func makeID() -> Int {
