@@ -85,12 +85,6 @@ struct ServeCommand: AsyncParsableCommand {
         if configuration.secret == nil {
             logger.warning("no secret: serving unsigned requests only (--allow-unsigned)")
         }
-        logger.info(
-            "osprey serve listening",
-            metadata: [
-                "host": "\(configuration.host)", "port": "\(configuration.port)",
-                "cache": "\(configuration.cacheDirectory)",
-            ])
         try await runServer(configuration: configuration, logger: logger)
     }
 

@@ -49,8 +49,24 @@ public func buildApplication(
             serverName: "osprey/\(OspreyVersion.current)"
         ),
         services: [ProxyService(proxy: proxy)],
+        onServerRunning: { channel in
+            logger.info(
+                "osprey serve listening",
+                metadata: [
+                    "address": "\(channel.localAddress.map(displayed) ?? "unknown")",
+                    "cache": "\(configuration.cacheDirectory)",
+                ])
+        },
         logger: logger
     )
+}
+
+/// `host:port` as a URL writes it (`[::1]:8080` for IPv6).
+private func displayed(_ address: SocketAddress) -> String {
+    let host = address.ipAddress ?? "\(address)"
+    let port = address.port.map { ":\($0)" } ?? ""
+    if case .v6 = address { return "[\(host)]\(port)" }
+    return host + port
 }
 
 /// Turns the proxy's outcomes into HTTP responses.

@@ -96,8 +96,10 @@ final class ServeProcess: Sendable {
                 return log
             }
             logContinuation.yield(text)
-            if let range = text.range(of: #"listening on 127\.0\.0\.1:[0-9]+"#, options: .regularExpression),
-                let port = Int(text[range].split(separator: ":").last ?? "")
+            // osprey's own start line, logged once bound: with `--port 0` it names the port the system chose.
+            if let range = text.range(
+                of: #"address=127\.0\.0\.1:[0-9]+ .*osprey serve listening"#, options: .regularExpression),
+                let port = Int(text[range].split(separator: ":")[1].prefix(while: \.isNumber))
             {
                 continuation.yield(port)
             }
