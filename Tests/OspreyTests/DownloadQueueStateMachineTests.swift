@@ -309,7 +309,7 @@ struct DownloadQueueStateMachineTests {
             }
             // Nothing waits while a slot is free and the queue runs
             if !machine.isSuspended, machine.activeCount < machine.limit { #expect(machine.queuedCount == 0) }
-            // What started outranked everything still queued: highest priority, then oldest (FIFO)
+            // What started outranked everything still queued: highest priority, then oldest (FIFO) or newest (LIFO)
             let stillQueued = Self.queuedRanks(of: machine)
             for started in running.subtracting(runningBefore) {
                 let rank = ranks[started]!
