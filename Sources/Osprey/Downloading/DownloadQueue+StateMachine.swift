@@ -43,10 +43,6 @@ struct DownloadQueueStateMachine<Key: Hashable> {
         var isDetached: Bool
         /// The highest priority of its callers; kept as it was when the last caller leaves a detached transfer.
         var priority: DownloadPriority
-
-        mutating func updatePriority() {
-            if let highest = callers.values.map(\.priority).max() { priority = highest }
-        }
     }
 
     /// A queued transfer's place in `waiting`.
@@ -266,12 +262,12 @@ struct DownloadQueueStateMachine<Key: Hashable> {
     /// Makes a transfer's priority the highest of its callers' again, moving it to its new level when it is queued.
     private mutating func updatePriority(of id: TransferID) {
         let old = transfers[id]!.priority
-        transfers[id]!.updatePriority()
-        let new = transfers[id]!.priority
-        guard new != old, case .queued(let sequence) = transfers[id]!.phase else { return }
-        removeWaiting(Waiting(sequence: sequence, id: id), at: old)
-        waiting[new.rawValue].insert(
-            Waiting(sequence: sequence, id: id), at: Self.position(of: sequence, in: waiting[new.rawValue]))
+        guard let new = transfers[id]!.callers.values.map(\.priority).max(), new != old else { return }
+        transfers[id]!.priority = new
+        guard case .queued(let sequence) = transfers[id]!.phase else { return }
+        let entry = Waiting(sequence: sequence, id: id)
+        removeWaiting(entry, at: old)
+        waiting[new.rawValue].insert(entry, at: Self.position(of: sequence, in: waiting[new.rawValue]))
     }
 
     private mutating func remove(_ id: TransferID) {
