@@ -130,7 +130,9 @@ struct CacheCommand: AsyncParsableCommand {
             commandName: "ls",
             abstract: "List the entries, least recently read first: size, last read, key.",
             discussion: """
-                With --json, one object per entry: {"key","file","bytes","lastAccess"} (ISO 8601).
+                With --json, one object per entry: {"key","stored","file","bytes","lastAccess"}: "stored" is "index" for \
+                an entry kept inside the index (small ones) or "file", "file" the file's name in the cache directory \
+                (file entries only), "lastAccess" ISO 8601.
 
                 Example: osprey cache ls --json | jq -r 'select(.bytes > 1000000) | .key'
                 """)
@@ -143,7 +145,8 @@ struct CacheCommand: AsyncParsableCommand {
                 if location.json {
                     var line = JSONLine()
                     line.add("key", entry.key)
-                    line.add("file", entry.fileName)
+                    line.add("stored", entry.isInIndex ? "index" : "file")
+                    line.add("file", entry.isInIndex ? nil : entry.fileName)
                     line.add("bytes", entry.size)
                     line.add("lastAccess", date)
                     print(line.text)

@@ -1,7 +1,7 @@
-// DiskCacheWorker BASE NAMESPACE WORKER COUNT SIZE_LIMIT
+// DiskCacheWorker BASE NAMESPACE WORKER COUNT SIZE_LIMIT INLINE_SIZE_LIMIT
 //
 // One of the processes in DiskCacheProcessTests: stores COUNT entries under keys "w<WORKER>-<i>" into the disk cache
-// at BASE/osprey/NAMESPACE, reads earlier ones back, and cleans every 25 stores. Any entry read back must be exactly
+// at BASE/osprey/NAMESPACE (keeping those of at most INLINE_SIZE_LIMIT bytes in its index), reads earlier ones back, and cleans every 25 stores. Any entry read back must be exactly
 // what was stored (an evicted one may be missing). START_AT in the environment delays the start (see below). Prints "stored N verified N missing N" and exits 1 if a read
 // returned wrong bytes or a store failed.
 import Osprey
@@ -20,10 +20,10 @@ func complain(_ message: String) {
 }
 
 let arguments = CommandLine.arguments
-guard arguments.count == 6, let worker = Int(arguments[3]), let count = Int(arguments[4]),
-    let sizeLimit = Int(arguments[5])
+guard arguments.count == 7, let worker = Int(arguments[3]), let count = Int(arguments[4]),
+    let sizeLimit = Int(arguments[5]), let inlineSizeLimit = Int(arguments[6])
 else {
-    complain("usage: DiskCacheWorker BASE NAMESPACE WORKER COUNT SIZE_LIMIT")
+    complain("usage: DiskCacheWorker BASE NAMESPACE WORKER COUNT SIZE_LIMIT INLINE_SIZE_LIMIT")
     exit(2)
 }
 // With START_AT (seconds since 1970) in the environment, wait until then: workers started one after another then open
@@ -37,6 +37,7 @@ if let startAt = getenv("START_AT").flatMap({ Double(String(cString: $0)) }) {
 var configuration = DiskCache.Configuration(namespace: arguments[2])
 configuration.baseDirectory = arguments[1]
 configuration.sizeLimit = sizeLimit
+configuration.inlineSizeLimit = inlineSizeLimit
 configuration.cleaningInterval = nil
 let cache = DiskCache(configuration: configuration)
 var (verified, missing, wrong) = (0, 0, 0)

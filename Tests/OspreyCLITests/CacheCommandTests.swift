@@ -36,6 +36,8 @@ struct CacheCommandTests {
             #expect(Set(entries.compactMap { $0["key"] as? String }) == [server.url("/s.png"), server.url("/l.png")])
             #expect(Set(entries.compactMap { $0["bytes"] as? Int }) == [small.count, large.count])
             #expect(entries.allSatisfy { ($0["lastAccess"] as? String)?.hasSuffix("Z") == true })
+            // Both are small enough to be kept inside the index: no file of their own
+            #expect(entries.allSatisfy { $0["stored"] as? String == "index" && $0["file"] == nil })
 
             // Limits as they are: nothing to remove. Over a 100-byte limit: the least recently used go until the
             // cache is under half of it.

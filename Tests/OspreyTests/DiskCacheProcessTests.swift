@@ -1,10 +1,14 @@
 import Foundation
-import Osprey
 import OspreyTesting
 import Testing
 
+@testable import Osprey
+
 /// Two real processes (DiskCacheWorker) writing, reading and cleaning one cache directory at the same time.
 @Suite struct DiskCacheProcessTests {
+    /// The workload's entries are 1–4 KB: with this limit about half are kept in the index and half in files.
+    static let inlineSizeLimit = 2_560
+
     static var workerPath: String {
         get throws {
             let candidates = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])]
@@ -37,7 +41,7 @@ import Testing
         let processes = try (0..<workers).map { worker -> (Process, Pipe) in
             let process = Process()
             process.executableURL = URL(fileURLWithPath: workerPath)
-            process.arguments = [base, "shared", "\(worker)", "\(count)", "\(sizeLimit)"]
+            process.arguments = [base, "shared", "\(worker)", "\(count)", "\(sizeLimit)", "\(inlineSizeLimit)"]
             process.environment = ProcessInfo.processInfo.environment.merging(["START_AT": "\(startAt)"]) { $1 }
             let pipe = Pipe()
             process.standardOutput = pipe
@@ -57,6 +61,7 @@ import Testing
         configuration.baseDirectory = base
         configuration.sizeLimit = sizeLimit
         configuration.cleaningInterval = nil
+        configuration.inlineSizeLimit = Self.inlineSizeLimit
         return DiskCache(configuration: configuration)
     }
 
@@ -106,7 +111,7 @@ import Testing
         for run in runs { #expect(run.status == 0, "\(run.output)") }
 
         // And after a last cleaning the cache is under its limit, every entry left is whole, and the index lists
-        // exactly the entry files on disk, with their sizes
+        // exactly the entry files on disk, with their sizes, and holds one blob per entry kept in it
         let cache = openCache(base: temporary.path, sizeLimit: limit)
         await cache.clean()
         let totals = await cache.totals()
@@ -125,10 +130,15 @@ import Testing
         let directory = temporary.path + "/osprey/shared"
         let files = FileSystemProbe.names(in: directory).filter { !$0.hasPrefix("index.sqlite") }
         let entries = await cache.allEntries()
-        #expect(Set(files) == Set(entries.map(\.fileName)))
+        let inFiles = entries.filter { !$0.isInIndex }
+        #expect(Set(files) == Set(inFiles.map(\.fileName)))
         let onDisk = try files.reduce(0) { total, name in
             total + (try FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int ?? 0)
         }
-        #expect(onDisk == totals.size)
+        #expect(onDisk == inFiles.reduce(0) { $0 + $1.size })
+        #expect(!inFiles.isEmpty && inFiles.count < entries.count)
+        #expect(
+            cache.withIndex { index throws(SQLiteDatabase.Error) in try index.blobCount() } == entries.count
+                - inFiles.count)
     }
 }

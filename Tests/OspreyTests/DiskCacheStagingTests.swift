@@ -10,8 +10,12 @@ import Testing
     let temporary = TemporaryDirectory()
     let key = "https://example.com/staged.png"
 
-    func makeCache() -> DiskCache {
+    /// Entries kept in files (limit 0) or in the index (the default).
+    static let storages = [0, DiskCache.Configuration().inlineSizeLimit]
+
+    func makeCache(inlineSizeLimit: Int = DiskCache.Configuration().inlineSizeLimit) -> DiskCache {
         var configuration = DiskCache.Configuration(namespace: "staging")
+        configuration.inlineSizeLimit = inlineSizeLimit
         configuration.baseDirectory = temporary.path
         configuration.cleaningInterval = nil
         return DiskCache(configuration: configuration, clock: TestClock())
@@ -19,9 +23,19 @@ import Testing
 
     var path: String { "osprey/staging/" + DiskCache.fileName(forKey: key) }
 
-    @Test("a begun store reads back, with its entry, before anything is written; finishing it writes it")
-    func stagedStoreIsReadable() async throws {
-        let cache = makeCache()
+    /// The bytes written for the key, wherever the cache keeps them: its file, or its blob in the index.
+    func written(in cache: DiskCache) -> [UInt8]? {
+        if let file = temporary.contents(of: path) { return file }
+        let name = DiskCache.fileName(forKey: key)
+        return cache.withIndex { index throws(SQLiteDatabase.Error) in try index.recordAndBytes(named: name)?.bytes }
+            ?? nil
+    }
+
+    @Test(
+        "a begun store reads back, with its entry, before anything is written; finishing it writes it",
+        arguments: storages)
+    func stagedStoreIsReadable(inlineSizeLimit: Int) async throws {
+        let cache = makeCache(inlineSizeLimit: inlineSizeLimit)
         let bytes = DiskCacheTests.bytes(5_000)
         let pending = cache.beginStore(bytes, forKey: key, validators: .init(etag: "\"s\"", maxAge: .seconds(60)))
 
@@ -30,21 +44,22 @@ import Testing
         #expect(await cache.containsData(forKey: key))
         let entry = try #require(await cache.entry(forKey: key))
         #expect(entry.size == 5_000 && entry.validators == .init(etag: "\"s\"", maxAge: .seconds(60)))
-        #expect(temporary.contents(of: path) == nil)
+        #expect(written(in: cache) == nil)
         #expect(await cache.totals().count == 0)
 
         try await cache.finishStore(pending)
 
-        #expect(temporary.contents(of: path) == bytes)
+        #expect(written(in: cache) == bytes)
+        #expect(await cache.entry(forKey: key)?.isInIndex == (inlineSizeLimit > 0))
         #expect(await cache.totals().count == 1)
         #expect(cache.state.withLock { $0.staged.isEmpty })
         #expect(await cache.data(forKey: key) == bytes)
     }
 
-    @Test("of two stores in flight, the later one's bytes are kept, whichever write ends first")
-    func laterStoreWins() async throws {
+    @Test("of two stores in flight, the later one's bytes are kept, whichever write ends first", arguments: storages)
+    func laterStoreWins(inlineSizeLimit: Int) async throws {
         for laterFinishesFirst in [true, false] {
-            let cache = makeCache()
+            let cache = makeCache(inlineSizeLimit: inlineSizeLimit)
             let first = cache.beginStore(DiskCacheTests.bytes(100, seed: 1), forKey: key, validators: .init())
             let second = cache.beginStore(DiskCacheTests.bytes(200, seed: 2), forKey: key, validators: .init())
             #expect(cache.blockingData(forKey: key) == DiskCacheTests.bytes(200, seed: 2))
@@ -57,7 +72,7 @@ import Testing
                 try await cache.finishStore(second)
             }
 
-            #expect(temporary.contents(of: path) == DiskCacheTests.bytes(200, seed: 2))
+            #expect(written(in: cache) == DiskCacheTests.bytes(200, seed: 2))
             #expect(await cache.data(forKey: key) == DiskCacheTests.bytes(200, seed: 2))
             #expect(await cache.entry(forKey: key)?.size == 200)
             await cache.removeAll()
@@ -74,7 +89,7 @@ import Testing
         #expect(cache.blockingData(forKey: key) == nil)
         try await cache.finishStore(pending)
 
-        #expect(temporary.contents(of: path) == nil)
+        #expect(written(in: cache) == nil)
         #expect(await cache.data(forKey: key) == nil)
         #expect(await cache.totals().count == 0)
         #expect(FileSystemProbe.names(in: temporary.path + "/osprey/staging").allSatisfy { !$0.hasPrefix(".tmp-") })

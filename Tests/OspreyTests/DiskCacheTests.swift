@@ -1,7 +1,8 @@
-import Osprey
 import OspreyTesting
 import Synchronization
 import Testing
+
+@testable import Osprey
 
 #if canImport(Glibc)
 import Glibc
@@ -22,9 +23,10 @@ final class ManualTime: Sendable {
 
     func makeCache(
         namespace: String = "test", sizeLimit: Int = 1 << 30, maximumAge: Duration? = .seconds(7 * 24 * 3600),
-        readOnly: [String] = []
+        readOnly: [String] = [], inlineSizeLimit: Int = DiskCache.Configuration().inlineSizeLimit
     ) -> DiskCache {
         var configuration = DiskCache.Configuration(namespace: namespace)
+        configuration.inlineSizeLimit = inlineSizeLimit
         configuration.baseDirectory = temporary.path
         configuration.sizeLimit = sizeLimit
         configuration.maximumAge = maximumAge
@@ -40,8 +42,8 @@ final class ManualTime: Sendable {
 
     @Test("a stored entry reads back, under its hashed name with the URL's extension, atomically written")
     func storeAndRead() async throws {
-        // Given an empty cache
-        let cache = makeCache()
+        // Given an empty cache that keeps entries over 1 KB as files
+        let cache = makeCache(inlineSizeLimit: 1024)
         let key = "https://example.com/photos/cat.JPG?width=300"
 
         // When bytes are stored under a URL key
@@ -57,6 +59,7 @@ final class ManualTime: Sendable {
         let entry = try #require(await cache.entry(forKey: key))
         #expect(entry.key == key)
         #expect(entry.size == 10_000)
+        #expect(!entry.isInIndex)
         #expect(entry.validators == .init(etag: "\"v1\"", maxAge: .seconds(60)))
         #expect(await cache.totals() == (10_000, 1))
         #expect(await cache.totalSize == 10_000)
@@ -142,7 +145,7 @@ final class ManualTime: Sendable {
     @Test("a truncated or altered entry is a miss, and is removed", arguments: ["truncated", "altered", "deleted"])
     func damagedEntries(damage: String) async throws {
         // Given a stored entry whose file is then damaged behind the cache's back
-        let cache = makeCache()
+        let cache = makeCache(inlineSizeLimit: 0)
         let events = cache.events()
         try await cache.store(Self.bytes(5_000), forKey: "k")
         let path = "osprey/test/" + DiskCache.fileName(forKey: "k")
@@ -166,7 +169,7 @@ final class ManualTime: Sendable {
     @Test("an entry damaged after this process has read and verified it is still caught", arguments: [true, false])
     func damagedAfterVerification(truncate: Bool) async throws {
         // Given an entry read once (so later reads skip the checksum while the file keeps its stamp)
-        let cache = makeCache()
+        let cache = makeCache(inlineSizeLimit: 0)
         try await cache.store(Self.bytes(5_000), forKey: "k")
         #expect(await cache.data(forKey: "k") == Self.bytes(5_000))
         #expect(await cache.data(forKey: "k") == Self.bytes(5_000))
@@ -186,13 +189,15 @@ final class ManualTime: Sendable {
         #expect(await cache.totals() == (0, 0))
     }
 
-    @Test("a lost index is rebuilt from the files, and a damaged one is replaced")
+    @Test("a lost index is rebuilt from the files, and a damaged one is replaced; entries kept in it are lost with it")
     func indexRebuild() async throws {
-        // Given a cache with two entries, closed
+        // Given a cache with two entries in files and one in the index, closed
         do {
-            let cache = makeCache()
+            let cache = makeCache(inlineSizeLimit: 100)
             try await cache.store(Self.bytes(300), forKey: "a")
             try await cache.store(Self.bytes(700), forKey: "b")
+            try await cache.store(Self.bytes(50), forKey: "c")
+            #expect(await cache.totals() == (1_050, 3))
         }
         let directory = temporary.path + "/osprey/test/"
 
@@ -200,9 +205,10 @@ final class ManualTime: Sendable {
         for suffix in ["", "-wal", "-shm"] { unlink(directory + "index.sqlite" + suffix) }
         let rebuilt = makeCache()
 
-        // Then both entries are found again (keys unknown until stored again)
+        // Then both files are found again (keys unknown until stored again), and the small entry is a miss
         #expect(await rebuilt.totals() == (1_000, 2))
         #expect(await rebuilt.data(forKey: "a") == Self.bytes(300))
+        #expect(await rebuilt.data(forKey: "c") == nil)
         #expect(Set(await rebuilt.allEntries().map(\.size)) == [300, 700])
 
         // And when the index is overwritten with garbage, the cache still opens and rebuilds
@@ -213,9 +219,11 @@ final class ManualTime: Sendable {
         #expect(await replaced.data(forKey: "b") == Self.bytes(700))
     }
 
-    @Test("a cache directory deleted underneath the cache is recreated at the next store")
-    func deletedDirectory() async throws {
-        let cache = makeCache()
+    @Test(
+        "a cache directory deleted underneath the cache is recreated at the next store",
+        arguments: [0, DiskCache.Configuration().inlineSizeLimit])
+    func deletedDirectory(inlineSizeLimit: Int) async throws {
+        let cache = makeCache(inlineSizeLimit: inlineSizeLimit)
         try await cache.store(Self.bytes(10), forKey: "a")
         FileSystemProbe.removeTree(temporary.path + "/osprey")
 
@@ -224,6 +232,7 @@ final class ManualTime: Sendable {
         #expect(await cache.data(forKey: "b") == Self.bytes(20))
         #expect(await cache.data(forKey: "a") == nil)
         #expect(await cache.totals() == (20, 1))
+        #expect(await cache.entry(forKey: "b")?.isInIndex == (inlineSizeLimit > 0))
     }
 
     @Test("read-only directories are searched on a miss, and never written")
@@ -264,9 +273,10 @@ final class ManualTime: Sendable {
 
     @Test(
         "a full disk fails the store with diskFull and keeps everything stored before",
-        .enabled(if: geteuid() == 0, "mounting a small tmpfs needs root")
+        .enabled(if: geteuid() == 0, "mounting a small tmpfs needs root"),
+        arguments: [0, DiskCache.Configuration().inlineSizeLimit]
     )
-    func fullDisk() async throws {
+    func fullDisk(inlineSizeLimit: Int) async throws {
         // Given a cache on a 256 KiB tmpfs
         let mountPoint = temporary.path + "/small"
         mkdir(mountPoint, 0o755)
@@ -276,6 +286,7 @@ final class ManualTime: Sendable {
         var configuration = DiskCache.Configuration(namespace: "full")
         configuration.baseDirectory = mountPoint
         configuration.cleaningInterval = nil
+        configuration.inlineSizeLimit = inlineSizeLimit
         let cache = DiskCache(configuration: configuration)
 
         // When 40 KB entries are stored until one fails
@@ -324,11 +335,12 @@ final class ManualTime: Sendable {
 
     @Test("removeData and removeAll delete entries and report them")
     func removing() async throws {
-        let cache = makeCache()
+        let cache = makeCache(inlineSizeLimit: 15)
         let events = cache.events()
         try await cache.store(Self.bytes(10), forKey: "a")
         try await cache.store(Self.bytes(20), forKey: "b")
         try await cache.store(Self.bytes(30), forKey: "c")
+        try await cache.store(Self.bytes(12), forKey: "d")
         await cache.removeData(forKey: "a")
         #expect(await cache.data(forKey: "a") == nil)
         await cache.removeAll()
@@ -337,6 +349,7 @@ final class ManualTime: Sendable {
         var iterator = events.makeAsyncIterator()
         #expect(await iterator.next() == DiskCache.Event(reason: .removed, keys: ["a"], bytes: 10))
         let second = await iterator.next()
-        #expect(Set(second?.keys ?? []) == ["b", "c"])
+        #expect(Set(second?.keys ?? []) == ["b", "c", "d"])
+        #expect(cache.withIndex { index throws(SQLiteDatabase.Error) in try index.blobCount() } == 0)
     }
 }

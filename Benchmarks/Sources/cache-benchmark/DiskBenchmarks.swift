@@ -10,9 +10,14 @@ func scratchDirectory(_ name: String) throws -> String {
     return path
 }
 
-func diskCache(base: String, namespace: String, sizeLimit: Int = 1 << 40) -> DiskCache {
+/// A disk cache in `base` without periodic cleaning or age limit. `inlineSizeLimit` 0 keeps every entry in a file.
+func diskCache(
+    base: String, namespace: String, sizeLimit: Int = 1 << 40,
+    inlineSizeLimit: Int = DiskCache.Configuration().inlineSizeLimit
+) -> DiskCache {
     var configuration = DiskCache.Configuration(namespace: namespace)
     configuration.baseDirectory = base
+    configuration.inlineSizeLimit = inlineSizeLimit
     configuration.sizeLimit = sizeLimit
     configuration.maximumAge = nil
     configuration.cleaningInterval = nil
@@ -164,22 +169,67 @@ func diskBenchmarks() async throws -> [String] {
     print(
         "  store: \(Int(2000 / storeSeconds)) entries/s, \(Int(2000 * 0.1 / storeSeconds)) MB/s (100 KB entries)")
 
-    try await cleaningBenchmark(base: base, failures: &failures)
+    try await smallEntries(base: base)
+    try await cleaningBenchmark(base: base, inlineSizeLimit: 0, failures: &failures)
+    try await cleaningBenchmark(
+        base: base, inlineSizeLimit: DiskCache.Configuration().inlineSizeLimit, failures: &failures)
     return failures
 }
 
-/// Cleaning 100,000 entries to half the size limit: ours (indexed), then the seeds' algorithm on the same files.
-func cleaningBenchmark(base: String, failures: inout [String]) async throws {
+/// 2 KB entries (the size of most images on the web) kept inside the index, as by default, and in files: stores of
+/// 5,000 distinct keys, then a blocking hit beside read(2) of a file of that size.
+func smallEntries(base: String) async throws {
+    let payload = (0..<2_000).map { UInt8(truncatingIfNeeded: $0 &* 2_654_435_761 >> 5) }
+    var results: [String] = []
+    for (label, limit) in [("in the index", DiskCache.Configuration().inlineSizeLimit), ("in files", 0)] {
+        let namespace = "small-\(limit)"
+        let cache = diskCache(base: base, namespace: namespace, inlineSizeLimit: limit)
+        sync()
+        let start = nanoseconds()
+        for index in 0..<5_000 {
+            try await cache.store(payload, forKey: "https://example.com/\(index).png")
+        }
+        let seconds = Double(nanoseconds() - start) / 1e9
+        var hits: [UInt64] = []
+        for index in 0..<3_000 {
+            let start = nanoseconds()
+            let bytes = cache.blockingData(forKey: "https://example.com/\(index % 5_000).png")
+            hits.append(nanoseconds() - start)
+            precondition(bytes?.count == 2_000)
+        }
+        results.append(
+            "\(label) \(Int(5_000 / seconds)) stores/s, hit p50 \(String(format: "%.1f", median(hits) / 1000)) µs")
+    }
+    let file = base + "/small-file"
+    precondition(FileManager.default.createFile(atPath: file, contents: Data(payload)))
+    var buffer = [UInt8](repeating: 0, count: 2_000)
+    var raw: [UInt64] = []
+    for _ in 0..<3_000 {
+        let start = nanoseconds()
+        precondition(plainRead(file, into: &buffer) == 2_000)
+        raw.append(nanoseconds() - start)
+    }
+    print(
+        "  2 KB entries: " + results.joined(separator: "; ")
+            + "; read(2) of such a file p50 \(String(format: "%.1f", median(raw) / 1000)) µs")
+}
+
+/// Cleaning 100,000 entries to half the size limit: ours (indexed), then the seeds' algorithm on the same files. With
+/// `inlineSizeLimit` 0 our entries are files as theirs are; by default these 1 KB entries are kept inside the index.
+func cleaningBenchmark(base: String, inlineSizeLimit: Int, failures: inout [String]) async throws {
     let count = 100_000
     let entry = [UInt8](repeating: 7, count: 1000)
     let limit = count * 1000 - 1  // just over the limit: cleaning goes down to half
+    let inFiles = inlineSizeLimit == 0
+    let label = inFiles ? "entries in files" : "entries in the index"
     // Stored through the cache (so the index has them) with no limit, then opened again with the limit.
-    let filling = diskCache(base: base, namespace: "clean")
+    let namespace = "clean-\(inlineSizeLimit)"
+    let filling = diskCache(base: base, namespace: namespace, inlineSizeLimit: inlineSizeLimit)
     for index in 0..<count {
         try await filling.store(entry, forKey: "https://example.com/\(index).jpg")
     }
-    let cache = diskCache(base: base, namespace: "clean", sizeLimit: limit)
-    let seedsDirectory = base + "/seeds"
+    let cache = diskCache(base: base, namespace: namespace, sizeLimit: limit, inlineSizeLimit: inlineSizeLimit)
+    let seedsDirectory = base + "/seeds-\(inlineSizeLimit)"
     try FileManager.default.createDirectory(atPath: seedsDirectory, withIntermediateDirectories: true)
     for index in 0..<count {
         let name = DiskCache.fileName(forKey: "https://example.com/\(index).jpg")
@@ -213,18 +263,21 @@ func cleaningBenchmark(base: String, failures: inout [String]) async throws {
 
     // Both cleanings start with nothing waiting to be written back, so neither pays for the other's file creation.
     sync()
-    // The floor for any cleaning of these files: unlink(2) alone of the same 50,001 oldest names, in a third
-    // directory made the same way, with nothing else.
-    let floorDirectory = base + "/floor"
-    try FileManager.default.createDirectory(atPath: floorDirectory, withIntermediateDirectories: true)
-    let oldestNames = (0..<count).map { DiskCache.fileName(forKey: "https://example.com/\($0).jpg") }
-    for name in oldestNames {
-        _ = FileManager.default.createFile(atPath: floorDirectory + "/" + name, contents: Data(entry))
+    // For entries in files, the floor for any cleaning of them: unlink(2) alone of the same 50,001 oldest names, in
+    // a third directory made the same way, with nothing else.
+    var floor: Double?
+    if inFiles {
+        let floorDirectory = base + "/floor"
+        try FileManager.default.createDirectory(atPath: floorDirectory, withIntermediateDirectories: true)
+        let oldestNames = (0..<count).map { DiskCache.fileName(forKey: "https://example.com/\($0).jpg") }
+        for name in oldestNames {
+            _ = FileManager.default.createFile(atPath: floorDirectory + "/" + name, contents: Data(entry))
+        }
+        sync()
+        let floorStart = nanoseconds()
+        for name in oldestNames.prefix(count / 2 + 1) { unlink(floorDirectory + "/" + name) }
+        floor = Double(nanoseconds() - floorStart) / 1e9
     }
-    sync()
-    let floorStart = nanoseconds()
-    for name in oldestNames.prefix(count / 2 + 1) { unlink(floorDirectory + "/" + name) }
-    let floor = Double(nanoseconds() - floorStart) / 1e9
 
     let residentBefore = residentMiB()
     let start = nanoseconds()
@@ -236,10 +289,18 @@ func cleaningBenchmark(base: String, failures: inout [String]) async throws {
 
     let ratio = seeds / ours
     print(
-        "  clean \(count) entries to half: \(String(format: "%.2f", ours)) s, \(removed) removed, peak memory +"
-            + "\(Int(max(cleaningMemory, 0))) MiB; seeds' "
-            + "algorithm \(String(format: "%.2f", seeds)) s (\(seedsRemoved) removed): \(String(format: "%.1f", ratio))x"
-    )
+        "  clean \(count) entries (\(label)) to half: \(String(format: "%.2f", ours)) s, \(removed) removed, peak "
+            + "memory +\(Int(max(cleaningMemory, 0))) MiB; seeds' algorithm on files \(String(format: "%.2f", seeds)) s "
+            + "(\(seedsRemoved) removed): \(String(format: "%.1f", ratio))x")
+    if cleaningMemory >= 100 {
+        failures.append("cleaning took \(Int(cleaningMemory)) MiB more memory (target < 100 MB)")
+    }
+    guard let floor else {
+        // No unlink(2) bounds this one. Reported beside the 10x target, which the Caches issue set for files and
+        // which the run on files checks; it does not fail the run (see docs/benchmarks.md).
+        print("  (entries in the index: \(String(format: "%.1f", ratio))x, \(ratio >= 10 ? "at" : "below") 10x)")
+        return
+    }
     print(
         "  unlink(2) alone of the same \(count / 2 + 1) files: \(String(format: "%.2f", floor)) s, which bounds any "
             + "cleaning here to \(String(format: "%.1f", seeds / floor))x the seeds' algorithm; ours is "
@@ -258,8 +319,5 @@ func cleaningBenchmark(base: String, failures: inout [String]) async throws {
         if ours > 2 * floor {
             failures.append("cleaning \(String(format: "%.2f", ours / floor))x unlink(2) alone (guard: ≤ 2x here)")
         }
-    }
-    if cleaningMemory >= 100 {
-        failures.append("cleaning took \(Int(cleaningMemory)) MiB more memory (target < 100 MB)")
     }
 }

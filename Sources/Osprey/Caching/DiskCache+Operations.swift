@@ -138,10 +138,11 @@ extension DiskCache {
     /// Verified entries remembered per process (about 100 bytes each); the map starts over when full.
     static let verifiedCapacity = 16_384
 
-    /// The bytes of the entry `name` when the index has it and the file matches the index. An expired entry is
-    /// removed; so is a damaged one, unless a writer replaced it meanwhile, in which case the read is tried again.
+    /// The bytes of the entry `name` when the index has it and they match the index's size and CRC-32 (an entry
+    /// kept in the index is read with its record, in the same query). An expired entry is removed; so is a damaged
+    /// one, unless a writer replaced it meanwhile, in which case the read is tried again.
     ///
-    /// The first read of an entry in a process checks the whole file against the index's CRC-32 and remembers the
+    /// The first read of a file entry in a process checks the whole file against the index's CRC-32 and remembers the
     /// file's stamp (size, inode, modification time); later reads whose file has the same stamp skip the index and
     /// the checksum, which would otherwise cost more than the read itself. Replacing, truncating or rewriting the
     /// file changes its stamp, so it is checked again. (Only a rewrite in place within the same clock tick as the
@@ -156,14 +157,22 @@ extension DiskCache {
             }
             _ = state.withLock { $0.verified.removeValue(forKey: name) }
         }
-        guard let record = withIndex({ index throws(SQLiteDatabase.Error) in try index.record(named: name) }) ?? nil
+        guard
+            let (record, inIndex) = withIndex({ index throws(SQLiteDatabase.Error) in
+                try index.recordAndBytes(named: name)
+            }) ?? nil
         else { return nil }
         if isExpired(lastAccess: lastAccess(of: record)) {
             remove(names: [name], reason: .expired, ifUnchanged: record)
             return nil
         }
-        let read = (try? FileSystem.readStamped(path, expectedSize: record.size)) ?? nil
-        if let (bytes, stamp) = read,
+        if record.blob != nil {
+            if let inIndex, inIndex.count == record.size,
+                record.checksum == nil || record.checksum == inIndex.withUnsafeBytes(Self.checksum)
+            {
+                return inIndex
+            }
+        } else if let (bytes, stamp) = (try? FileSystem.readStamped(path, expectedSize: record.size)) ?? nil,
             record.checksum == nil || record.checksum == bytes.withUnsafeBytes(Self.checksum)
         {
             state.withLock { state in
@@ -226,7 +235,8 @@ extension DiskCache {
 
     private static func entry(_ record: DiskIndex.Record) -> Entry {
         Entry(
-            key: record.key, fileName: record.name, size: record.size, created: UnixTime(seconds: record.created),
+            key: record.key, fileName: record.name, isInIndex: record.blob != nil, size: record.size,
+            created: UnixTime(seconds: record.created),
             lastAccess: UnixTime(seconds: record.accessed), expires: record.expires.map { UnixTime(seconds: $0) },
             validators: Validators(
                 etag: record.etag, lastModified: record.lastModified,
@@ -241,7 +251,8 @@ extension DiskCache {
         let name = Self.fileName(forKey: key)
         let time = now()
         let entry = Entry(
-            key: key, fileName: name, size: bytes.count, created: time, lastAccess: time,
+            key: key, fileName: name, isInIndex: configuration.keepsInIndex(size: bytes.count), size: bytes.count,
+            created: time, lastAccess: time,
             expires: validators.maxAge.map { time.advanced(by: $0) }, validators: validators)
         return state.withLock { state in
             guard state.index != nil else { return nil }
@@ -291,9 +302,17 @@ extension DiskCache {
         let name = Self.fileName(forKey: key)
         // Memory-only, or superseded already: nothing to write.
         guard state.withLock({ $0.index != nil && Self.isCurrent(generation, of: name, in: $0) }) else { return 0 }
-        let temporary = try FileSystem.writeTemporary(bytes, in: directory)
+        // A small entry goes into the index; a larger one is written to a temporary file, outside the lock.
+        let inIndex = configuration.keepsInIndex(size: bytes.count)
+        let temporary = inIndex ? nil : try FileSystem.writeTemporary(bytes, in: directory)
+        // SQLite goes on writing to an index whose file was deleted (with its directory, say) as if nothing happened:
+        // the caller reopens it, as it does when the temporary file cannot be created.
+        let indexPath = directory + "/" + Self.indexName
+        if inIndex, !FileSystem.exists(indexPath) {
+            throw FileSystem.Error(operation: "open", path: indexPath, code: ENOENT)
+        }
         let time = now().seconds
-        let record = DiskIndex.Record(
+        var record = DiskIndex.Record(
             name: name, key: key, size: bytes.count, checksum: bytes.withUnsafeBytes(Self.checksum), created: time,
             accessed: time, expires: validators.maxAge.map { time + $0.seconds }, etag: validators.etag,
             lastModified: validators.lastModified)
@@ -307,14 +326,21 @@ extension DiskCache {
             guard let index = state.index, Self.isCurrent(generation, of: name, in: state) else { return nil }
             return Result { () throws(SQLiteDatabase.Error) in
                 try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
+                    let previous = inIndex ? try index.record(named: name) : nil
+                    if inIndex { record.blob = try index.insertBlob(bytes) }
                     try index.upsert(record)
                     let total = try index.totals().size
-                    do throws(FileSystem.Error) {
-                        try FileSystem.rename(temporary, to: final)
-                        renamed = true
-                    } catch {
-                        renameError = error
-                        throw SQLiteDatabase.Error(code: 4, message: "rename failed")  // SQLITE_ABORT: roll back
+                    if let temporary {
+                        do throws(FileSystem.Error) {
+                            try FileSystem.rename(temporary, to: final)
+                            renamed = true
+                        } catch {
+                            renameError = error
+                            throw SQLiteDatabase.Error(code: 4, message: "rename failed")  // SQLITE_ABORT: roll back
+                        }
+                    } else if let previous, previous.blob == nil {
+                        // It replaces a file entry: the file goes, inside the transaction as removals do.
+                        FileSystem.remove(final)
                     }
                     return total
                 }
@@ -323,7 +349,7 @@ extension DiskCache {
         _ = state.withLock { $0.verified.removeValue(forKey: name) }
         switch outcome {
         case nil:
-            FileSystem.remove(temporary)
+            if let temporary { FileSystem.remove(temporary) }
             return 0
         case .success(let total):
             return total
@@ -331,7 +357,7 @@ extension DiskCache {
             if let renameError { throw renameError }
             // The commit failed after the rename: the row still describes the old bytes, so drop the new file
             // (the next read of the old row finds it missing and removes it).
-            FileSystem.remove(renamed ? final : temporary)
+            if let temporary { FileSystem.remove(renamed ? final : temporary) }
             logger.warning("disk cache index write failed", metadata: ["osprey.error": "\(error)"])
             throw .indexWriteFailed(directory, isDiskFull: error.isDiskFull)
         }
@@ -374,7 +400,7 @@ extension DiskCache {
             withIndex { index throws(SQLiteDatabase.Error) in
                 try index.transaction { () throws(SQLiteDatabase.Error) -> [DiskIndex.Record] in
                     let removed = try delete(index)
-                    for record in removed { FileSystem.remove(directory + "/" + record.name) }
+                    for record in removed where record.blob == nil { FileSystem.remove(directory + "/" + record.name) }
                     return removed
                 }
             } ?? []

@@ -12,12 +12,14 @@ import Synchronization
 /// for await event in cache.events() { print(event.reason, event.keys) }
 /// ```
 ///
-/// - Entries are files named by ``fileName(forKey:)`` in ``Configuration/directory``; each is written to a
+/// - Entries of at most ``Configuration/inlineSizeLimit`` bytes (64 KiB by default) are kept inside the index;
+///   larger ones are files named by ``fileName(forKey:)`` in ``Configuration/directory``, each written to a
 ///   temporary file and renamed into place, so a reader never sees part of one.
 /// - The index (SQLite in WAL mode, `index.sqlite` in the directory) records each entry's key, size, CRC-32, times
-///   and HTTP validators. It survives crashes, is rebuilt from the directory when lost or damaged, and lets
-///   several processes share one directory: renames and deletions happen inside its write transactions.
-/// - A read checks the file against the index: a truncated, grown or altered entry is a miss, and is removed.
+///   and HTTP validators. It survives crashes, is rebuilt from the directory's files when lost or damaged
+///   (the entries it kept inside are lost with it), and lets several processes share one directory: renames and
+///   deletions happen inside its write transactions.
+/// - A read checks the bytes against the index: a truncated, grown or altered entry is a miss, and is removed.
 /// - Cleaning removes entries not read for ``Configuration/maximumAge``, then, over ``Configuration/sizeLimit``,
 ///   the least recently used until the size is under ``Configuration/sizeTargetRatio`` of it. It runs after a write
 ///   crosses the limit, every ``Configuration/cleaningInterval``, and on ``clean()``, in small batches so reads and

@@ -2,6 +2,10 @@
 /// recording and eviction are indexed queries — never a directory scan — and a crash loses at most the accesses
 /// not yet written. Several processes may open the same index: SQLite's file locks serialise their writes.
 ///
+/// Small entries' bytes live in the index too, in a table of their own (`blobs`, one row each, referenced by the
+/// entry's `blob` column); triggers delete an entry's blob with its row or when the row points elsewhere, so every
+/// removal path frees it.
+///
 /// Not thread-safe: ``DiskCache`` keeps it behind its lock.
 final class DiskIndex {
     /// One entry as the index knows it. Times are seconds since 1970.
@@ -19,10 +23,13 @@ final class DiskIndex {
         var expires: Double? = nil
         var etag: String? = nil
         var lastModified: String? = nil
+        /// The row of the entry's bytes in the index's `blobs` table; `nil` when they are a file in the directory.
+        var blob: Int64? = nil
 
         /// Whether `other` is the same stored entry (same write), whatever its access time.
         func isSameEntry(as other: Record) -> Bool {
             name == other.name && size == other.size && checksum == other.checksum && created == other.created
+                && blob == other.blob
         }
     }
 
@@ -50,8 +57,17 @@ final class DiskIndex {
                 """
                 CREATE TABLE IF NOT EXISTS entries(
                     name TEXT PRIMARY KEY, key TEXT, size INTEGER NOT NULL, checksum INTEGER,
-                    created REAL NOT NULL, accessed REAL NOT NULL, expires REAL, etag TEXT, last_modified TEXT
+                    created REAL NOT NULL, accessed REAL NOT NULL, expires REAL, etag TEXT, last_modified TEXT,
+                    blob INTEGER
                 ) WITHOUT ROWID;
+                """)
+            // An index written before entries could be kept inside it lacks the column: add it.
+            let columns = try database.query("PRAGMA table_info(entries)").compactMap { $0[1].text }
+            if !columns.contains("blob") {
+                try database.execute("ALTER TABLE entries ADD COLUMN blob INTEGER")
+            }
+            try database.execute(
+                """
                 CREATE INDEX IF NOT EXISTS entries_by_access ON entries(accessed);
                 CREATE TABLE IF NOT EXISTS totals(
                     id INTEGER PRIMARY KEY CHECK (id = 0), size INTEGER NOT NULL, count INTEGER NOT NULL);
@@ -62,17 +78,37 @@ final class DiskIndex {
                     BEGIN UPDATE totals SET size = size - OLD.size, count = count - 1; END;
                 CREATE TRIGGER IF NOT EXISTS entries_resized AFTER UPDATE OF size ON entries
                     BEGIN UPDATE totals SET size = size - OLD.size + NEW.size; END;
+                CREATE TABLE IF NOT EXISTS blobs(id INTEGER PRIMARY KEY, data BLOB NOT NULL);
+                CREATE TRIGGER IF NOT EXISTS entries_deleted_blob AFTER DELETE ON entries WHEN OLD.blob IS NOT NULL
+                    BEGIN DELETE FROM blobs WHERE id = OLD.blob; END;
+                CREATE TRIGGER IF NOT EXISTS entries_moved_blob AFTER UPDATE OF blob ON entries
+                    WHEN OLD.blob IS NOT NULL AND OLD.blob IS NOT NEW.blob
+                    BEGIN DELETE FROM blobs WHERE id = OLD.blob; END;
                 """)
         }
     }
 
     // MARK: Reading
 
-    private static let columns = "name, key, size, checksum, created, accessed, expires, etag, last_modified"
+    private static let columnNames = [
+        "name", "key", "size", "checksum", "created", "accessed", "expires", "etag", "last_modified", "blob",
+    ]
+    private static let columns = columnNames.joined(separator: ", ")
+    private static let placeholders = columnNames.map { _ in "?" }.joined(separator: ", ")
+    private static let recordAndBytesQuery =
+        "SELECT \(columnNames.map { "entries." + $0 }.joined(separator: ", ")), blobs.data "
+        + "FROM entries LEFT JOIN blobs ON blobs.id = entries.blob WHERE entries.name = ?"
 
-    /// The record for the file `name`.
+    /// The record for the entry `name`.
     func record(named name: String) throws(SQLiteDatabase.Error) -> Record? {
         try database.query("SELECT \(Self.columns) FROM entries WHERE name = ?", [.text(name)]).first.map(Self.record)
+    }
+
+    /// The record for the entry `name` and, when the index holds its bytes, those bytes (`nil` for a file entry, or
+    /// for a blob that is missing, which only a damaged index can do): one query.
+    func recordAndBytes(named name: String) throws(SQLiteDatabase.Error) -> (record: Record, bytes: [UInt8]?)? {
+        guard let row = try database.query(Self.recordAndBytesQuery, [.text(name)]).first else { return nil }
+        return (Self.record(row), row[Self.columnNames.count].blob)
     }
 
     /// The total size and the number of entries: one row kept up to date by triggers.
@@ -93,16 +129,31 @@ final class DiskIndex {
         try database.transaction(body)
     }
 
-    /// Inserts `record`, or replaces the record of the same name.
+    /// Inserts `record`, or replaces the record of the same name (whose blob, if it had one, is deleted).
     func upsert(_ record: Record) throws(SQLiteDatabase.Error) {
         try database.query(
             """
-            INSERT INTO entries(\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+            INSERT INTO entries(\(Self.columns)) VALUES (\(Self.placeholders))
             ON CONFLICT(name) DO UPDATE SET key = excluded.key, size = excluded.size, checksum = excluded.checksum,
                 created = excluded.created, accessed = excluded.accessed, expires = excluded.expires,
-                etag = excluded.etag, last_modified = excluded.last_modified
+                etag = excluded.etag, last_modified = excluded.last_modified, blob = excluded.blob
             """,
             Self.values(record))
+    }
+
+    /// Adds `bytes` to the blobs table and returns their row, for a record's ``Record/blob`` stored in the same
+    /// transaction.
+    func insertBlob(_ bytes: [UInt8]) throws(SQLiteDatabase.Error) -> Int64 {
+        let rows = try database.query("INSERT INTO blobs(data) VALUES (?) RETURNING id", [.blob(bytes)])
+        guard let id = rows.first?.first?.integer else {
+            throw SQLiteDatabase.Error(code: 1, message: "no row id for the inserted blob")  // SQLITE_ERROR
+        }
+        return id
+    }
+
+    /// How many blobs the index holds: one per entry kept in it, none left over.
+    func blobCount() throws(SQLiteDatabase.Error) -> Int {
+        Int(try database.query("SELECT count(*) FROM blobs").first?.first?.integer ?? 0)
     }
 
     /// A record's columns, in the order of `columns`.
@@ -111,14 +162,14 @@ final class DiskIndex {
             .text(record.name), record.key.map { .text($0) } ?? .null, .integer(Int64(record.size)),
             record.checksum.map { .integer(Int64($0)) } ?? .null, .real(record.created), .real(record.accessed),
             record.expires.map { .real($0) } ?? .null, record.etag.map { .text($0) } ?? .null,
-            record.lastModified.map { .text($0) } ?? .null,
+            record.lastModified.map { .text($0) } ?? .null, record.blob.map { .integer($0) } ?? .null,
         ]
     }
 
     /// Inserts `record` unless a record of the same name exists.
     func insertIfAbsent(_ record: Record) throws(SQLiteDatabase.Error) {
         try database.query(
-            "INSERT OR IGNORE INTO entries(\(Self.columns)) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", Self.values(record))
+            "INSERT OR IGNORE INTO entries(\(Self.columns)) VALUES (\(Self.placeholders))", Self.values(record))
     }
 
     /// Records when entries were last read (a batch collected since the last call).
@@ -182,6 +233,7 @@ final class DiskIndex {
         Record(
             name: row[0].text ?? "", key: row[1].text, size: Int(row[2].integer ?? 0),
             checksum: row[3].integer.map { UInt32(truncatingIfNeeded: $0) }, created: row[4].real ?? 0,
-            accessed: row[5].real ?? 0, expires: row[6].real, etag: row[7].text, lastModified: row[8].text)
+            accessed: row[5].real ?? 0, expires: row[6].real, etag: row[7].text, lastModified: row[8].text,
+            blob: row[9].integer)
     }
 }

@@ -29,6 +29,7 @@ final class SQLiteDatabase {
         case integer(Int64)
         case real(Double)
         case text(String)
+        case blob([UInt8])
         case null
     }
 
@@ -88,6 +89,15 @@ final class SQLiteDatabase {
                 // SQLITE_TRANSIENT (a macro C cannot export to Swift): SQLite copies the text before returning.
                 status = sqlite3_bind_text(
                     statement, position, text, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+            case .blob(let bytes) where bytes.isEmpty:
+                // A null pointer would bind NULL, not an empty blob.
+                status = sqlite3_bind_zeroblob(statement, position, 0)
+            case .blob(let bytes):
+                status = bytes.withUnsafeBytes { buffer in
+                    sqlite3_bind_blob64(
+                        statement, position, buffer.baseAddress, sqlite3_uint64(buffer.count),
+                        unsafeBitCast(-1, to: sqlite3_destructor_type.self))
+                }
             }
             guard status == SQLITE_OK else { throw error(status) }
         }
@@ -130,6 +140,15 @@ final class SQLiteDatabase {
         case SQLITE_INTEGER: .integer(sqlite3_column_int64(statement, index))
         case SQLITE_FLOAT: .real(sqlite3_column_double(statement, index))
         case SQLITE_TEXT: .text(String(cString: sqlite3_column_text(statement, index)))
+        case SQLITE_BLOB:
+            // Both calls in this order, as SQLite asks: the pointer first, then its length. An empty blob's pointer
+            // is null.
+            if let pointer = sqlite3_column_blob(statement, index) {
+                .blob(
+                    Array(UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, index)))))
+            } else {
+                .blob([])
+            }
         default: .null
         }
     }
@@ -147,6 +166,11 @@ extension SQLiteDatabase.Value {
 
     var text: String? {
         if case .text(let value) = self { return value }
+        return nil
+    }
+
+    var blob: [UInt8]? {
+        if case .blob(let value) = self { return value }
         return nil
     }
 
