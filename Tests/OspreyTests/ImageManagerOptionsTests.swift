@@ -259,9 +259,13 @@ struct ImageManagerOptionsTests {
     @Test("M18: a detached load whose caller cancelled still finishes into the cache; otherwise it is aborted")
     func detached() async throws {
         try await withManager { harness in
+            // Both answers are held at the origin until the test lets them go, so neither can finish before the
+            // cancel however slowly the machine runs (a trickled answer could, and then no abort ever came)
             let gate = OriginGate()
+            let droppedGate = OriginGate()
+            defer { droppedGate.open() }
             harness.server.route("/kept.png", .ok(ManagerFixtures.png).held(by: gate))
-            harness.server.route("/dropped.png", .ok(ManagerFixtures.png).trickled(bytes: 8, every: .milliseconds(50)))
+            harness.server.route("/dropped.png", .ok(ManagerFixtures.png).held(by: droppedGate))
             let kept = Deliveries()
             let dropped = Deliveries()
             let keptTask = kept.load(
