@@ -135,7 +135,8 @@ final class OriginHandler: ChannelInboundHandler {
 
         let body = hasBody ? script.body[..<min(script.resetAfterBodyBytes ?? .max, script.body.count)] : []
         let pieceSize = script.trickle?.bytes ?? max(body.count, 1)
-        writeBody(context, body, pieceSize: pieceSize, interval: script.trickle?.interval, chunked: chunked) {
+        let pacing = BodyPacing(pieceSize: pieceSize, interval: script.trickle?.interval, pause: script.bodyPause)
+        writeBody(context, body, pacing, chunked: chunked) {
             if script.resetAfterBodyBytes != nil {
                 // SO_LINGER 0 turns close() into a TCP RST: the client sees "connection reset", not a clean end.
                 guard let socket = context.channel as? any SocketOptionProvider else {
@@ -158,17 +159,39 @@ final class OriginHandler: ChannelInboundHandler {
         }
     }
 
-    /// Writes `body` in pieces of `pieceSize` bytes, one every `interval` (all at once without one), as chunks when
-    /// `chunked` (ending with the last chunk only when the whole body was meant to go), then calls `done` on the loop.
+    /// How a body goes out: pieces of `pieceSize` bytes, one every `interval` (all at once without one), waiting at
+    /// `pause` for its gate.
+    private struct BodyPacing {
+        var pieceSize: Int
+        var interval: Duration?
+        var pause: (afterBytes: Int, gate: OriginGate)?
+    }
+
+    /// Writes `body` (a slice of the whole body, so its start index is the count sent so far) as `pacing` says, as
+    /// chunks when `chunked` (ending with the last chunk only when the whole body was meant to go), then calls `done`
+    /// on the loop.
     private func writeBody(
         _ context: ChannelHandlerContext,
         _ body: ArraySlice<UInt8>,
-        pieceSize: Int,
-        interval: Duration?,
+        _ pacing: BodyPacing,
         chunked: Bool,
         done: @escaping () -> Void
     ) {
         guard isActive else { return }
+        var pieceSize = pacing.pieceSize
+        if let pause = pacing.pause, body.startIndex < pause.afterBytes {
+            pieceSize = min(pieceSize, pause.afterBytes - body.startIndex)
+        } else if let pause = pacing.pause, !body.isEmpty {
+            let unpaused = BodyPacing(pieceSize: pacing.pieceSize, interval: pacing.interval, pause: nil)
+            let bound = NIOLoopBound((self, context, done), eventLoop: context.eventLoop)
+            pause.gate.whenOpen {
+                bound.eventLoop.execute {
+                    let (handler, context, done) = bound.value
+                    handler.writeBody(context, body, unpaused, chunked: chunked, done: done)
+                }
+            }
+            return
+        }
         let piece = body.prefix(pieceSize)
         let rest = body.dropFirst(piece.count)
         var buffer = context.channel.allocator.buffer(capacity: piece.count + 16)
@@ -189,13 +212,12 @@ final class OriginHandler: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(buffer)).assumeIsolated().whenComplete { _ in
             if isLast {
                 done()
-            } else if let interval {
+            } else if let interval = pacing.interval {
                 context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(interval)) {
-                    self.writeBody(
-                        context, rest, pieceSize: pieceSize, interval: interval, chunked: chunked, done: done)
+                    self.writeBody(context, rest, pacing, chunked: chunked, done: done)
                 }
             } else {
-                self.writeBody(context, rest, pieceSize: pieceSize, interval: interval, chunked: chunked, done: done)
+                self.writeBody(context, rest, pacing, chunked: chunked, done: done)
             }
         }
     }

@@ -34,6 +34,8 @@ public struct OriginResponse: Sendable {
     public var lyingContentLength: Int?
     /// Reset the connection (TCP RST) after sending this many body bytes. `nil` by default.
     public var resetAfterBodyBytes: Int?
+    /// Sends this many bytes of the body, then waits for the gate before the rest.
+    public var bodyPause: (afterBytes: Int, gate: OriginGate)?
     /// Send `Accept-Ranges: bytes` and answer `Range: bytes=N-` with 206 and the rest of the body, when its `If-Range`
     /// (if any) names the current ETag or Last-Modified. `false` by default.
     public var acceptsRanges = false
@@ -97,6 +99,14 @@ public struct OriginResponse: Sendable {
         precondition(bytes > 0, "a trickle sends at least one byte per chunk")
         var copy = self
         copy.trickle = (bytes, interval)
+        return copy
+    }
+
+    /// Sends the first `bytes` bytes of the body (in pieces, when trickled), then holds the rest until `gate` opens:
+    /// a client sees part of the body for as long as the test needs.
+    public func pausing(afterBodyBytes bytes: Int, until gate: OriginGate) -> OriginResponse {
+        var copy = self
+        copy.bodyPause = (bytes, gate)
         return copy
     }
 

@@ -102,6 +102,26 @@ import Testing
         }
     }
 
+    @Test func pausesTheBodyUntilItsGateOpens() async throws {
+        try await withOriginServer { server in
+            let gate = OriginGate()
+            server.route("/paused", .ok(body).pausing(afterBodyBytes: 3_000, until: gate))
+            try await withHTTPClient { (client: HTTPClient) async throws in
+                let response = try await client.execute(
+                    HTTPClientRequest(url: server.url("/paused")), timeout: .seconds(60))
+                var parts = response.body.makeAsyncIterator()
+                var received: [UInt8] = []
+                while received.count < 3_000, let part = try await parts.next() { received += part.readableBytesView }
+                // Exactly the bytes before the pause, and the answer still under way; then the rest once it opens
+                #expect(received == Array(body.prefix(3_000)))
+                #expect(server.inFlightCount("/paused") == 1)
+                gate.open()
+                while let part = try await parts.next() { received += part.readableBytesView }
+                #expect(received == body)
+            }
+        }
+    }
+
     @Test func answersAMatchingETagWith304() async throws {
         try await withOriginServer { server in
             server.route("/e", .ok(body).withETag("\"v1\""))

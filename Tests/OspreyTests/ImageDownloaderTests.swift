@@ -127,10 +127,17 @@ struct ImageDownloaderTests {
     @Test func aChunkedBodyReportsProgressEndingAtItsByteCountWithNoExpectedLength() async throws {
         try await withOriginServer { server in
             try await withImageDownloader { downloader in
-                server.route("/chunked.jpg", .ok(Self.body).trickled(bytes: 4_000, every: .milliseconds(1)))
+                // The rest of the body waits for the first report, so there are at least two however slow the machine
+                let gate = OriginGate()
+                defer { gate.open() }
+                server.route(
+                    "/chunked.jpg",
+                    .ok(Self.body).trickled(bytes: 4_000, every: .milliseconds(1))
+                        .pausing(afterBodyBytes: 4_000, until: gate))
                 let reports = Mutex<[DownloadProgress]>([])
                 let response = try await downloader.data(for: request(server, "/chunked.jpg")) { progress in
                     reports.withLock { $0.append(progress) }
+                    gate.open()
                 }
                 let seen = reports.withLock { $0 }
                 #expect(response.body == Self.body)

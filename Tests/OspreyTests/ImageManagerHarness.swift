@@ -228,12 +228,14 @@ enum ManagerFixtures {
 
 extension ImageTask {
     /// Follows the task's events to the end; returns its previews and its final result (throwing its error).
-    func previewsAndFinal() async throws -> ([ImageResult], ImageResult) {
+    func previewsAndFinal(onPreview: () -> Void = {}) async throws -> ([ImageResult], ImageResult) {
         var previews: [ImageResult] = []
         var final: ImageResult?
         for await event in events {
             switch event {
-            case .preview(let preview): previews.append(preview)
+            case .preview(let preview):
+                previews.append(preview)
+                onPreview()
             case .finished(let outcome): final = try outcome.get()
             case .progress: break
             }

@@ -322,11 +322,18 @@ struct ImageManagerOptionsTests {
     func progressiveDownload() async throws {
         try await withManager { harness in
             let body = try ManagerFixtures.jpeg(width: 256, height: 256, progressive: true)
-            harness.server.route("/p.jpg", .ok(body).trickled(bytes: body.count / 6, every: .milliseconds(40)))
+            // The origin sends the first half (its first scans) in pieces, then holds the rest until a preview came,
+            // so the preview cannot lose a race with the whole body however slowly the machine runs
+            let gate = OriginGate()
+            defer { gate.open() }
+            harness.server.route(
+                "/p.jpg",
+                .ok(body).trickled(bytes: body.count / 6, every: .milliseconds(5))
+                    .pausing(afterBodyBytes: body.count / 2, until: gate))
             let task = harness.manager.task(
                 for: try ImageRequest(url: harness.url("/p.jpg"), options: [.progressiveDownload]))
 
-            let (previews, final) = try await task.previewsAndFinal()
+            let (previews, final) = try await task.previewsAndFinal(onPreview: gate.open)
             #expect(!previews.isEmpty)
             #expect(previews.allSatisfy { !$0.isFinal && $0.image.width == 256 })
             #expect(final.isFinal)

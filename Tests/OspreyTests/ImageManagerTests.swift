@@ -90,9 +90,13 @@ struct ImageManagerTests {
     @Test("the callback form calls back on the caller's queue: progress in order, then one completion")
     func callbacksOnTheCallersQueue() async throws {
         try await withManager { harness in
-            // Given a trickled body, so there are several progress reports
+            // Given a chunked body whose rest waits until the first progress report came, so there are several
             let body = try ManagerFixtures.jpeg(width: 64, height: 64)
-            harness.server.route("/a.jpg", .ok(body).trickled(bytes: 256, every: .milliseconds(1)))
+            let gate = OriginGate()
+            defer { gate.open() }
+            harness.server.route(
+                "/a.jpg",
+                .ok(body).trickled(bytes: 256, every: .milliseconds(1)).pausing(afterBodyBytes: 256, until: gate))
             let queue = DispatchQueue(label: "caller")
             let key = DispatchSpecificKey<String>()
             queue.setSpecific(key: key, value: "caller")
@@ -103,7 +107,10 @@ struct ImageManagerTests {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
                 harness.manager.loadImage(
                     with: harness.url("/a.jpg"), callbackQueue: queue,
-                    progress: { _ in onQueue.withLock { $0.append(DispatchQueue.getSpecific(key: key) == "caller") } },
+                    progress: { _ in
+                        onQueue.withLock { $0.append(DispatchQueue.getSpecific(key: key) == "caller") }
+                        gate.open()
+                    },
                     completion: { outcome in
                         onQueue.withLock { $0.append(DispatchQueue.getSpecific(key: key) == "caller") }
                         completions.withLock { $0.append(outcome) }
