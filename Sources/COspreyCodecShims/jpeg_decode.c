@@ -1,5 +1,6 @@
 #include "COspreyCodecShims.h"
 
+#include "jpeg_coefficients.h"
 #include "jpeg_error.h"
 
 #include <stdlib.h>
@@ -184,6 +185,7 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     struct jpeg_decompress_struct info;
     osprey_jpeg_error error;
     osprey_jpeg_progress progress;
+    osprey_jpeg_coefficients coefficients;
     // Written after setjmp and read after a longjmp: volatile, so the values are not kept in registers.
     uint8_t *volatile pixels = NULL;
     uint8_t *volatile cmykRow = NULL;
@@ -216,6 +218,7 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     }
     jpeg_create_decompress(&info);
     info.mem->max_memory_to_use = (long)request->maxMemory;
+    osprey_jpeg_coefficients_install(&coefficients, &info);
     progress.base.progress_monitor = osprey_jpeg_progress_monitor;
     progress.maxScans = request->maxScans;
     info.progress = &progress.base;

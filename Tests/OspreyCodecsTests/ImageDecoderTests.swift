@@ -104,3 +104,57 @@ import Testing
         #expect(checked >= 5)
     }
 }
+
+/// A progressive (or multi-scan) JPEG keeps every coefficient of the image while its scans arrive; Osprey gives
+/// libjpeg that memory from its recycling pool, prefaulted, and checks it against the decoder memory limit first.
+@Suite struct JPEGCoefficientMemoryTests {
+    /// `width` × `height` pixels of a pattern with detail in every block (so AC coefficients are not zero).
+    static func pattern(width: Int, height: Int, seed: Int) throws -> Image {
+        var pixels = try PixelBuffer(width: width, height: height, format: .rgb8)
+        pixels.withUnsafeMutableBytes { bytes in
+            for i in 0..<bytes.count {
+                let pixel = i / 3
+                bytes[i] = UInt8(truncatingIfNeeded: (pixel % width) * (seed + 3) ^ (pixel / width) * 7 + i % 3 * 80)
+            }
+        }
+        return Image(pixels: pixels)
+    }
+
+    @Test("a progressive JPEG decoded into coefficient memory another decode left behind equals its baseline twin")
+    func recycledCoefficientsAreCleared() throws {
+        // 1,600 × 1,200 at 4:2:0: 5.8 MB of coefficients, above the 4 MiB from which buffers are recycled. The
+        // same quantized coefficients in one scan (baseline) or many (progressive) decode to the same pixels, and
+        // a baseline decode needs no coefficient buffer: the twin is the reference.
+        var progressive = EncodingOptions()
+        progressive.isProgressive = true
+        let other = try ImageEncoder.encode(
+            Self.pattern(width: 1_600, height: 1_200, seed: 1), as: .jpeg,
+            options: progressive)
+        let target = try Self.pattern(width: 1_600, height: 1_200, seed: 2)
+        let baseline = try ImageDecoder.decode(ImageEncoder.encode(target, as: .jpeg))
+        let progressiveData = try ImageEncoder.encode(target, as: .jpeg, options: progressive)
+        for _ in 0..<3 {
+            // The other image's coefficients, all but zero, go back to the pool: the next decode of this size
+            // takes them, and would see them if the buffer were not cleared (a progressive scan adds to what is
+            // there).
+            _ = try ImageDecoder.decode(other)
+            #expect(try ImageDecoder.decode(progressiveData).pixels == baseline.pixels)
+        }
+    }
+
+    @Test("a progressive JPEG whose coefficients would pass the decoder memory limit is refused before allocating")
+    func coefficientsOverTheLimit() throws {
+        // 60,000 × 60,000 progressive, grey: 7.2 GB of coefficients. Decoded at 1/8 (7,500 × 7,500 pixels, under the
+        // pixel limit), the limit on libjpeg's memory is 8 bytes per allowed pixel: 800 MB.
+        var header = SyntheticImages.jpegHeader(width: 60_000, height: 60_000)
+        header[3] = 0xC2  // SOF0 → SOF2: progressive
+        var options = DecodingOptions()
+        options.targetSize = ImageSize(width: 1, height: 1)
+        let error = #expect(throws: CodecError.self) { try ImageDecoder.decode(header, options: options) }
+        guard case .limitExceeded(.jpeg, let reason) = error else {
+            Issue.record("expected the decoder memory limit, got \(String(describing: error))")
+            return
+        }
+        #expect(reason.contains("coefficients") && reason.contains("800000000"))
+    }
+}
