@@ -9,9 +9,10 @@ import Musl
 import Darwin
 #endif
 
-// The disk cache's synchronous work, run on NIO's thread pool by the public methods in DiskCache.swift. The lock
-// guards the index connection and the pending accesses; file reads happen outside it, and file renames and
-// deletions inside index write transactions, which SQLite also serialises across processes.
+// The disk cache's synchronous work, run on NIO's thread pool by the public methods in DiskCache.swift. One lock
+// guards the index connection, another the in-memory bookkeeping (staged stores, pending accesses, verified files),
+// taken inside the first or alone, never around it; file reads happen outside both, and file renames and deletions
+// inside index write transactions, which SQLite also serialises across processes.
 
 extension DiskCache {
     static let indexName = "index.sqlite"
@@ -22,6 +23,15 @@ extension DiskCache {
     static let accessFlushInterval = 1.0
 
     // MARK: Opening
+
+    /// Opens (or reopens) the index, making the cache memory-only when that fails.
+    func reopenIndex() {
+        index.withLock { index in
+            index = openIndex()
+            let isMemoryOnly = index == nil
+            state.withLock { $0.isMemoryOnly = isMemoryOnly }
+        }
+    }
 
     /// Opens the index, creating the directory and rebuilding a new or damaged index from the files present.
     /// `nil` (with one warning) when the directory is unusable: the cache is then memory-only.
@@ -109,8 +119,8 @@ extension DiskCache {
 
     /// Runs `body` with the index under the lock; `nil` when memory-only or when the index fails.
     func withIndex<Result: Sendable>(_ body: (DiskIndex) throws(SQLiteDatabase.Error) -> Result) -> Result? {
-        state.withLock { state in
-            guard let index = state.index else { return nil }
+        index.withLock { index in
+            guard let index else { return nil }
             do {
                 return try body(index)
             } catch {
@@ -200,23 +210,34 @@ extension DiskCache {
     /// Notes a read; the batch is written to the index once it is large or a second old.
     private func recordAccess(to name: String) {
         let time = now().seconds
-        state.withLock { state in
+        let due = state.withLock { state -> [String: Double] in
             state.pendingAccesses[name] = time
             state.verified[name]?.record.accessed = time
             guard
                 state.pendingAccesses.count >= Self.accessBatch
                     || time - state.lastAccessFlush >= Self.accessFlushInterval
-            else { return }
-            flushAccesses(&state, at: time)
+            else { return [:] }
+            return takeAccesses(&state, at: time)
         }
+        writeAccesses(due)
     }
 
-    func flushAccesses(_ state: inout State, at time: Double) {
-        let accesses = state.pendingAccesses
-        state.pendingAccesses = [:]
-        state.lastAccessFlush = time
-        guard let index = state.index, !accesses.isEmpty else { return }
-        _ = try? index.transaction { () throws(SQLiteDatabase.Error) in try index.recordAccesses(accesses) }
+    /// Takes the pending reads out of `state`, to be written with ``writeAccesses(_:)`` once its lock is released.
+    func takeAccesses(_ state: inout State, at time: Double) -> [String: Double] {
+        defer {
+            state.pendingAccesses = [:]
+            state.lastAccessFlush = time
+        }
+        return state.pendingAccesses
+    }
+
+    /// Writes reads to the index. (Reads taken by two threads may land in either order: each row keeps the later
+    /// of its time and the one written.)
+    func writeAccesses(_ accesses: [String: Double]) {
+        guard !accesses.isEmpty else { return }
+        _ = withIndex { index throws(SQLiteDatabase.Error) in
+            try index.transaction { () throws(SQLiteDatabase.Error) in try index.recordAccesses(accesses) }
+        }
     }
 
     func loadEntry(named name: String) -> Entry? {
@@ -255,7 +276,7 @@ extension DiskCache {
             created: time, lastAccess: time,
             expires: validators.maxAge.map { time.advanced(by: $0) }, validators: validators)
         return state.withLock { state in
-            guard state.index != nil else { return nil }
+            guard !state.isMemoryOnly else { return nil }
             state.lastGeneration += 1
             state.staged[name] = Staged(bytes: bytes, entry: entry, generation: state.lastGeneration)
             return state.lastGeneration
@@ -280,7 +301,7 @@ extension DiskCache {
         do {
             return try writeEntry(bytes, forKey: key, validators: validators, generation: generation)
         } catch let error where error.isMissing {
-            state.withLock { $0.index = openIndex() }
+            reopenIndex()
             do {
                 return try writeEntry(bytes, forKey: key, validators: validators, generation: generation)
             } catch {
@@ -301,7 +322,7 @@ extension DiskCache {
         let directory = configuration.directory
         let name = Self.fileName(forKey: key)
         // Memory-only, or superseded already: nothing to write.
-        guard state.withLock({ $0.index != nil && Self.isCurrent(generation, of: name, in: $0) }) else { return 0 }
+        guard state.withLock({ !$0.isMemoryOnly && Self.isCurrent(generation, of: name, in: $0) }) else { return 0 }
         // A small entry goes into the index; a larger one is written to a temporary file, outside the lock.
         let inIndex = configuration.keepsInIndex(size: bytes.count)
         let temporary = inIndex ? nil : try FileSystem.writeTemporary(bytes, in: directory)
@@ -321,9 +342,11 @@ extension DiskCache {
         let final = directory + "/" + name
         var renameError: FileSystem.Error?
         var renamed = false
-        let outcome = state.withLock { state -> Result<Int, SQLiteDatabase.Error>? in
-            // Checked again under the lock that removals and stores also take, so exactly one of them wins.
-            guard let index = state.index, Self.isCurrent(generation, of: name, in: state) else { return nil }
+        let outcome = index.withLock { index -> Result<Int, SQLiteDatabase.Error>? in
+            // Checked again under the index lock, which this write holds until it commits: a removal of the key
+            // (which ends the staging first, then deletes the row under this lock) either stops it here or deletes
+            // what it wrote.
+            guard let index, state.withLock({ Self.isCurrent(generation, of: name, in: $0) }) else { return nil }
             return Result { () throws(SQLiteDatabase.Error) in
                 try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
                     let previous = inIndex ? try index.record(named: name) : nil
@@ -414,7 +437,7 @@ extension DiskCache {
     /// One cleaning pass, in batches of ``cleaningBatch`` entries per transaction.
     func cleanNow() -> [Event] {
         let time = now().seconds
-        state.withLock { flushAccesses(&$0, at: time) }
+        writeAccesses(state.withLock { takeAccesses(&$0, at: time) })
         var events: [Event] = []
         if let maximumAge = configuration.maximumAge {
             let cutoff = time - maximumAge.seconds

@@ -40,6 +40,10 @@ public final class DiskCache: Sendable {
     let logger: Logger
     let now: @Sendable () -> UnixTime
     private let threadPool: NIOThreadPool
+    /// The index connection; `nil` when the directory is unusable and the cache is memory-only. Every SQLite call
+    /// runs under this lock, and `state`'s is only ever taken inside it, never around it: the bookkeeping in `state`
+    /// (staging, on the caller's thread) never waits for an index write to commit.
+    let index: Mutex<DiskIndex?>
     let state: Mutex<State>
     let broadcaster = EventBroadcaster<Event>()
     /// Held for a whole cleaning pass (on a pool thread), so passes never overlap; reads and writes do not take it.
@@ -59,8 +63,8 @@ public final class DiskCache: Sendable {
     }
 
     struct State {
-        /// `nil` when the directory is unusable: the cache is memory-only.
-        var index: DiskIndex?
+        /// Whether `index` is `nil`: the directory is unusable and the cache is memory-only.
+        var isMemoryOnly = true
         /// Stores being written: file name → bytes.
         var staged: [String: Staged] = [:]
         var lastGeneration: UInt64 = 0
@@ -88,8 +92,9 @@ public final class DiskCache: Sendable {
         self.logger = logger
         self.now = now
         self.threadPool = .singleton
+        self.index = Mutex(nil)
         self.state = Mutex(State())
-        state.withLock { $0.index = openIndex() }
+        reopenIndex()
         if let interval = configuration.cleaningInterval {
             let task = Task.detached { [weak self] in
                 while (try? await clock.sleep(for: interval)) != nil {
@@ -109,11 +114,10 @@ public final class DiskCache: Sendable {
     }
 
     deinit {
-        let time = now().seconds
-        let task = state.withLock { state in
-            flushAccesses(&state, at: time)
-            return state.cleaningTask
+        let (accesses, task) = state.withLock { state in
+            (takeAccesses(&state, at: now().seconds), state.cleaningTask)
         }
+        writeAccesses(accesses)
         task?.cancel()
         broadcaster.finish()
     }
@@ -238,5 +242,5 @@ public final class DiskCache: Sendable {
     }
 
     /// Whether the cache is memory-only because its directory is unusable.
-    public var isMemoryOnly: Bool { state.withLock { $0.index == nil } }
+    public var isMemoryOnly: Bool { state.withLock { $0.isMemoryOnly } }
 }
