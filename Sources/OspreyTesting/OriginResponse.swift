@@ -34,7 +34,7 @@ public struct OriginResponse: Sendable {
     public var lyingContentLength: Int?
     /// Reset the connection (TCP RST) after sending this many body bytes. `nil` by default.
     public var resetAfterBodyBytes: Int?
-    /// Sends this many bytes of the body, then waits for the gate before the rest.
+    /// Send this many body bytes, then wait for the gate before the rest. `nil` by default.
     public var bodyPause: (afterBytes: Int, gate: OriginGate)?
     /// Send `Accept-Ranges: bytes` and answer `Range: bytes=N-` with 206 and the rest of the body, when its `If-Range`
     /// (if any) names the current ETag or Last-Modified. `false` by default.

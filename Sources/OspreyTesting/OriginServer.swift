@@ -9,8 +9,9 @@ import NIOSSL
 /// networking test talks to instead of a mock.
 ///
 /// Each path answers with an ``OriginResponse`` — status, headers, body, a delay or a gate before the headers, a
-/// chunked trickle, a pause mid-body until a gate opens, ETag / Last-Modified validation with 304, redirects, a connection reset mid-body, a lying
-/// `Content-Length` — and the server counts requests, in-flight requests and the most ever in flight, per path.
+/// chunked trickle, a pause mid-body until a gate opens, ETag / Last-Modified validation with 304, redirects, a
+/// connection reset mid-body, a lying `Content-Length` — and the server counts requests, in-flight requests and the
+/// most ever in flight, per path.
 /// Paths under `/testdata/` serve the image corpus (``TestData``) when it is present. Anything else is 404.
 ///
 /// ```swift
