@@ -201,8 +201,11 @@ struct ImageDownloaderHTTPTests {
     @Test func aSteadyTrickleThatOverrunsTheDeadlineTimesOut() async throws {
         try await withOriginServer { server in
             try await withImageDownloader { downloader in
-                // Never silent for long (so the idle timeout never fires), but 400 chunks 5 ms apart take 2 s
-                server.route("/steady.jpg", .ok(Self.body).trickled(bytes: 100, every: .milliseconds(5)))
+                // Never silent for long (so the idle timeout never fires), but 40,000 chunks 5 ms apart take over
+                // three minutes: however late a busy machine runs the deadline's timer, the body cannot have arrived
+                // whole before it, and a deadline not kept fails the test at the suite's time limit.
+                let endless = [UInt8](repeating: 0x55, count: 4_000_000)
+                server.route("/steady.jpg", .ok(endless).trickled(bytes: 100, every: .milliseconds(5)))
                 var hurried = request(server, "/steady.jpg")
                 hurried.deadline = .milliseconds(300)
                 let received = Mutex(0)
@@ -215,7 +218,7 @@ struct ImageDownloaderHTTPTests {
                     Issue.record("expected a timeout, got \(outcome)")
                     return
                 }
-                #expect(received.withLock { $0 } < Self.body.count)
+                #expect(received.withLock { $0 } < endless.count)
             }
         }
     }
