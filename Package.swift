@@ -147,7 +147,7 @@ let package = Package(
 
         .testTarget(
             name: "OspreyCodecsTests",
-            dependencies: ["OspreyCodecs", "OspreyTesting"],
+            dependencies: ["OspreyCodecs", "OspreyTesting", "COspreyCodecShims"],
             swiftSettings: swiftSettings
         ),
         // A second process for the disk cache's multi-process tests.

@@ -8,7 +8,7 @@
 
 // Buffers from this size up are mappings of their own, in size classes, and are recycled.
 #define OSPREY_LARGE ((size_t)4 << 20)
-// What the recycling pool may hold: a few buffers, 256 MiB in all.
+// What the allocator's recycling pool may hold: a few buffers, 256 MiB in all.
 #define OSPREY_POOL_SLOTS 4
 #define OSPREY_POOL_BYTES ((size_t)256 << 20)
 
@@ -20,61 +20,117 @@ static size_t osprey_class_length(size_t size) {
     return length < size ? 0 : length;
 }
 
-// A mapping in the recycling pool.
+// A mapping in a recycling pool.
 typedef struct {
     void *pixels;
     size_t length;
 } osprey_mapping;
 
-// Large buffers freed recently, kept mapped (their pages resident) for the next buffer of the same class, newest last.
-static struct {
+// Large buffers freed recently, kept mapped (their pages resident) for the next buffers that fit, newest last.
+struct osprey_pixel_pool {
     pthread_mutex_t lock;
     osprey_mapping mappings[OSPREY_POOL_SLOTS];
     size_t count;
     size_t bytes;
-} osprey_pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+    size_t byteLimit;
+    osprey_unmap_function unmap;
+    void *context;
+};
 
-// Takes mapping `index` out of the pool; call with the lock held.
-static osprey_mapping osprey_pool_remove(size_t index) {
-    osprey_mapping mapping = osprey_pool.mappings[index];
-    memmove(&osprey_pool.mappings[index], &osprey_pool.mappings[index + 1],
-            (osprey_pool.count - index - 1) * sizeof(osprey_mapping));
-    osprey_pool.count--;
-    osprey_pool.bytes -= mapping.length;
+static void osprey_unmap(void *context, void *pixels, size_t length) {
+    (void)context;
+    munmap(pixels, length);
+}
+
+static osprey_pixel_pool osprey_pool = {
+    .lock = PTHREAD_MUTEX_INITIALIZER, .byteLimit = OSPREY_POOL_BYTES, .unmap = osprey_unmap};
+
+osprey_pixel_pool *osprey_pixel_pool_create(size_t byteLimit, osprey_unmap_function unmap, void *context) {
+    osprey_pixel_pool *pool = calloc(1, sizeof(osprey_pixel_pool));
+    if (pool != NULL) {
+        pthread_mutex_init(&pool->lock, NULL);
+        pool->byteLimit = byteLimit;
+        pool->unmap = unmap != NULL ? unmap : osprey_unmap;
+        pool->context = context;
+    }
+    return pool;
+}
+
+void osprey_pixel_pool_destroy(osprey_pixel_pool *pool) {
+    osprey_pixel_pool_drain(pool);
+    pthread_mutex_destroy(&pool->lock);
+    free(pool);
+}
+
+// Takes mapping `index` out of `pool`; call with the lock held.
+static osprey_mapping osprey_pool_remove(osprey_pixel_pool *pool, size_t index) {
+    osprey_mapping mapping = pool->mappings[index];
+    memmove(&pool->mappings[index], &pool->mappings[index + 1], (pool->count - index - 1) * sizeof(osprey_mapping));
+    pool->count--;
+    pool->bytes -= mapping.length;
     return mapping;
 }
 
-static void *osprey_pool_take(size_t length) {
-    void *found = NULL;
-    pthread_mutex_lock(&osprey_pool.lock);
-    for (size_t i = osprey_pool.count; i > 0; i--) {
-        if (osprey_pool.mappings[i - 1].length == length) {
-            found = osprey_pool_remove(i - 1).pixels;
-            break;
+void *osprey_pixel_pool_take(osprey_pixel_pool *pool, size_t length) {
+    size_t best = SIZE_MAX;
+    osprey_mapping found = {NULL, 0};
+    pthread_mutex_lock(&pool->lock);
+    for (size_t i = 0; i < pool->count; i++) {
+        size_t candidate = pool->mappings[i].length;
+        if (candidate >= length && candidate / 2 <= length &&
+            (best == SIZE_MAX || candidate < pool->mappings[best].length)) {
+            best = i;
         }
     }
-    pthread_mutex_unlock(&osprey_pool.lock);
-    return found;
+    if (best != SIZE_MAX) {
+        found = osprey_pool_remove(pool, best);
+    }
+    pthread_mutex_unlock(&pool->lock);
+    if (found.length > length) {
+        // Outside the lock. Lengths are whole pages (class lengths are multiples of 512 KiB).
+        pool->unmap(pool->context, (uint8_t *)found.pixels + length, found.length - length);
+    }
+    return found.pixels;
 }
 
-// Keeps `pixels` for reuse, unmapping the oldest buffers the pool must give up to make room.
-static void osprey_pool_give(void *pixels, size_t length) {
+void osprey_pixel_pool_give(osprey_pixel_pool *pool, void *pixels, size_t length) {
     osprey_mapping evicted[OSPREY_POOL_SLOTS];  // The pool's whole content, or the buffer itself.
     size_t evictedCount = 0;
-    if (length > OSPREY_POOL_BYTES) {
+    if (length > pool->byteLimit) {
         evicted[evictedCount++] = (osprey_mapping){pixels, length};
     } else {
-        pthread_mutex_lock(&osprey_pool.lock);
-        while (osprey_pool.count == OSPREY_POOL_SLOTS || osprey_pool.bytes + length > OSPREY_POOL_BYTES) {
-            evicted[evictedCount++] = osprey_pool_remove(0);
+        pthread_mutex_lock(&pool->lock);
+        while (pool->count == OSPREY_POOL_SLOTS || pool->bytes + length > pool->byteLimit) {
+            evicted[evictedCount++] = osprey_pool_remove(pool, 0);
         }
-        osprey_pool.mappings[osprey_pool.count++] = (osprey_mapping){pixels, length};
-        osprey_pool.bytes += length;
-        pthread_mutex_unlock(&osprey_pool.lock);
+        pool->mappings[pool->count++] = (osprey_mapping){pixels, length};
+        pool->bytes += length;
+        pthread_mutex_unlock(&pool->lock);
     }
+    // Outside the lock: unmapping 100 MB takes a while.
     for (size_t i = 0; i < evictedCount; i++) {
-        munmap(evicted[i].pixels, evicted[i].length);  // Outside the lock: unmapping 100 MB takes a while.
+        pool->unmap(pool->context, evicted[i].pixels, evicted[i].length);
     }
+}
+
+void osprey_pixel_pool_drain(osprey_pixel_pool *pool) {
+    osprey_mapping released[OSPREY_POOL_SLOTS];
+    pthread_mutex_lock(&pool->lock);
+    size_t count = pool->count;
+    memcpy(released, pool->mappings, count * sizeof(osprey_mapping));
+    pool->count = 0;
+    pool->bytes = 0;
+    pthread_mutex_unlock(&pool->lock);
+    for (size_t i = 0; i < count; i++) {
+        pool->unmap(pool->context, released[i].pixels, released[i].length);
+    }
+}
+
+size_t osprey_pixel_pool_bytes(osprey_pixel_pool *pool) {
+    pthread_mutex_lock(&pool->lock);
+    size_t bytes = pool->bytes;
+    pthread_mutex_unlock(&pool->lock);
+    return bytes;
 }
 
 void *osprey_pixels_allocate(size_t size) {
@@ -85,9 +141,9 @@ void *osprey_pixels_allocate(size_t size) {
     if (length == 0) {
         return NULL;
     }
-    void *recycled = osprey_pool_take(length);
+    void *recycled = osprey_pixel_pool_take(&osprey_pool, length);
     if (recycled != NULL) {
-        memset(recycled, 0, size);  // Resident pages: clearing them is cheaper than faulting fresh ones in.
+        memset(recycled, 0, size);  // Resident pages: clearing them is far cheaper than faulting fresh ones in.
         return recycled;
     }
     // Plain pages, not huge ones: on a virtual machine that hands free memory back to its host (virtio-balloon free
@@ -110,7 +166,7 @@ void osprey_pixels_free(void *pixels, size_t size) {
     if (size < OSPREY_LARGE) {
         free(pixels);
     } else {
-        osprey_pool_give(pixels, osprey_class_length(size));
+        osprey_pixel_pool_give(&osprey_pool, pixels, osprey_class_length(size));
     }
 }
 
@@ -136,22 +192,6 @@ void *osprey_pixels_shrink(void *pixels, size_t size, size_t newSize) {
     return pixels;
 }
 
-void osprey_pixels_release_recycled(void) {
-    osprey_mapping released[OSPREY_POOL_SLOTS];
-    pthread_mutex_lock(&osprey_pool.lock);
-    size_t count = osprey_pool.count;
-    memcpy(released, osprey_pool.mappings, count * sizeof(osprey_mapping));
-    osprey_pool.count = 0;
-    osprey_pool.bytes = 0;
-    pthread_mutex_unlock(&osprey_pool.lock);
-    for (size_t i = 0; i < count; i++) {
-        munmap(released[i].pixels, released[i].length);
-    }
-}
+void osprey_pixels_release_recycled(void) { osprey_pixel_pool_drain(&osprey_pool); }
 
-size_t osprey_pixels_recycled_bytes(void) {
-    pthread_mutex_lock(&osprey_pool.lock);
-    size_t bytes = osprey_pool.bytes;
-    pthread_mutex_unlock(&osprey_pool.lock);
-    return bytes;
-}
+size_t osprey_pixels_recycled_bytes(void) { return osprey_pixel_pool_bytes(&osprey_pool); }

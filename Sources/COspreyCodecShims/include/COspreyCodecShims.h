@@ -134,14 +134,44 @@ int64_t osprey_gif_lzw_decode(const uint8_t *data, size_t size, int32_t minimumC
                               size_t outputSize, int32_t *sawEnd);
 
 /// Allocates `size` zeroed bytes for pixels. Buffers of 4 MiB and more are mappings of their own, in size classes
-/// (at most 12.5% larger), taken from the recycling pool when a freed one of the same class is there: a repeated
-/// decode of a large image then writes into resident pages instead of faulting in tens of thousands of fresh ones.
+/// (at most 12.5% larger), taken from the recycling pool when a freed one fits (see osprey_pixel_pool_take): a
+/// large decode then writes into resident pages instead of faulting in tens of thousands of fresh ones.
 /// Release with osprey_pixels_free and the same size.
 void *osprey_pixels_allocate(size_t size);
 
 /// Releases a buffer from osprey_pixels_allocate; `size` must be the size it was allocated with. A large buffer goes
 /// to the recycling pool (at most 4 buffers and 256 MiB; the oldest are unmapped to make room).
 void osprey_pixels_free(void *pixels, size_t size);
+
+/// A recycling pool of anonymous mappings, safe to use from any thread. The allocator above has its own; tests make
+/// others to check the policy without other threads' buffers coming and going.
+typedef struct osprey_pixel_pool osprey_pixel_pool;
+
+/// How a pool gives a mapping (or the end of one) back: munmap, unless a test watches.
+typedef void (*osprey_unmap_function)(void *context, void *pixels, size_t length);
+
+/// A new, empty pool holding at most 4 mappings and `byteLimit` bytes, giving mappings back with `unmap(context, ...)`
+/// (munmap when NULL); NULL when out of memory.
+osprey_pixel_pool *osprey_pixel_pool_create(size_t byteLimit, osprey_unmap_function unmap, void *context);
+
+/// Unmaps what `pool` holds and frees it.
+void osprey_pixel_pool_destroy(osprey_pixel_pool *pool);
+
+/// Takes the smallest mapping in `pool` at least `length` bytes long and at most twice that, unmapping its pages
+/// beyond `length` (a whole number of pages); NULL when none fits. A larger mapping serves a smaller buffer rather
+/// than sitting unused while fresh pages are faulted in, but never one under half its size, which a later buffer
+/// of its own size could use whole.
+void *osprey_pixel_pool_take(osprey_pixel_pool *pool, size_t length);
+
+/// Gives `pool` a mapping of `length` bytes (a whole number of pages) from mmap, unmapping the oldest ones to stay
+/// within its bounds; a mapping longer than the byte limit is unmapped at once.
+void osprey_pixel_pool_give(osprey_pixel_pool *pool, void *pixels, size_t length);
+
+/// Unmaps every mapping `pool` holds.
+void osprey_pixel_pool_drain(osprey_pixel_pool *pool);
+
+/// The bytes `pool` holds.
+size_t osprey_pixel_pool_bytes(osprey_pixel_pool *pool);
 
 /// Unmaps every buffer in the recycling pool.
 void osprey_pixels_release_recycled(void);
