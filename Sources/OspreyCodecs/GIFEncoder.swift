@@ -1,4 +1,9 @@
 internal import COspreyGIF
+import Synchronization
+
+/// giflib's median cut (`GifQuantizeBuffer`) sorts with a comparator that reads a global, the colour axis being split:
+/// two quantisations at once read each other's axis and come out with other palettes. One at a time, process-wide.
+private let quantizing = Mutex(())
 
 /// GIF through giflib: each frame quantised to its own palette of up to 256 colours (giflib's median cut), one index
 /// kept for transparency when a frame has any; animations carry their delays and a NETSCAPE2.0 loop block.
@@ -70,10 +75,10 @@ enum GIFEncoder {
         var colorCount: Int32 = hasTransparency ? 255 : 256
         var indices = [GifByteType](repeating: 0, count: count)
         var colors = [GifColorType](repeating: GifColorType(Red: 0, Green: 0, Blue: 0), count: 256)
-        guard
+        let quantized = quantizing.withLock { _ in
             GifQuantizeBuffer(UInt32(width), UInt32(height), &colorCount, &red, &green, &blue, &indices, &colors)
-                == GIF_OK
-        else { throw .encodingFailed(format: .gif, reason: "cannot quantise the colours") }
+        }
+        guard quantized == GIF_OK else { throw .encodingFailed(format: .gif, reason: "cannot quantise the colours") }
         if hasTransparency {
             for index in 0..<count where isTransparent[index] { indices[index] = 255 }
         }

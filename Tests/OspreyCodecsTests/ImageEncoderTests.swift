@@ -86,6 +86,23 @@ import Testing
         #expect(psnr(try opaque.pixels.converted(to: .rgb8), try Self.pattern(.rgb8)) > 25)
     }
 
+    @Test("GIF encodes running at once each give the bytes one alone gives")
+    func concurrentGIFEncodesAgree() async throws {
+        // giflib's median cut sorts with a comparator that reads a global (the axis being split): two quantisations
+        // at once used to see each other's axis and pick other palettes.
+        let image = Image(pixels: try Self.pattern(.rgb8))
+        let alone = try ImageEncoder.encode(image, as: .gif, quality: 0)
+        let differing = await withTaskGroup(of: Int.self) { group in
+            for _ in 0..<8 {
+                group.addTask {
+                    (0..<25).count { _ in (try? ImageEncoder.encode(image, as: .gif, quality: 0)) != alone }
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(differing == 0)
+    }
+
     @Test("animations keep frames, durations and loop count", arguments: [ImageFormat.gif, .webp])
     func animationsRoundTrip(format: ImageFormat) throws {
         let frames = try (0..<4).map { index throws -> ImageFrame in
