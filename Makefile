@@ -25,11 +25,12 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-## test-asan: the codec and test-support suites under AddressSanitizer (separate build folder .build-asan)
+## test-asan: the codec and test-support suites, and the processors' hostile parameters, under AddressSanitizer
+## (separate build folder .build-asan)
 test-asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
-	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'OspreyCodecsTests|OspreyTestingTests'
+	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'OspreyCodecsTests|OspreyTestingTests|ProcessorParameterTests'
 
 ## test-tsan: the concurrent parts (the manager and its stress test, the prefetcher, the downloader and its queue, the
 ## memory cache) under ThreadSanitizer (separate

@@ -1,7 +1,7 @@
 // swift-tools-version:6.2
 import PackageDescription
 
-// libFuzzer harnesses, one binary per decoder, in their own package so that their flags never touch the library's
+// libFuzzer harnesses, one binary per decoder and per parser of request text, in their own package so that their flags never touch the library's
 // build. SwiftPM links an executable's `main` to `<Module>_main`; each harness defines that with @_cdecl (hence
 // -parse-as-library) and runs libFuzzer's LLVMFuzzerRunDriver. Build and run them with `make fuzz SECONDS=N` from the
 // repository root, which adds -sanitize=fuzzer,address to every Swift and C module.
@@ -15,8 +15,13 @@ let package = Package(
         .executable(name: "fuzz-png", targets: ["FuzzPNG"]),
         .executable(name: "fuzz-gif", targets: ["FuzzGIF"]),
         .executable(name: "fuzz-webp", targets: ["FuzzWebP"]),
+        .executable(name: "fuzz-url", targets: ["FuzzURL"]),
+        .executable(name: "fuzz-proxy-query", targets: ["FuzzProxyQuery"]),
     ],
-    dependencies: [.package(name: "Osprey", path: "..")],
+    dependencies: [
+        .package(name: "Osprey", path: ".."),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
     targets: [
         .target(name: "CFuzzerDriver"),
         .target(
@@ -27,5 +32,18 @@ let package = Package(
         .executableTarget(name: "FuzzPNG", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzGIF", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzWebP", dependencies: ["FuzzSupport"], swiftSettings: harness),
+        .executableTarget(
+            name: "FuzzURL",
+            dependencies: [
+                "FuzzSupport", .product(name: "Osprey", package: "Osprey"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: harness
+        ),
+        .executableTarget(
+            name: "FuzzProxyQuery",
+            dependencies: ["FuzzSupport", .product(name: "OspreyServer", package: "Osprey")],
+            swiftSettings: harness
+        ),
     ]
 )

@@ -4,8 +4,8 @@ public import OspreyCodecs
 /// What to load: an absolute `http` or `https` URL, and how (options, processors, priority, size, and the cache and
 /// loader to use instead of the manager's).
 ///
-/// A string that is empty, not a URL, relative, of another scheme, or without a host fails at once with
-/// ``OspreyError/invalidURL(_:reason:)`` and never reaches the network (MISSION M1).
+/// A string that is empty, not a URL, relative, of another scheme, without a valid host or with a port outside
+/// 1–65535 fails at once with ``OspreyError/invalidURL(_:reason:)`` and never reaches the network.
 ///
 /// ```swift
 /// var request = try ImageRequest(string: "https://example.com/cat.jpg", options: [.highPriority])
@@ -37,7 +37,8 @@ public struct ImageRequest: Sendable {
 
     /// Makes a request for `url`.
     ///
-    /// - Throws: ``OspreyError/invalidURL(_:reason:)`` when `url` is not an absolute `http`/`https` URL with a host.
+    /// - Throws: ``OspreyError/invalidURL(_:reason:)`` when `url` is not an absolute `http`/`https` URL with a valid
+    ///   host and port (see ``validate(_:)``).
     public init(
         url: URL, options: Options = [], processors: [any ImageProcessing] = [], priority: DownloadPriority = .normal
     ) throws(OspreyError) {
@@ -76,15 +77,5 @@ public struct ImageRequest: Sendable {
         if options.contains(.highPriority) { return .high }
         if options.contains(.lowPriority) { return .low }
         return priority
-    }
-
-    private static func validate(_ url: URL, original: String) throws(OspreyError) {
-        guard let scheme = url.scheme?.lowercased() else { throw .invalidURL(original, reason: .notAbsolute) }
-        guard scheme == "http" || scheme == "https" else {
-            throw .invalidURL(original, reason: .unsupportedScheme(scheme))
-        }
-        guard let host = url.host(percentEncoded: false), !host.isEmpty else {
-            throw .invalidURL(original, reason: .missingHost)
-        }
     }
 }

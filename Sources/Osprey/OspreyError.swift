@@ -22,6 +22,12 @@ public enum OspreyError: Error, Sendable, Hashable, CustomStringConvertible {
         case unsupportedScheme(String)
         /// The URL names no host.
         case missingHost
+        /// The host is neither a DNS name nor an IP address: it holds control characters, spaces, slashes or other
+        /// characters no host name has (percent-encoded or not), or it is not ASCII (give an international name in
+        /// its `xn--` form).
+        case invalidHost
+        /// The port is not in 1–65535.
+        case invalidPort
 
         public var description: String {
             switch self {
@@ -30,6 +36,8 @@ public enum OspreyError: Error, Sendable, Hashable, CustomStringConvertible {
             case .notAbsolute: "not an absolute URL"
             case .unsupportedScheme(let scheme): "unsupported scheme '\(scheme)' (only http and https are loaded)"
             case .missingHost: "the URL has no host"
+            case .invalidHost: "the host is not a valid host name or IP address"
+            case .invalidPort: "the port is not between 1 and 65535"
             }
         }
     }

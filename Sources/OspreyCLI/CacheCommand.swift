@@ -51,6 +51,14 @@ struct CacheCommand: AsyncParsableCommand {
         }
 
         func open() -> DiskCache { DiskCache(configuration: configuration) }
+
+        /// The cache opened for looking only: nothing is created or written, and a cache in a directory this user
+        /// cannot write (a read-only mount) is read as it is.
+        func openForReading() -> DiskCache {
+            var configuration = configuration
+            configuration.isReadOnly = true
+            return DiskCache(configuration: configuration)
+        }
     }
 
     struct Info: AsyncParsableCommand {
@@ -66,7 +74,7 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var location: Location
 
         func run() async throws {
-            let cache = location.open()
+            let cache = location.openForReading()
             let configuration = cache.configuration
             let totals = await cache.totals()
             let maxAge = configuration.maximumAge.map { Int($0.components.seconds) }
@@ -140,7 +148,7 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var location: Location
 
         func run() async throws {
-            for entry in await location.open().allEntries() {
+            for entry in await location.openForReading().allEntries() {
                 let date = Date(timeIntervalSince1970: entry.lastAccess.seconds).formatted(.iso8601)
                 if location.json {
                     var line = JSONLine()

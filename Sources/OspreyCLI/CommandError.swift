@@ -8,33 +8,44 @@ struct CommandError: Error {
     let message: String
 }
 
-/// Reads a whole file, or fails with a message naming the reason.
-func readFile(_ path: String) throws(CommandError) -> Data {
-    guard FileManager.default.fileExists(atPath: path) else { throw CommandError(message: "no such file") }
-    guard let data = FileManager.default.contents(atPath: path) else { throw CommandError(message: "cannot read file") }
-    return data
-}
-
 /// Writes `message` and a newline to standard error.
 func printError(_ message: String) {
     FileHandle.standardError.write(Data((message + "\n").utf8))
 }
 
-/// Reads what `info` and `convert` are given: files, or http/https URLs loaded through the image manager with the
-/// default settings (so they land in, or come from, the disk cache). The manager, and with it the cache, is made at
-/// the first URL and serves the rest of the run.
+/// `--max-bytes`: how much the reading commands (`info`, `convert`) read of one file or URL.
+struct ByteLimitOption: ParsableArguments {
+    @Option(help: "The most bytes read of one file or URL (default: 67108864, 64 MiB); a larger one is an error.")
+    var maxBytes = InputFile.defaultByteLimit
+
+    func validate() throws {
+        guard maxBytes > 0 else { throw ValidationError("--max-bytes must be at least 1") }
+    }
+}
+
+/// Reads what `info` and `convert` are given: files (and `-`, pipes, FIFOs), or http/https URLs loaded through the
+/// image manager with the default settings (so they land in, or come from, the disk cache), at most `byteLimit`
+/// bytes of each. The manager, and with it the cache, is made at the first URL and serves the rest of the run.
 final class SourceReader {
+    let byteLimit: Int
     private var loaded: (manager: ImageManager, options: ImageRequest.Options)?
+
+    init(byteLimit: Int = InputFile.defaultByteLimit) {
+        self.byteLimit = byteLimit
+    }
 
     /// The bytes of `source`.
     func bytes(of source: String) async throws(CommandError) -> [UInt8] {
         let lowercased = source.lowercased()
         guard lowercased.hasPrefix("http://") || lowercased.hasPrefix("https://") else {
-            return [UInt8](try readFile(source))
+            return try InputFile.read(source, limit: byteLimit)
         }
         do {
             let (manager, options) = try loader()
             let result = try await manager.image(for: try ImageRequest(string: source, options: options))
+            if let data = result.data, data.count > byteLimit {
+                throw InputFile.tooLarge(size: data.count, limit: byteLimit)
+            }
             if let data = result.data { return data }
             return try ImageEncoder.encode(
                 result.image, as: result.image.sourceFormat == .unknown ? .png : result.image.sourceFormat)
@@ -42,15 +53,30 @@ final class SourceReader {
             throw CommandError(message: error.description)
         } catch let error as OspreyError {
             throw CommandError(message: error.description)
+        } catch let error as CommandError {
+            throw error
         } catch {
             throw CommandError(message: "\(error)")
         }
     }
 
+    /// The first `count` bytes of `source` when it is a regular file larger than that (reading a header needs no
+    /// more); `nil` for anything else, which ``bytes(of:)`` reads whole.
+    ///
+    /// - Throws: ``CommandError`` when the file is larger than the byte limit: refused from its size, unread.
+    func prefixOfFile(_ source: String, count: Int) throws(CommandError) -> [UInt8]? {
+        let lowercased = source.lowercased()
+        guard source != "-", !lowercased.hasPrefix("http://"), !lowercased.hasPrefix("https://") else { return nil }
+        if let size = InputFile.regularFileSize(source), size > byteLimit {
+            throw InputFile.tooLarge(size: size, limit: byteLimit)
+        }
+        return (try? InputFile.readPrefix(source, count: count)) ?? nil
+    }
+
     private func loader() throws -> (manager: ImageManager, options: ImageRequest.Options) {
         if let loaded { return loaded }
         let loading = try LoadingOptions.parse([])  // the defaults, with the environment's overrides
-        let made = (try loading.makeManager(), loading.requestOptions)
+        let made = (try loading.makeManager(maximumBodySize: byteLimit), loading.requestOptions)
         loaded = made
         return made
     }

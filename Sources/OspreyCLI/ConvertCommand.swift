@@ -40,6 +40,8 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: "How --resize fits: inside (keep all, default), cover (fill and crop) or fill (stretch).")
     var fit: FitArgument?
 
+    @OptionGroup var limit: ByteLimitOption
+
     func validate() throws {
         if fit != nil && resize == nil { throw ValidationError("--fit needs --resize WxH") }
         if let quality, !(0...100).contains(quality) {
@@ -56,7 +58,7 @@ struct ConvertCommand: AsyncParsableCommand {
         if let quality { options.quality = quality }
         options.isLossless = lossless
         do {
-            let bytes = try await SourceReader().bytes(of: input)
+            let bytes = try await SourceReader(byteLimit: limit.maxBytes).bytes(of: input)
             let image: Image
             if let resize {
                 // Decoded scaled where the format allows (JPEG, WebP), then resized.
@@ -66,7 +68,16 @@ struct ConvertCommand: AsyncParsableCommand {
                 image = try ImageDecoder.decode(bytes)
             }
             let encoded = try ImageEncoder.encode(image, as: target, options: options)
-            try Data(encoded).write(to: URL(fileURLWithPath: output), options: .atomic)
+            let directory = (output as NSString).deletingLastPathComponent
+            OutputFile.removeLeftovers(in: directory.isEmpty ? "." : directory)
+            do throws(CommandError) {
+                try OutputFile.write(encoded, to: output)
+            } catch {
+                printError("\(output): \(error.message)")
+                throw ExitCode(1)
+            }
+        } catch let error as ExitCode {
+            throw error
         } catch let error as CommandError {
             printError("\(input): \(error.message)")
             throw ExitCode(1)

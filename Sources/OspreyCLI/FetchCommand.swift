@@ -12,9 +12,12 @@ struct FetchCommand: AsyncParsableCommand {
         discussion: """
             Each image is written to DIR under a name taken from its URL (cat.jpg), made unique (cat-1.jpg) unless \
             --force. One line per URL on standard output: where the image came from (network, disk or memory), its \
-            size, format, bytes and time; with --json, one object per URL: \
-            {"url","status","source","file","format","width","height","frames","bytes","ms","error"}. Exits 0 when \
-            every URL was fetched, 1 when any failed (the others still complete), 2 for a usage error.
+            size, format, bytes and time, and why it is not in the disk cache when it could not be stored; with \
+            --json, one object per URL: \
+            {"url","status","source","file","format","width","height","frames","bytes","cached","cacheError","ms",\
+            "error"} ("cached": whether the image is in the disk cache now; "cacheError": why a download was not \
+            stored there). Exits 0 when every URL was fetched, 1 when any failed (the others still complete), 2 for \
+            a usage error.
 
             Examples:
               osprey fetch https://example.com/cat.jpg
@@ -92,6 +95,7 @@ struct FetchCommand: AsyncParsableCommand {
             printError("cannot create \(outputDirectory): \(error.localizedDescription)")
             throw ExitCode(2)
         }
+        OutputFile.removeLeftovers(in: outputDirectory)
         let manager = try loading.makeManager()
         var names = OutputNames(directory: outputDirectory, overwrites: force)
         let processors: [any ImageProcessing] = resize.map { [$0.processor(fit: fit?.fit ?? .inside)] } ?? []
@@ -131,6 +135,7 @@ struct FetchCommand: AsyncParsableCommand {
                 do {
                     let result = try outcome.get()
                     try write(result, line: &line, names: &names)
+                    (line.cached, line.cacheError) = await Self.diskState(of: result, manager: manager)
                 } catch {
                     failures += 1
                     line.error = Self.describe(error)
@@ -160,11 +165,7 @@ struct FetchCommand: AsyncParsableCommand {
             }
         }
         let path = names.reserve(for: result.url, format: written)
-        do {
-            try Data(bytes).write(to: URL(fileURLWithPath: path), options: .atomic)
-        } catch {
-            throw CommandError(message: "cannot write \(path): \(error.localizedDescription)")
-        }
+        try OutputFile.write(bytes, to: path)
         line.source = Self.source(of: result.cacheType)
         line.file = path
         line.format = written.rawValue
@@ -172,6 +173,18 @@ struct FetchCommand: AsyncParsableCommand {
         line.height = image.height
         line.frames = image.frames.count
         line.bytes = bytes.count
+    }
+
+    /// Whether the image of `result` is in the disk cache now, and why not when its write failed or was forbidden.
+    static func diskState(of result: ImageResult, manager: ImageManager) async -> (Bool, String?) {
+        switch (result.cacheType, result.diskStore) {
+        case (.disk, _): return (true, nil)
+        case (_, .stored?): return (true, nil)
+        case (_, .failed(let error)?): return (false, error.description)
+        case (_, .forbiddenByOrigin?): return (false, "the origin forbids storing it (Cache-Control: no-store)")
+        case (.memory, nil): return (await manager.isCachedOnDisk(result.url), nil)
+        case (.none, nil): return (false, nil)  // --no-cache or --memory-only
+        }
     }
 
     /// How many loads `fetch` keeps under way; the downloader's queue decides which transfers run.
@@ -225,6 +238,8 @@ struct FetchLine {
     var height: Int?
     var frames: Int?
     var bytes: Int?
+    var cached: Bool?
+    var cacheError: String?
     var error: String?
 
     init(url: String, ms: Double) {
@@ -243,6 +258,8 @@ struct FetchLine {
         line.add("height", height)
         line.add("frames", frames)
         line.add("bytes", bytes)
+        line.add("cached", cached)
+        line.add("cacheError", cacheError)
         line.add("ms", Int(ms.rounded()))
         line.add("error", error)
         return line.text
@@ -251,7 +268,8 @@ struct FetchLine {
     var text: String {
         if let error { return "error  \(url): \(error)" }
         let frames = (self.frames ?? 1) > 1 ? ", \(self.frames ?? 1) frames" : ""
+        let notCached = cacheError.map { "  (not cached: \($0))" } ?? ""
         return "ok     \(url) → \(file ?? "")  \(source ?? "")  \(width ?? 0)x\(height ?? 0) \(format ?? "")\(frames), "
-            + "\(bytes ?? 0) bytes, \(Int(ms.rounded())) ms"
+            + "\(bytes ?? 0) bytes, \(Int(ms.rounded())) ms" + notCached
     }
 }

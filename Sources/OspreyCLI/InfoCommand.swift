@@ -8,8 +8,9 @@ struct InfoCommand: AsyncParsableCommand {
         commandName: "info",
         abstract: "Print the format, size, frames and orientation of image files.",
         discussion: """
-            Sizes are as displayed, after the EXIF orientation is applied. Exits 0 when every file was read, 1 when \
-            any could not be (the others are still printed).
+            Reads headers and containers only — no pixel is decoded (osprey convert checks that a file decodes). \
+            Sizes are as displayed, after the EXIF orientation is applied. A file larger than --max-bytes is not \
+            read. Exits 0 when every file was read, 1 when any could not be (the others are still printed).
 
             Examples:
               osprey info photo.jpg spinner.gif
@@ -28,17 +29,19 @@ struct InfoCommand: AsyncParsableCommand {
             """)
     var json = false
 
+    @OptionGroup var limit: ByteLimitOption
+
     func run() async throws {
         var failures = 0
-        let reader = SourceReader()
+        let reader = SourceReader(byteLimit: limit.maxBytes)
         for file in files {
-            let bytes: Result<[UInt8], CommandError>
+            let info: Result<Info, CommandError>
             do throws(CommandError) {
-                bytes = .success(try await reader.bytes(of: file))
+                info = .success(try await Self.info(of: file, reader: reader))
             } catch {
-                bytes = .failure(error)
+                info = .failure(error)
             }
-            switch bytes.flatMap(Self.inspect) {
+            switch info {
             case .success(let info):
                 print(json ? Self.jsonLine(InfoLine(file: file, info: info)) : Self.textLine(file, info))
             case .failure(let error):
@@ -63,20 +66,38 @@ struct InfoCommand: AsyncParsableCommand {
         let durations: [Int]
     }
 
+    /// How much of a JPEG file `info` reads: its header (markers up to the first scan, APP segments included) lies in
+    /// the first mebibyte of any file from a camera or a phone.
+    static let jpegPrefixLength = 1 << 20
+
+    /// What `source` says of itself. A JPEG file is read only as far as its header (the first mebibyte); other
+    /// formats list their frames through the file (GIF, WebP), and are read whole, up to the byte limit.
+    static func info(of source: String, reader: SourceReader) async throws(CommandError) -> Info {
+        if let prefix = try reader.prefixOfFile(source, count: jpegPrefixLength),
+            ImageFormat(sniffing: prefix.prefix(ImageFormat.signatureLength)) == .jpeg,
+            case .success(let info) = inspect(prefix)
+        {
+            return info
+        }
+        return try inspect(try await reader.bytes(of: source)).get()
+    }
+
+    /// What `data`'s header and container say, without decoding a pixel.
     static func inspect(_ data: [UInt8]) -> Result<Info, CommandError> {
         Result { () throws(CommandError) -> Info in
-            var options = DecodingOptions()
-            options.keepsStoredOrientation = true
             do throws(CodecError) {
-                let image = try ImageDecoder.decode(data, options: options)
-                let stored = ImageSize(width: image.width, height: image.height)
+                let header = try ImageHeader(reading: data)
+                let frames = try ImageHeader.frames(in: data)
+                guard frames.count > 0 else {
+                    throw CodecError.malformed(format: header.format, reason: "no complete frame in the file")
+                }
                 return Info(
-                    format: image.sourceFormat,
-                    size: image.orientation.swapsDimensions ? stored.transposed : stored,
-                    frames: image.frames.count,
-                    loopCount: image.loopCount,
-                    orientation: image.orientation,
-                    durations: image.isAnimated ? image.frames.map { Int($0.duration / .milliseconds(1)) } : []
+                    format: header.format,
+                    size: header.displaySize,
+                    frames: frames.count,
+                    loopCount: frames.loopCount,
+                    orientation: header.orientation,
+                    durations: frames.durations.map { Int($0 / .milliseconds(1)) }
                 )
             } catch {
                 throw CommandError(message: error.description)

@@ -8,10 +8,12 @@ struct PrefetchCommand: AsyncParsableCommand {
         commandName: "prefetch",
         abstract: "Load a list of URLs into the cache, at low priority.",
         discussion: """
-            Reads URLs one per line from FILE (or standard input with - or without -i); blank lines and lines \
-            starting with # are ignored. URLs already cached are skipped. Prints a summary: finished, skipped, \
-            failed, bytes downloaded, time; with --json, {"finished","skipped","failed","bytes","ms"}. Exits 0 when \
-            nothing failed, 1 when any URL failed, 2 for a usage error.
+            Reads URLs one per line from FILE (a file, a pipe, /dev/stdin, <(cmd); standard input with - or without \
+            -i); blank lines and lines starting with # are ignored. URLs already cached are skipped. Prints a \
+            summary: finished (loaded and written to the disk cache), skipped, failed, not stored (loaded, but the \
+            disk cache could not keep it: a full disk, an unwritable directory, or the origin's no-store), bytes \
+            downloaded, time; with --json, {"finished","skipped","failed","notStored","bytes","ms"}. Exits 0 when \
+            every URL is in the cache, 1 when any failed or was not stored, 2 for a usage error.
 
             Examples:
               osprey prefetch -i urls.txt
@@ -53,16 +55,15 @@ struct PrefetchCommand: AsyncParsableCommand {
         return urls
     }
 
+    /// The most a URL list may hold: 1 GiB (some fifteen million URLs).
+    static let inputByteLimit = 1 << 30
+
     func run() async throws {
-        let data: Data
-        if input == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            do {
-                data = try readFile(input)
-            } catch {
-                throw ValidationError("cannot read -i \(input): \(error.message)")
-            }
+        let data: [UInt8]
+        do {
+            data = try InputFile.read(input, limit: Self.inputByteLimit)
+        } catch {
+            throw ValidationError("cannot read -i \(input): \(error.message)")
         }
         let urls = try Self.urls(in: String(decoding: data, as: UTF8.self))
         let manager = try loading.makeManager()
@@ -72,7 +73,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let started = ContinuousClock.now
         let display = TerminalProgress(total: urls.count, verb: "prefetched", quiet: quiet)
         let summary = await prefetcher.prefetch(urls) { counts in
-            display.setCounts(done: counts.completed, failed: counts.failed)
+            display.setCounts(done: counts.completed, failed: counts.failed + counts.notStored)
         }
         display.finish()
         let ms = Int(FetchCommand.milliseconds(since: started).rounded())
@@ -81,14 +82,15 @@ struct PrefetchCommand: AsyncParsableCommand {
             line.add("finished", summary.finished)
             line.add("skipped", summary.skipped)
             line.add("failed", summary.failed)
+            line.add("notStored", summary.notStored)
             line.add("bytes", summary.bytes)
             line.add("ms", ms)
             print(line.text)
         } else {
             print(
                 "\(summary.finished) finished, \(summary.skipped) skipped, \(summary.failed) failed, "
-                    + "\(summary.bytes) bytes in \(ms) ms")
+                    + "\(summary.notStored) not stored, \(summary.bytes) bytes in \(ms) ms")
         }
-        if summary.failed > 0 { throw ExitCode(1) }
+        if summary.failed > 0 || summary.notStored > 0 { throw ExitCode(1) }
     }
 }

@@ -39,8 +39,17 @@ public struct DecodingOptions: Sendable, Hashable {
 
     /// The bounds hostile input cannot push a decode past (MISSION F3).
     public struct Limits: Sendable, Hashable {
-        /// The most pixels a decode may produce, all frames counted: 100 million by default (400 MB of RGBA).
+        /// The most pixels a decode may produce, all frames counted: 100 million by default (400 MB of RGBA). This is
+        /// what a decode allocates: a JPEG scaled down by its decoder (``DecodingOptions/targetSize``,
+        /// ``DecodingOptions/pixelBudget``) is counted at its decoded size. See ``maxSourcePixelCount`` for a limit on
+        /// the size the file declares.
         public var maxPixelCount = 100_000_000
+        /// The most pixels the image may declare in its header (width × height, before any scaling), checked before
+        /// anything is decoded, whatever the format and whatever scale it would be decoded at. `nil` (no limit but
+        /// ``maxPixelCount``) by default: decoding a huge JPEG at 1/8 is what ``DecodingOptions/pixelBudget`` is for.
+        /// A proxy sets it, so that a request for a thumbnail cannot make it work through an image 64 times larger
+        /// than the limit it advertises.
+        public var maxSourcePixelCount: Int?
         /// The most frames an animation may have: 1,000 by default.
         public var maxFrameCount = 1_000
         /// The most scans a progressive JPEG may have: 500 by default. Each scan re-reads the whole image.

@@ -63,4 +63,23 @@ enum EXIF {
         }
         return nil
     }
+
+    /// The payload of a PNG's first `eXIf` chunk, before or after the image data, found by walking the chunks (their
+    /// data is skipped, not read).
+    static func pngPayload(in png: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        var offset = 8  // after the signature
+        while offset + 8 <= png.count {
+            let length =
+                Int(png[offset]) << 24 | Int(png[offset + 1]) << 16 | Int(png[offset + 2]) << 8
+                | Int(png[offset + 3])
+            let type = UnsafeRawBufferPointer(rebasing: png[(offset + 4)..<(offset + 8)])
+            guard length <= png.count - offset - 8 else { return nil }
+            if type.elementsEqual("eXIf".utf8) {
+                return UnsafeRawBufferPointer(rebasing: png[(offset + 8)..<(offset + 8 + length)])
+            }
+            if type.elementsEqual("IEND".utf8) { return nil }
+            offset += 12 + length  // length, type, data, CRC
+        }
+        return nil
+    }
 }

@@ -19,7 +19,7 @@ public enum ImageDecoder {
     /// Decodes `data`.
     ///
     /// - Throws: ``CodecError/unsupportedFormat`` for anything but JPEG, PNG, GIF and WebP; a limit error
-    ///   (``CodecError/tooManyPixels(width:height:limit:)``, ``CodecError/tooManyFrames(count:limit:)``,
+    ///   (``CodecError/tooManyPixels(width:height:limit:)`` for the decoded size or the declared one, ``CodecError/tooManyFrames(count:limit:)``,
     ///   ``CodecError/limitExceeded(format:reason:)``); ``CodecError/truncated(format:)``; or
     ///   ``CodecError/malformed(format:reason:)`` with the library's message.
     public static func decode(
@@ -34,13 +34,29 @@ public enum ImageDecoder {
 
     private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) -> Result<Image, CodecError> {
         Result { () throws(CodecError) -> Image in
-            switch ImageFormat(sniffing: bytes) {
+            try checkDeclaredSize(bytes, options: options)
+            return switch ImageFormat(sniffing: bytes) {
             case .jpeg: try JPEGDecoder.decode(bytes, options: options)
             case .png: try PNGDecoder.decode(bytes, options: options)
             case .gif: try GIFDecoder.decode(bytes, options: options)
             case .webp: try WebPDecoder.decode(bytes, options: options)
             case .unknown: throw .unsupportedFormat
             }
+        }
+    }
+
+    /// Throws ``CodecError/tooManyPixels(width:height:limit:)`` when the header declares more pixels than
+    /// ``DecodingOptions/Limits/maxSourcePixelCount``. A header that cannot be read is left to the decoder, which
+    /// reports it in its own words.
+    private static func checkDeclaredSize(
+        _ bytes: UnsafeRawBufferPointer, options: DecodingOptions
+    ) throws(CodecError) {
+        guard let limit = options.limits.maxSourcePixelCount,
+            case .success(let header) = ImageHeader.read(bytes)
+        else { return }
+        let (pixels, overflow) = header.width.multipliedReportingOverflow(by: header.height)
+        if overflow || pixels > limit {
+            throw .tooManyPixels(width: header.width, height: header.height, limit: limit)
         }
     }
 

@@ -21,7 +21,8 @@ extension ImageHeader {
                 bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &header, message)
         }
         guard status == 0 else { throw .malformed(format: .png, reason: message) }
-        return try validated(.png, Int(header.width), Int(header.height))
+        let orientation = EXIF.pngPayload(in: bytes).flatMap(EXIF.orientation(in:)) ?? .up
+        return try validated(.png, Int(header.width), Int(header.height), orientation: orientation)
     }
 
     static func readWebP(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {

@@ -15,8 +15,8 @@ public struct ImageHeader: Sendable, Hashable {
     public let width: Int
     /// Height in pixels, as stored (before EXIF orientation).
     public let height: Int
-    /// The EXIF orientation of a JPEG or WebP (`.up` without one, and for PNG and GIF): how the decoder will turn
-    /// the stored pixels.
+    /// The EXIF orientation of a JPEG, a PNG (`eXIf`) or a WebP (`.up` without one, and for GIF): how the decoder
+    /// will turn the stored pixels.
     public let orientation: ImageOrientation
 
     /// Makes a header from known values.
@@ -47,7 +47,7 @@ public struct ImageHeader: Sendable, Hashable {
     /// Width times height.
     public var pixelCount: Int { width * height }
 
-    private static func read(_ bytes: UnsafeRawBufferPointer) -> Result<ImageHeader, CodecError> {
+    static func read(_ bytes: UnsafeRawBufferPointer) -> Result<ImageHeader, CodecError> {
         Result { () throws(CodecError) -> ImageHeader in
             switch ImageFormat(sniffing: bytes) {
             case .jpeg: try readJPEG(bytes)

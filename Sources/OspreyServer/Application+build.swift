@@ -95,7 +95,15 @@ struct ImageResponder {
     ) -> Response {
         var headers = HTTPFields()
         let maxAge = proxy.configuration.cacheMaxAge
-        headers[.cacheControl] = signed ? "public, max-age=\(maxAge), immutable" : "public, max-age=\(maxAge)"
+        switch image.storagePermission {
+        case .anyCache:
+            headers[.cacheControl] = signed ? "public, max-age=\(maxAge), immutable" : "public, max-age=\(maxAge)"
+        case .privateCacheOnly:
+            // The origin keeps it from shared caches: so does the proxy, and so must a CDN or nginx in front.
+            headers[.cacheControl] = "private, max-age=\(maxAge)"
+        case .none:
+            headers[.cacheControl] = "no-store"
+        }
         headers[.eTag] = image.etag
         if variesByAccept { headers[.vary] = "Accept" }
         if Self.matches(ifNoneMatch, etag: image.etag) {

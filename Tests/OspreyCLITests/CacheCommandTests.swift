@@ -54,4 +54,68 @@ struct CacheCommandTests {
             #expect(try OspreyBinary.run(["cache", "clean", "--max-age", "-1"] + cache).status == 2)
         }
     }
+
+    @Test("info and ls read a cache in a directory that cannot be written, and fetch serves hits from it")
+    func readOnlyDirectory() async throws {
+        try await withOriginServer { server in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-cache-\(UUID())").path
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            // Given 40 entries, small ones kept in the index and larger ones as files
+            var urls: [String] = []
+            for index in 0..<40 {
+                let side = index % 2 == 0 ? 4 + index : 200 + index
+                let rgba = (0..<(side * side * 4)).map { UInt8(truncatingIfNeeded: $0 &* 7919 &+ index) }
+                server.route("/\(index).png", .ok(SyntheticImages.png(width: side, height: side, rgba: rgba)))
+                urls.append(server.url("/\(index).png"))
+            }
+            let base = directory + "/cache"
+            let fill = try OspreyBinary.run(["fetch", "-o", directory + "/out", "--cache-dir", base] + urls)
+            #expect(fill.status == 0)
+
+            // When the directory can no longer be written: a read-only bind mount (as root, for whom permissions
+            // are no obstacle), else its permissions taken away
+            let readOnly = directory + "/read-only"
+            try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: true)
+            var mounted = false
+            if geteuid() == 0 {
+                try #require(mount(base, readOnly, nil, UInt(MS_BIND), nil) == 0, "bind: errno \(errno)")
+                mounted = true
+                try #require(
+                    mount(nil, readOnly, nil, UInt(MS_REMOUNT | MS_BIND | MS_RDONLY), nil) == 0,
+                    "remount read-only: errno \(errno)")
+            } else {
+                try FileManager.default.removeItem(atPath: readOnly)
+                try FileManager.default.moveItem(atPath: base, toPath: readOnly)
+                chmod(readOnly + "/osprey/default", 0o555)
+            }
+            defer {
+                if mounted { umount(readOnly) } else { chmod(readOnly + "/osprey/default", 0o755) }
+            }
+            let cache = ["--cache-dir", readOnly]
+
+            // Then info and ls show all 40
+            let info = try OspreyBinary.run(["cache", "info", "--json"] + cache)
+            #expect(info.status == 0)
+            #expect(info.standardOutput.contains(#""count":40,"#), "\(info.standardOutput) \(info.standardError)")
+            let listing = try OspreyBinary.run(["cache", "ls", "--json"] + cache)
+            #expect(listing.standardOutput.split(separator: "\n").count == 40)
+            // And fetch serves them from disk without the origin
+            let counted = server.requestCount()
+            let hits = try OspreyBinary.run(["fetch", "--json", "--force", "-o", directory + "/again"] + cache + urls)
+            #expect(hits.status == 0)
+            #expect(hits.standardOutput.split(separator: "\n").allSatisfy { $0.contains(#""source":"disk""#) })
+            #expect(server.requestCount() == counted)
+        }
+    }
+
+    @Test("info on a cache directory that does not exist reports an empty cache and creates nothing")
+    func infoCreatesNothing() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-cache-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let info = try OspreyBinary.run(["cache", "info", "--json", "--cache-dir", directory])
+        #expect(info.status == 0 && info.standardOutput.contains(#""count":0,"bytes":0"#))
+        let listing = try OspreyBinary.run(["cache", "ls", "--cache-dir", directory])
+        #expect(listing.status == 0 && listing.standardOutput.isEmpty)
+        #expect(!FileManager.default.fileExists(atPath: directory))
+    }
 }

@@ -162,6 +162,8 @@ struct FetchCommandTests {
         arguments: [
             (["not a url"], "invalid URL"),
             (["ftp://example.com/a.png"], "http or https"),
+            (["http://127.0.0.1:99999/x.jpg"], "the port is not between 1 and 65535"),
+            (["http://evil.test%00.example.com/x.jpg"], "the host is not a valid host name"),
             (["--resize", "0x10", "http://example.com/a.png"], "--resize '0x10'"),
             (["--fit", "cover", "http://example.com/a.png"], "--fit needs --resize"),
             (["--no-cache", "--refresh", "http://example.com/a.png"], "--no-cache cannot be combined with --refresh"),

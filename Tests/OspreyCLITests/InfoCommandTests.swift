@@ -65,6 +65,61 @@ import Testing
     }
 }
 
+/// What `info` and `convert` read: at most --max-bytes of anything, a header's worth of a large JPEG, any stream.
+@Suite struct ReadingLimitTests {
+    @Test("a 3 GiB file is refused from its size, in one line, exit 1; --max-bytes moves the bound")
+    func aHugeFileIsRefusedUnread() throws {
+        try withTemporaryDirectory { directory in
+            // A sparse file: 3 GiB long, no disk used.
+            let huge = directory + "/huge.png"
+            #expect(
+                FileManager.default.createFile(atPath: huge, contents: Data(SyntheticImages.png(width: 2, height: 2))))
+            #expect(truncate(huge, 3 << 30) == 0)
+            for command in [["info"], ["convert"]] {
+                let arguments = command + [huge] + (command == ["convert"] ? [directory + "/out.png"] : [])
+                let run = try OspreyBinary.run(arguments)
+                #expect(run.status == 1 && run.signal == nil, "\(command)")
+                #expect(
+                    run.standardError
+                        == "\(huge): the file is \(3 << 30) bytes, over the limit of 67108864 (--max-bytes)\n")
+            }
+            let small = try write(SyntheticImages.png(width: 9, height: 5), to: directory + "/small.png")
+            let limited = try OspreyBinary.run(["info", "--max-bytes", "10", small])
+            #expect(limited.status == 1 && limited.standardError.contains("over the limit of 10"))
+            let enough = try OspreyBinary.run(["info", "--max-bytes", "100000", small])
+            #expect(enough.status == 0 && enough.standardOutput == "\(small): png 9x5\n")
+            #expect(try OspreyBinary.run(["info", "--max-bytes", "0", small]).status == 2)
+        }
+    }
+
+    @Test("info reads a large JPEG's header only, and any stream whole")
+    func headersAndStreams() throws {
+        try withTemporaryDirectory { directory in
+            // A JPEG followed by 5 MB of anything: its header is in the first megabyte.
+            let jpeg = try ImageEncoder.encode(
+                try ImageDecoder.decode(SyntheticImages.png(width: 30, height: 20)), as: .jpeg, quality: 80)
+            let padded = try write(jpeg + [UInt8](repeating: 0xAB, count: 5_000_000), to: directory + "/big.jpg")
+            let run = try OspreyBinary.run(["info", padded])
+            #expect(run.status == 0 && run.standardOutput == "\(padded): jpeg 30x20\n")
+
+            let png = SyntheticImages.png(width: 7, height: 3)
+            let file = try write(png, to: directory + "/p.png")
+            let stdin = try OspreyBinary.run(["info", "/dev/stdin"], inputFile: file)
+            #expect(stdin.status == 0 && stdin.standardOutput == "/dev/stdin: png 7x3\n", "\(stdin.standardError)")
+        }
+    }
+
+    @Test("a URL with a port outside 1–65535 is an error, not a crash")
+    func anImpossiblePortIsAnError() throws {
+        for command in [["info"], ["convert"]] {
+            let arguments = command + ["http://127.0.0.1:99999/x.jpg"] + (command == ["convert"] ? ["/tmp/x.png"] : [])
+            let run = try OspreyBinary.run(arguments)
+            #expect(run.status == 1 && run.signal == nil, "\(command)")
+            #expect(run.standardError.contains("the port is not between 1 and 65535"), "\(run.standardError)")
+        }
+    }
+}
+
 /// A 4×3 two-frame animation (100 ms, 250 ms, looping forever) encoded as `format`.
 func animation(as format: ImageFormat) throws -> [UInt8] {
     let red = try PixelBuffer(

@@ -6,6 +6,8 @@ enum OspreyBinary {
         let status: Int32
         let standardOutput: String
         let standardError: String
+        /// The signal that ended the process, when one did (then `status` is its number).
+        var signal: Int32? = nil
     }
 
     static var path: String {
@@ -50,8 +52,11 @@ enum OspreyBinary {
         let searched: [String]
     }
 
-    /// Runs `osprey arguments...` to completion, with `input` as standard input (none by default).
-    static func run(_ arguments: [String], environment: [String: String] = [:], input: String? = nil) throws -> Run {
+    /// Runs `osprey arguments...` to completion, with `input` (or the file at `inputFile`) as standard input (none by
+    /// default).
+    static func run(
+        _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil
+    ) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try path)
         process.arguments = arguments
@@ -72,7 +77,9 @@ enum OspreyBinary {
         }
         process.standardOutput = output
         process.standardError = error
-        if let input {
+        if let inputFile {
+            process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inputFile))
+        } else if let input {
             let inputURL = directory.appendingPathComponent("stdin")
             try Data(input.utf8).write(to: inputURL)
             process.standardInput = try FileHandle(forReadingFrom: inputURL)
@@ -84,7 +91,8 @@ enum OspreyBinary {
         return Run(
             status: process.terminationStatus,
             standardOutput: String(decoding: try Data(contentsOf: outputURL), as: UTF8.self),
-            standardError: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self)
+            standardError: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self),
+            signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
         )
     }
 }

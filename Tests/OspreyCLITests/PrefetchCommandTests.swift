@@ -26,8 +26,8 @@ struct PrefetchCommandTests {
             let first = try OspreyBinary.run(["prefetch", "--json"] + cache, input: list)
             #expect(first.status == 1)
             #expect(
-                first.standardOutput.hasPrefix(#"{"finished":2,"skipped":0,"failed":1,"bytes":\#(2 * png.count),"ms":"#)
-            )
+                first.standardOutput.hasPrefix(
+                    #"{"finished":2,"skipped":0,"failed":1,"notStored":0,"bytes":\#(2 * png.count),"ms":"#))
 
             // A file this time, one URL more: the two cached ones are skipped without a request.
             let file = directory + "/urls.txt"
@@ -36,7 +36,9 @@ struct PrefetchCommandTests {
             let counted = server.requestCount()
             let second = try OspreyBinary.run(["prefetch", "-i", file] + cache)
             #expect(second.status == 0)
-            #expect(second.standardOutput.hasPrefix("1 finished, 2 skipped, 0 failed, \(png.count) bytes in "))
+            #expect(
+                second.standardOutput.hasPrefix("1 finished, 2 skipped, 0 failed, 0 not stored, \(png.count) bytes in ")
+            )
             #expect(server.requestCount() == counted + 1)
             #expect(server.requests(to: "/c.png").count == 1)
 
@@ -44,6 +46,101 @@ struct PrefetchCommandTests {
             #expect(bad.status == 2 && bad.standardError.hasPrefix("osprey: line 2: invalid URL 'not a url'"))
             let missing = try OspreyBinary.run(["prefetch", "-i", directory + "/nope.txt"] + cache)
             #expect(missing.status == 2 && missing.standardError.contains("cannot read -i"))
+        }
+    }
+
+    @Test("any readable stream is a URL list: /dev/stdin, a FIFO, a process substitution")
+    func streams() async throws {
+        try await withOriginServer { server in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-prefetch-\(UUID())")
+                .path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let png = SyntheticImages.png(width: 10, height: 10)
+            server.route("/a.png", .ok(png))
+            let list = server.url("/a.png") + "\n"
+            let cache = ["--cache-dir", directory + "/cache", "--json"]
+
+            let stdin = try OspreyBinary.run(["prefetch", "-i", "/dev/stdin"] + cache, input: list)
+            #expect(stdin.status == 0, "\(stdin.standardError)")
+            #expect(stdin.standardOutput.hasPrefix(#"{"finished":1,"#))
+
+            // A named pipe, written by another process while prefetch reads it.
+            let fifo = directory + "/urls.fifo"
+            #expect(mkfifo(fifo, 0o600) == 0)
+            let writer = Process()
+            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+            writer.arguments = ["-c", "printf '%s\\n' \"$0\" > \"$1\"", server.url("/a.png"), fifo]
+            try writer.run()
+            let piped = try OspreyBinary.run(["prefetch", "-i", fifo] + cache)
+            writer.waitUntilExit()
+            #expect(piped.status == 0, "\(piped.standardError)")
+            #expect(piped.standardOutput.hasPrefix(#"{"finished":0,"skipped":1,"#))
+
+            // bash's <(cmd), a /dev/fd path.
+            let shell = Process()
+            shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+            shell.arguments = [
+                "-c", "\"$0\" prefetch -i <(printf '%s\\n' \"$1\") --cache-dir \"$2\" --json",
+                try OspreyBinary.path, server.url("/a.png"), directory + "/cache",
+            ]
+            let output = Pipe()
+            shell.standardOutput = output
+            try shell.run()
+            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            shell.waitUntilExit()
+            #expect(shell.terminationStatus == 0)
+            #expect(text.hasPrefix(#"{"finished":0,"skipped":1,"#))
+        }
+    }
+
+    @Test("images that could not be written to the disk cache are counted as not stored, and the exit status is 1")
+    func notStored() async throws {
+        try await withOriginServer { server in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-prefetch-\(UUID())")
+                .path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            for index in 0..<4 {
+                server.route("/\(index).png", .ok(SyntheticImages.png(width: 10 + index, height: 10)))
+            }
+            let list = (0..<4).map { server.url("/\($0).png") }.joined(separator: "\n")
+            // A cache directory that cannot be made: its parent is a regular file.
+            #expect(FileManager.default.createFile(atPath: directory + "/file", contents: Data([1])))
+            let run = try OspreyBinary.run(
+                ["prefetch", "--json", "--cache-dir", directory + "/file/cache"], input: list)
+            #expect(run.status == 1)
+            #expect(run.standardOutput.hasPrefix(#"{"finished":0,"skipped":0,"failed":0,"notStored":4,"#))
+        }
+    }
+
+    @Test(
+        "a cache on a full disk: what fits is finished, the rest is not stored, exit 1",
+        .enabled(if: geteuid() == 0, "mounting a small tmpfs needs root"))
+    func fullDisk() async throws {
+        try await withOriginServer { server in
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-prefetch-\(UUID())")
+                .path
+            let mountPoint = directory + "/small"
+            try FileManager.default.createDirectory(atPath: mountPoint, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let mounted = "size=512k".withCString { mount("tmpfs", mountPoint, "tmpfs", 0, $0) }
+            try #require(mounted == 0, "mount: errno \(errno)")
+            defer { umount(mountPoint) }
+            // 20 images of 100 KB (noise does not compress): a 512 KiB disk holds a few of them.
+            var generator = SystemRandomNumberGenerator()
+            for index in 0..<20 {
+                let rgba = (0..<(160 * 160 * 4)).map { _ in UInt8.random(in: 0...255, using: &generator) }
+                server.route("/\(index).png", .ok(SyntheticImages.png(width: 160, height: 160, rgba: rgba)))
+            }
+            let list = (0..<20).map { server.url("/\($0).png") }.joined(separator: "\n")
+            let run = try OspreyBinary.run(["prefetch", "--json", "--cache-dir", mountPoint], input: list)
+            #expect(run.status == 1)
+            let object = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
+            let finished = object["finished"] as? Int ?? -1
+            let notStored = object["notStored"] as? Int ?? -1
+            #expect(finished > 0 && notStored > 0 && finished + notStored == 20, "\(run.standardOutput)")
+            #expect(object["failed"] as? Int == 0)
         }
     }
 }

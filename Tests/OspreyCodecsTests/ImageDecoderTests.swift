@@ -30,6 +30,39 @@ import Testing
         }
     }
 
+    @Test func theSourceLimitAppliesToTheDeclaredSizeAtEveryScaleAndInEveryFormat() throws {
+        // 300 × 200 declared; a JPEG decoded at 1/8 would be 38 × 25, under both limits.
+        let pixels = try PixelBuffer(
+            width: 300, height: 200, format: .rgb8, bytes: [UInt8](repeating: 120, count: 300 * 200 * 3))
+        let image = Image(pixels: pixels)
+        var options = DecodingOptions()
+        options.limits.maxSourcePixelCount = 59_999
+        options.limits.maxPixelCount = 59_999
+        for format in [ImageFormat.jpeg, .png, .gif, .webp] {
+            let bytes = try ImageEncoder.encode(image, as: format)
+            for target in [nil, ImageSize(width: 1, height: 1)] {
+                var scaled = options
+                scaled.targetSize = target
+                scaled.pixelBudget = target.map { _ in 100 }
+                #expect(throws: CodecError.tooManyPixels(width: 300, height: 200, limit: 59_999), "\(format)") {
+                    try ImageDecoder.decode(bytes, options: scaled)
+                }
+            }
+            // At the limit, it decodes.
+            options.limits.maxSourcePixelCount = 60_000
+            options.limits.maxPixelCount = 60_000
+            #expect(try ImageDecoder.decode(bytes, options: options).width == 300)
+            options.limits.maxSourcePixelCount = 59_999
+            options.limits.maxPixelCount = 59_999
+        }
+        // Without a source limit, a JPEG scaled under the decoded limit decodes: that limit counts what is allocated.
+        var eighth = DecodingOptions()
+        eighth.limits.maxPixelCount = 59_999
+        eighth.targetSize = ImageSize(width: 1, height: 1)
+        let jpeg = try ImageEncoder.encode(image, as: .jpeg)
+        #expect(try ImageDecoder.decode(jpeg, options: eighth).width == 38)
+    }
+
     @Test func aTruncatedPNGIsAnErrorUnlessPartialImagesAreAllowed() throws {
         let whole = SyntheticImages.png(width: 64, height: 64)
         let cut = Array(whole.prefix(whole.count / 2))

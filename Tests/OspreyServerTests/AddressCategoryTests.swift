@@ -23,6 +23,11 @@ import Testing
             ("::ffff:127.0.0.1", .loopback), ("::ffff:169.254.169.254", .cloudMetadata),
             ("::ffff:8.8.8.8", .publicInternet), ("64:ff9b::10.0.0.1", .privateNetwork),
             ("2002:7f00:1::", .loopback), ("::192.168.0.1", .privateNetwork),
+            ("::ffff:0:127.0.0.1", .loopback), ("::ffff:0:169.254.169.254", .cloudMetadata),
+            ("::ffff:0:8.8.8.8", .publicInternet), ("64:ff9b::127.0.0.1", .loopback),
+            ("64:ff9b::7f00:1", .loopback), ("64:ff9b::169.254.169.254", .cloudMetadata),
+            ("64:ff9b::8.8.8.8", .publicInternet), ("64:ff9b:1::10.0.0.1", .privateNetwork),
+            ("64:ff9b:1:7f00:1::", .reserved),
         ])
     func categories(text: String, expected: AddressCategory) throws {
         let address = try #require(IPAddress(text))

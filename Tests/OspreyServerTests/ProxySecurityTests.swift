@@ -62,7 +62,8 @@ import Testing
     @Test(arguments: [
         "http://127.0.0.1:9/a.jpg", "http://10.0.0.1/a.jpg", "http://169.254.169.254/latest/meta-data/",
         "http://[::1]:9/a.jpg", "http://[::ffff:127.0.0.1]/a.jpg", "http://100.64.0.1/a.jpg", "http://0.0.0.0/a.jpg",
-        "http://192.168.1.1/a.jpg", "http://[fe80::1]/a.jpg",
+        "http://192.168.1.1/a.jpg", "http://[fe80::1]/a.jpg", "http://[::ffff:0:127.0.0.1]/a.jpg",
+        "http://[64:ff9b::127.0.0.1]/a.jpg", "http://[64:ff9b::a9fe:a9fe]/latest/meta-data/",
     ])
     func privateAddressesAreRefused(source: String) async throws {
         try await withProxy({ $0.allowsPrivateNetworks = false }) { client in

@@ -309,6 +309,59 @@ final class ManualTime: Sendable {
         }
     }
 
+    @Test(
+        "a directory deleted from outside is noticed by the next read: a miss, size 0, and stores work again",
+        arguments: [0, DiskCache.Configuration().inlineSizeLimit])
+    func deletedDirectoryIsNoticedByReads(inlineSizeLimit: Int) async throws {
+        // Given entries kept in the index (small) or as files
+        let cache = makeCache(inlineSizeLimit: inlineSizeLimit)
+        try await cache.store(Self.bytes(100), forKey: "small")
+        try await cache.store(Self.bytes(100_000), forKey: "large")
+        #expect(await cache.data(forKey: "small") == Self.bytes(100))
+
+        // When the directory is removed from outside (`rm -r`), and the check interval has passed
+        FileSystemProbe.removeTree(temporary.path + "/osprey")
+        time.advance(by: .seconds(3))
+
+        // Then reads miss and the size is 0, as if the cache had been cleared
+        #expect(await cache.data(forKey: "small") == nil)
+        #expect(await cache.data(forKey: "large") == nil)
+        #expect(await cache.totals() == (0, 0))
+        // And the cache starts afresh in a new directory
+        try await cache.store(Self.bytes(50), forKey: "new")
+        #expect(await cache.data(forKey: "new") == Self.bytes(50))
+        #expect(await cache.count == 1)
+        #expect(FileSystemProbe.names(in: temporary.path + "/osprey/test").contains(DiskCache.indexName))
+    }
+
+    @Test("a read-only cache reads what is there and writes nothing: no access times, no removals, stores fail")
+    func readOnlyCache() async throws {
+        let writer = makeCache()
+        try await writer.store(Self.bytes(100), forKey: "a")
+        var configuration = writer.configuration
+        configuration.isReadOnly = true
+        let time = self.time
+        let reader = DiskCache(configuration: configuration, now: { time.now }, clock: TestClock())
+        #expect(reader.isReadOnly && !reader.isMemoryOnly)
+        let before = try #require(await writer.entry(forKey: "a"))
+        time.advance(by: .seconds(60))
+        #expect(await reader.data(forKey: "a") == Self.bytes(100))
+        #expect(await reader.clean().isEmpty)
+        await reader.removeData(forKey: "a")
+        await #expect(throws: OspreyError.self) { try await reader.store(Self.bytes(5), forKey: "b") }
+        // The writer still has the entry, with its access time as it was
+        #expect(await writer.entry(forKey: "a")?.lastAccess == before.lastAccess)
+        #expect(await writer.data(forKey: "a") == Self.bytes(100))
+        #expect(await writer.entry(forKey: "b") == nil)
+
+        // Without an index there is nothing to read, and nothing is created
+        var empty = DiskCache.Configuration(namespace: "never-made")
+        empty.baseDirectory = temporary.path
+        empty.isReadOnly = true
+        #expect(await DiskCache(configuration: empty).count == 0)
+        #expect(!FileSystemProbe.names(in: temporary.path + "/osprey").contains("never-made"))
+    }
+
     @Test("the cache cleans itself every cleaning interval")
     func periodicCleaning() async throws {
         // Given a cache that cleans every minute on a test clock, with a maximum age of 10 s

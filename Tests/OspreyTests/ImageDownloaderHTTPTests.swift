@@ -130,6 +130,39 @@ struct ImageDownloaderHTTPTests {
         }
     }
 
+    @Test(
+        "a redirect to a port or host the HTTP client cannot take is refused before it is followed",
+        arguments: [
+            "http://127.0.0.1:99999/x.jpg", "http://127.0.0.1:0/x.jpg", "http://evil.test%00.example.com/x.jpg",
+            "http://[::1]:65536/x.jpg",
+        ])
+    func aRedirectToAnUnusableAddressIsRefused(location: String) async throws {
+        try await withOriginServer { server in
+            try await withImageDownloader { downloader in
+                server.route("/hop.jpg", .redirect(to: location))
+                let error = try #require(await failure(request(server, "/hop.jpg"), on: downloader))
+                guard case .invalidRedirect(let refused) = error else {
+                    Issue.record("expected an invalid redirect, got \(error)")
+                    return
+                }
+                #expect(refused == location)
+                #expect(server.requestCount("/hop.jpg") == 1)
+            }
+        }
+    }
+
+    @Test func aRequestForAnUnusablePortFailsAtOnce() async throws {
+        try await withImageDownloader { downloader in
+            let url = try #require(URL(string: "http://127.0.0.1:99999/x.jpg"))
+            let error = try #require(await failure(DownloadRequest(url: url), on: downloader))
+            guard case .invalidRequest = error else {
+                Issue.record("expected an invalid request, got \(error)")
+                return
+            }
+            #expect(downloader.runningCount == 0)
+        }
+    }
+
     // MARK: Size limits
 
     @Test func aBodyAnnouncedLargerThanTheLimitIsRefusedBeforeItIsRead() async throws {

@@ -7,6 +7,8 @@ import Testing
         "absolute http and https URLs are accepted",
         arguments: [
             "https://example.com/cat.jpg", "http://127.0.0.1:8080/a/b.png?size=2", "HTTPS://EXAMPLE.COM/x",
+            "http://[::1]:8080/a.jpg", "http://[::ffff:1.2.3.4]/a.jpg", "http://a_b.example.com:1/x",
+            "http://example.com:65535/x", "http://example.com:/x", "http://user:secret@example.com/x",
         ])
     func acceptsHTTPURLs(string: String) throws {
         let request = try ImageRequest(string: string)
@@ -23,6 +25,23 @@ import Testing
             ("file:///etc/passwd", .unsupportedScheme("file")),
             ("http://", .missingHost),
             ("https:///cat.jpg", .missingHost),
+            ("http://:80/x.jpg", .missingHost),
+            // Ports a socket cannot have: the HTTP client traps on them.
+            ("http://127.0.0.1:99999/x.jpg", .invalidPort),
+            ("http://127.0.0.1:65536/x.jpg", .invalidPort),
+            ("http://127.0.0.1:0/x.jpg", .invalidPort),
+            ("http://[::1]:70000/x.jpg", .invalidPort),
+            ("http://example.com:99999999999999999999999/x.jpg", .invalidPort),
+            ("http://user@example.com:123456/x.jpg", .invalidPort),
+            // Hosts that are no host name once decoded: a NUL would pass `*.example.com` and resolve as `evil.test`.
+            ("http://evil.test%00.example.com/x.jpg", .invalidHost),
+            ("http://evil.test%0a.example.com/x.jpg", .invalidHost),
+            ("http://evil.test%7f.example.com/x.jpg", .invalidHost),
+            ("http://exa%20mple.com/x.jpg", .invalidHost),
+            ("http://a%2Fb.example.com/x.jpg", .invalidHost),
+            ("http://a%40b.example.com/x.jpg", .invalidHost),
+            ("http://%E2%80%8B.example.com/x.jpg", .invalidHost),
+            ("http://[fe80::1%25eth0]/x.jpg", .invalidHost),
         ])
     func refusesInvalidStrings(string: String, reason: OspreyError.InvalidURLReason) {
         #expect(throws: OspreyError.invalidURL(string, reason: reason)) { try ImageRequest(string: string) }
@@ -38,6 +57,16 @@ import Testing
         let url = try #require(URL(string: "data:image/png;base64,AAAA"))
         #expect(throws: OspreyError.invalidURL("data:image/png;base64,AAAA", reason: .unsupportedScheme("data"))) {
             try ImageRequest(url: url)
+        }
+    }
+
+    @Test func aURLValueIsCheckedAsAStringIs() throws {
+        let url = try #require(URL(string: "http://127.0.0.1:99999/x.jpg"))
+        #expect(throws: OspreyError.invalidURL(url.absoluteString, reason: .invalidPort)) {
+            try ImageRequest(url: url)
+        }
+        #expect(throws: OspreyError.invalidURL(url.absoluteString, reason: .invalidPort)) {
+            try ImageRequest.validate(url)
         }
     }
 

@@ -17,6 +17,12 @@ extension DiskCache {
         /// The directory that holds the namespace directories: `$XDG_CACHE_HOME`, else `~/.cache`, by default.
         public var baseDirectory: String = Configuration.platformCacheDirectory
 
+        /// Open the cache for reading only: the directory and the index are never created, and nothing is written
+        /// or removed, not even access times or damaged entries; stores fail. An index another process keeps is read
+        /// as it is; without one the cache is empty. `false` by default. For tools that only look (`osprey cache info`
+        /// and `ls`) and loads that must leave the disk as it was (`--memory-only`).
+        public var isReadOnly = false
+
         /// Directories searched, read-only, when an entry is not in the cache (files named as the cache names them,
         /// holding the bytes as they are: say, images bundled with a deployment). None by default.
         public var readOnlyDirectories: [String] = []

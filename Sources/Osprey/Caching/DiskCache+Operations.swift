@@ -24,19 +24,58 @@ extension DiskCache {
 
     // MARK: Opening
 
-    /// Opens (or reopens) the index, making the cache memory-only when that fails.
+    /// Seconds between two checks that the index file is still the one the cache has open.
+    static let indexCheckInterval = 2.0
+
+    var indexPath: String { configuration.directory + "/" + Self.indexName }
+
+    /// Opens (or reopens) the index, making the cache memory-only when that fails; forgets what it knew of the
+    /// directory's files.
     func reopenIndex() {
         index.withLock { index in
+            index = nil  // closed before another is opened, so a reopen never holds two connections
             index = openIndex()
-            let isMemoryOnly = index == nil
-            state.withLock { $0.isMemoryOnly = isMemoryOnly }
+            let (isMemoryOnly, isReadOnly) = (index == nil, index?.isReadOnly ?? false)
+            let identity = FileSystem.identity(of: indexPath)
+            let time = now().seconds
+            state.withLock { state in
+                state.isMemoryOnly = isMemoryOnly
+                state.isReadOnly = isReadOnly
+                state.indexIdentity = identity
+                state.lastIndexCheck = time
+                state.verified = [:]
+                state.pendingAccesses = [:]
+            }
         }
     }
 
-    /// Opens the index, creating the directory and rebuilding a new or damaged index from the files present.
-    /// `nil` (with one warning) when the directory is unusable: the cache is then memory-only.
+    /// Reopens the index when the file at its path is no longer the one open — the directory was deleted or replaced
+    /// from outside (SQLite goes on reading an unlinked file as if nothing happened) — or when one appeared where
+    /// there was none. Checks at most every ``indexCheckInterval`` seconds: one `stat`.
+    func reopenIndexIfReplaced() {
+        let time = now().seconds
+        let expected = state.withLock { state -> FileSystem.Identity?? in
+            guard abs(time - state.lastIndexCheck) >= Self.indexCheckInterval else { return .none }
+            state.lastIndexCheck = time
+            return .some(state.indexIdentity)
+        }
+        guard case .some(let expected) = expected, FileSystem.identity(of: indexPath) != expected else { return }
+        logger.warning(
+            "disk cache index was removed or replaced from outside, starting afresh",
+            metadata: ["osprey.cache": "\(configuration.directory)"])
+        reopenIndex()
+    }
+
+    /// Opens the index: for a read-only cache, the existing one as it is (none: the cache is empty); otherwise
+    /// creating the directory and rebuilding a new or damaged index from the files present, or reading the existing
+    /// one when the directory cannot be written. `nil` (with one warning) when there is nothing usable: the cache is
+    /// then memory-only.
     func openIndex() -> sending DiskIndex? {
         let directory = configuration.directory
+        let path = indexPath
+        if configuration.isReadOnly {
+            return FileSystem.exists(path) ? openForReading(path) : nil
+        }
         do {
             try FileSystem.createDirectory(directory)
         } catch {
@@ -46,12 +85,17 @@ extension DiskCache {
             return nil
         }
         guard FileSystem.isWritableDirectory(directory) else {
+            if FileSystem.exists(path), let index = openForReading(path) {
+                logger.warning(
+                    "disk cache directory is not writable: reading it, storing nothing",
+                    metadata: ["osprey.cache": "\(directory)"])
+                return index
+            }
             logger.warning(
                 "disk cache directory is not writable, caching in memory only",
                 metadata: ["osprey.cache": "\(directory)"])
             return nil
         }
-        let path = directory + "/" + Self.indexName
         do {
             return try openAndRebuild(path)
         } catch let error where error.isCorruption {
@@ -69,6 +113,24 @@ extension DiskCache {
         logger.warning(
             "disk cache index cannot be opened, caching in memory only", metadata: ["osprey.cache": "\(directory)"])
         return nil
+    }
+
+    /// Opens an existing index for reading only: shared with its writers while one has it open (its `-wal` file
+    /// exists then), else as an immutable file, which SQLite reads without creating its `-wal` and `-shm` files beside
+    /// it (a read-only connection would, and leave them) — the only way at all in a directory nobody can write (a
+    /// read-only mount, `chattr +i`). `nil`, with a warning, when neither works.
+    private func openForReading(_ path: String) -> sending DiskIndex? {
+        let immutable =
+            !FileSystem.exists(path + "-wal") || !FileSystem.isWritableDirectory(configuration.directory)
+        do {
+            return try DiskIndex(readingAt: path, immutable: immutable)
+        } catch {
+            if !immutable, let index = try? DiskIndex(readingAt: path, immutable: true) { return index }
+            logger.warning(
+                "disk cache index cannot be read",
+                metadata: ["osprey.cache": "\(configuration.directory)", "osprey.error": "\(error)"])
+            return nil
+        }
     }
 
     /// Opens the index and fills a new one from the directory. When another process is creating or opening the same
@@ -135,6 +197,7 @@ extension DiskCache {
     func loadData(forKey key: String) -> [UInt8]? {
         let name = Self.fileName(forKey: key)
         if let staged = state.withLock({ $0.staged[name]?.bytes }) { return staged }
+        reopenIndexIfReplaced()
         if let bytes = loadEntryBytes(named: name, retrying: true) {
             recordAccess(to: name)
             return bytes
@@ -234,7 +297,7 @@ extension DiskCache {
     /// Writes reads to the index. (Reads taken by two threads may land in either order: each row keeps the later
     /// of its time and the one written.)
     func writeAccesses(_ accesses: [String: Double]) {
-        guard !accesses.isEmpty else { return }
+        guard !accesses.isEmpty, !state.withLock({ $0.isReadOnly }) else { return }
         _ = withIndex { index throws(SQLiteDatabase.Error) in
             try index.transaction { () throws(SQLiteDatabase.Error) in try index.recordAccesses(accesses) }
         }
@@ -242,16 +305,19 @@ extension DiskCache {
 
     func loadEntry(named name: String) -> Entry? {
         if let staged = state.withLock({ $0.staged[name]?.entry }) { return staged }
+        reopenIndexIfReplaced()
         return (withIndex { index throws(SQLiteDatabase.Error) in try index.record(named: name) } ?? nil).map(
             Self.entry)
     }
 
     func loadAllEntries() -> [Entry] {
-        (withIndex { index throws(SQLiteDatabase.Error) in try index.allRecords() } ?? []).map(Self.entry)
+        reopenIndexIfReplaced()
+        return (withIndex { index throws(SQLiteDatabase.Error) in try index.allRecords() } ?? []).map(Self.entry)
     }
 
     func loadTotals() -> (size: Int, count: Int) {
-        withIndex { index throws(SQLiteDatabase.Error) in try index.totals() } ?? (0, 0)
+        reopenIndexIfReplaced()
+        return withIndex { index throws(SQLiteDatabase.Error) in try index.totals() } ?? (0, 0)
     }
 
     private static func entry(_ record: DiskIndex.Record) -> Entry {
@@ -276,7 +342,7 @@ extension DiskCache {
             created: time, lastAccess: time,
             expires: validators.maxAge.map { time.advanced(by: $0) }, validators: validators)
         return state.withLock { state in
-            guard !state.isMemoryOnly else { return nil }
+            guard !state.isMemoryOnly, !state.isReadOnly else { return nil }
             state.lastGeneration += 1
             state.staged[name] = Staged(bytes: bytes, entry: entry, generation: state.lastGeneration)
             return state.lastGeneration
@@ -321,8 +387,12 @@ extension DiskCache {
     ) throws(FileSystem.Error) -> Int {
         let directory = configuration.directory
         let name = Self.fileName(forKey: key)
+        let (isMemoryOnly, isReadOnly, isCurrent) = state.withLock {
+            ($0.isMemoryOnly, $0.isReadOnly, Self.isCurrent(generation, of: name, in: $0))
+        }
+        if isReadOnly { throw FileSystem.Error(operation: "store in", path: directory, code: EROFS) }
         // Memory-only, or superseded already: nothing to write.
-        guard state.withLock({ !$0.isMemoryOnly && Self.isCurrent(generation, of: name, in: $0) }) else { return 0 }
+        guard !isMemoryOnly, isCurrent else { return 0 }
         // A small entry goes into the index; a larger one is written to a temporary file, outside the lock.
         let inIndex = configuration.keepsInIndex(size: bytes.count)
         let temporary = inIndex ? nil : try FileSystem.writeTemporary(bytes, in: directory)
@@ -419,6 +489,8 @@ extension DiskCache {
         reason: RemovalReason, _ delete: (DiskIndex) throws(SQLiteDatabase.Error) -> [DiskIndex.Record]
     ) -> [DiskIndex.Record] {
         let directory = configuration.directory
+        // A read-only cache removes nothing: a damaged or expired entry is a miss, and stays for its owner to clean.
+        guard !state.withLock({ $0.isReadOnly }) else { return [] }
         let removed =
             withIndex { index throws(SQLiteDatabase.Error) in
                 try index.transaction { () throws(SQLiteDatabase.Error) -> [DiskIndex.Record] in
@@ -436,6 +508,7 @@ extension DiskCache {
 
     /// One cleaning pass, in batches of ``cleaningBatch`` entries per transaction.
     func cleanNow() -> [Event] {
+        guard !state.withLock({ $0.isReadOnly }) else { return [] }
         let time = now().seconds
         writeAccesses(state.withLock { takeAccesses(&$0, at: time) })
         var events: [Event] = []

@@ -29,8 +29,14 @@ import Synchronization
 ///   way), so a load right after another one stored an image does not miss because the write is still on its way. A
 ///   removal, or a later store of the same key, made meanwhile wins over that write. ``totals()`` and
 ///   ``allEntries()`` count written entries only.
-/// - A directory that cannot be created or written makes the cache memory-only: one warning is logged, stores do
-///   nothing and reads miss (the read-only directories are still searched). A full disk fails that one store.
+/// - A directory that cannot be created makes the cache memory-only: one warning is logged, stores do nothing and
+///   reads miss (the read-only directories are still searched). One that exists but cannot be written (a read-only
+///   mount, `chattr +i`) is read as it is, and stores fail. A full disk fails that one store.
+/// - ``Configuration/isReadOnly`` opens the cache for looking only: nothing is created, written or removed, not even
+///   an access time (`osprey cache info`, `--memory-only`).
+/// - A directory deleted or replaced from outside is noticed by the next read (checked at most every two seconds: the
+///   index file's inode): the cache starts afresh, as Kingfisher's and Nuke's do, instead of answering from the
+///   unlinked index that SQLite would go on reading.
 ///
 /// All work runs on NIO's blocking thread pool, never on the caller's task.
 public final class DiskCache: Sendable {
@@ -65,6 +71,12 @@ public final class DiskCache: Sendable {
     struct State {
         /// Whether `index` is `nil`: the directory is unusable and the cache is memory-only.
         var isMemoryOnly = true
+        /// Whether `index` is open for reading only (``Configuration/isReadOnly``, or a directory that cannot be
+        /// written): nothing is staged, written or removed.
+        var isReadOnly = false
+        /// The index file `index` has open, to notice it was deleted or replaced from outside.
+        var indexIdentity: FileSystem.Identity?
+        var lastIndexCheck: Double = 0
         /// Stores being written: file name → bytes.
         var staged: [String: Staged] = [:]
         var lastGeneration: UInt64 = 0
@@ -241,6 +253,11 @@ public final class DiskCache: Sendable {
         broadcaster.subscribe()
     }
 
-    /// Whether the cache is memory-only because its directory is unusable.
+    /// Whether the cache is memory-only because its directory is unusable (or, read-only, because it holds no
+    /// index yet).
     public var isMemoryOnly: Bool { state.withLock { $0.isMemoryOnly } }
+
+    /// Whether the cache reads its directory but writes nothing: ``Configuration/isReadOnly``, or a directory this
+    /// process cannot write (a read-only mount). Stores then fail with ``OspreyError/cacheWriteFailed(key:reason:)``.
+    public var isReadOnly: Bool { state.withLock { $0.isReadOnly } }
 }

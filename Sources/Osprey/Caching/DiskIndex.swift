@@ -38,10 +38,31 @@ final class DiskIndex {
     /// Whether the index file was created by this open (so the directory's entries must be read into it).
     let isNew: Bool
 
+    /// Whether this connection only reads: nothing it does writes the file.
+    let isReadOnly: Bool
+
+    /// Opens an existing index at `path` for reading only, as another process (or nobody) keeps it: `immutable` when
+    /// nothing can write its directory. Throws when it cannot be opened, is damaged, or holds no entries table.
+    init(readingAt path: String, immutable: Bool) throws(SQLiteDatabase.Error) {
+        isNew = false
+        isReadOnly = true
+        database = try SQLiteDatabase(path: path, mode: immutable ? .immutable : .readOnly)
+        let check = try database.query("PRAGMA quick_check")
+        guard check.first?.first?.text == "ok" else {
+            throw SQLiteDatabase.Error(code: 11, message: "index failed its integrity check")  // SQLITE_CORRUPT
+        }
+        let columns = try database.query("PRAGMA table_info(entries)").compactMap { $0[1].text }
+        guard columns.contains("blob") else {
+            // Absent, or written before entries could be kept inside it: upgrading it would be a write.
+            throw SQLiteDatabase.Error(code: 1, message: "the index has no entries table of this version")
+        }
+    }
+
     /// Opens or creates the index at `path`. Throws when the file cannot be opened or is damaged (the error's
     /// `isCorruption`); the caller then deletes it and opens a new one.
     init(path: String) throws(SQLiteDatabase.Error) {
         isNew = !FileSystem.exists(path)
+        isReadOnly = false
         database = try SQLiteDatabase(path: path)
         try database.execute("PRAGMA journal_mode=WAL")
         // No fsync at all: a process crash loses nothing (the WAL is in the OS's page cache), and a power loss that

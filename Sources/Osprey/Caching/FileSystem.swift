@@ -147,6 +147,19 @@ enum FileSystem {
         unlink(path)
     }
 
+    /// Which file a path names: its device and inode.
+    struct Identity: Equatable, Sendable {
+        var device: UInt64
+        var inode: UInt64
+    }
+
+    /// The identity of the file at `path`, or `nil` when there is none.
+    static func identity(of path: String) -> Identity? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return Identity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    }
+
     /// Whether anything exists at `path`.
     static func exists(_ path: String) -> Bool {
         access(path, F_OK) == 0

@@ -36,11 +36,32 @@ final class SQLiteDatabase {
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens (creating) the database at `path`; other processes may have it open at the same time.
-    init(path: String, busyTimeout: Duration = .seconds(10)) throws(Error) {
+    /// How a database is opened.
+    enum Mode {
+        /// Read and write, creating the file when it is missing.
+        case readWrite
+        /// Read only; another process may be writing it (WAL mode needs its `-shm` file then, or must create one).
+        case readOnly
+        /// Read only, with SQLite told nothing changes the file while it is open (`immutable=1`): no locks, no `-shm`
+        /// file. For a database in a directory nobody can write (a read-only mount, `chattr +i`).
+        case immutable
+    }
+
+    /// Opens the database at `path`; other processes may have it open at the same time.
+    init(path: String, mode: Mode = .readWrite, busyTimeout: Duration = .seconds(10)) throws(Error) {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
-        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        let status: Int32
+        switch mode {
+        case .readWrite:
+            status = sqlite3_open_v2(
+                path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+        case .readOnly:
+            status = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+        case .immutable:
+            status = sqlite3_open_v2(
+                Self.uri(path) + "?immutable=1", &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
+                nil)
+        }
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
             sqlite3_close(handle)
@@ -50,6 +71,20 @@ final class SQLiteDatabase {
         let milliseconds =
             busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
         sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+    }
+
+    /// `path` as a `file:` URI: the characters a URI gives a meaning to are escaped.
+    private static func uri(_ path: String) -> String {
+        var escaped = "file:"
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x21, 0x7F...:
+                escaped += "%" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true)
+            default:
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return escaped
     }
 
     deinit {

@@ -7,7 +7,7 @@ import OspreyCodecs
 // stops if every subscriber has left (its task is cancelled).
 extension ImageJob {
     typealias Outcome = Result<ImageResult, ImageError>
-    typealias Store = @Sendable () async -> Void
+    typealias Store = @Sendable () async -> DiskStoreOutcome
 
     /// A cache hit, with what revalidating it needs.
     struct Cached: Sendable {
@@ -48,8 +48,19 @@ extension ImageJob {
         case .success(let downloaded): response = downloaded
         case .failure(let error): return (.failure(error), nil)
         }
+        // What the origin lets be kept: a shared cache (a proxy's) keeps only what any cache may; a private one keeps
+        // everything in memory and writes all but `no-store` to disk.
+        let permission = response.storagePermission
+        let isShared = manager.configuration.isSharedCache
+        let keepsInMemory = !isShared || permission == .anyCache
+        let keepsOnDisk = permission.allowsStoring(inSharedCache: isShared)
+        if cached != nil {
+            // A copy stored before the origin said otherwise must not outlive its word.
+            if !keepsInMemory { await cache.removeImage(forKey: key.variantKey, fromDisk: false) }
+            if !keepsOnDisk { await cache.diskCache.removeData(forKey: baseKey) }
+        }
         if let cached, response.isNotModified || cached.originalBytes == response.body {
-            // M8, M13: the cached image is current; nothing new is delivered.
+            // The cached image is current; nothing new is delivered.
             return (.success(cached.result), nil)
         }
         if response.isNotModified {
@@ -76,15 +87,22 @@ extension ImageJob {
         }
         manager.failedURLs.remove(url)
 
-        let result = ImageResult(
-            image: final, data: transformed == nil ? response.body : nil, cacheType: .none, url: response.url)
+        var result = ImageResult(
+            image: final, data: transformed == nil ? response.body : nil, cacheType: .none, url: response.url,
+            storagePermission: permission)
         let isOriginal = key.variantKey == baseKey
-        cache.storeInMemory(final, data: isOriginal ? result.data : nil, forKey: key.variantKey)
+        if keepsInMemory {
+            cache.storeInMemory(final, data: isOriginal ? result.data : nil, forKey: key.variantKey)
+        }
+        guard keepsOnDisk else {
+            if !options.contains(.cacheMemoryOnly) { result.diskStore = .forbiddenByOrigin }
+            return (.success(result), nil)
+        }
         let store = diskStore(
             original: transformed ?? decoded, bytes: result.data, final: final, validators: response.validators)
         guard let store else { return (.success(result), nil) }
         if wantsStoreBeforeDelivery {
-            await store()
+            result.diskStore = await store()
             guard !Task.isCancelled else { return (.failure(.cancelled), nil) }
             return (.success(result), nil)
         }
@@ -228,7 +246,8 @@ extension ImageJob {
 
     /// The disk writes for a downloaded image: the original (its bytes, or the transformed image re-encoded) under the
     /// base key with the origin's validators, and with ``ImageManager/Configuration/storesProcessedImagesOnDisk`` the
-    /// variant under its own key. `nil` for `cacheMemoryOnly`.
+    /// variant under its own key. `nil` for `cacheMemoryOnly`. A write that fails is logged and reported as the
+    /// store's outcome; so is a disk cache that stores nothing because its directory is unusable.
     ///
     /// Original bytes are staged here, before the image is delivered, so a load of another variant that follows the
     /// delivery derives it from them rather than downloading again while the write is on its way.
@@ -244,6 +263,13 @@ extension ImageJob {
         return { [self] in
             await observe(.store)
             do throws(OspreyError) {
+                guard !cache.diskCache.isMemoryOnly else {
+                    let reason =
+                        cache.diskCache.configuration.isReadOnly
+                        ? "the disk cache is read-only"
+                        : "the disk cache's directory cannot be used; caching in memory only"
+                    throw .cacheWriteFailed(key: baseKey, reason: reason)
+                }
                 if let staged {
                     try await cache.diskCache.finishStore(staged)
                 } else {
@@ -252,9 +278,11 @@ extension ImageJob {
                 if storesVariant {
                     try await cache.storeOnDisk(final, data: nil, forKey: variantKey, validators: validators)
                 }
+                return .stored
             } catch {
                 logger.warning(
                     "cannot cache the image", metadata: ["osprey.url": "\(url)", "osprey.error": "\(error)"])
+                return .failed(error)
             }
         }
     }

@@ -120,8 +120,8 @@ final class ImageJob: Sendable {
         guard !Task.isCancelled else { return finish(.failure(.cancelled)) }
         let (outcome, store) = await load()
         finish(outcome)
-        // Stores nobody waits for run after the delivery, still as part of the job.
-        await store?()
+        // Stores nobody waits for run after the delivery, still as part of the job; their outcome is logged.
+        _ = await store?()
     }
 
     /// Records the download so priority changes reach it.

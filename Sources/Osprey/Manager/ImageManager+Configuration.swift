@@ -55,6 +55,12 @@ extension ImageManager {
         /// disk is cheap (the proxy's rendered results).
         public var storesProcessedImagesOnDisk = false
 
+        /// Whether the caches serve many users, as a proxy's do (RFC 9111's "shared cache"): then an image whose
+        /// origin sent `Cache-Control: private` is kept in no cache, like one sent with `no-store`. `false` by
+        /// default: a `no-store` image is kept in memory for this process but never written to disk, and a `private`
+        /// one is cached as usual.
+        public var isSharedCache = false
+
         // MARK: Callbacks
 
         /// Where ``ImageManager/loadImage(with:options:callbackQueue:progress:preview:completion:)`` calls back when

@@ -12,9 +12,11 @@ import Synchronization
 /// print(summary.finished, summary.skipped, summary.failed)
 /// ```
 ///
-/// A URL already cached (memory or disk) is *skipped*; one that loads is *finished*; one that fails (or is cancelled)
-/// is *failed*. A real load of a URL being prefetched joins the prefetch instead of downloading again, and raises
-/// its priority to its own.
+/// A URL already cached (memory or disk) is *skipped*; one that loads and is written to the disk cache is *finished*;
+/// one that loads but could not be written (a full disk, an unwritable directory, an origin's `no-store`) is *not
+/// stored*; one that fails (or is cancelled) is *failed*. A prefetch waits for each disk write
+/// (``ImageRequest/Options/waitStoreCache``), so that it can tell. A real load of a URL being prefetched joins the
+/// prefetch instead of downloading again, and raises its priority to its own.
 public final class ImagePrefetcher: Sendable {
     /// Counts so far.
     public struct Progress: Sendable, Equatable {
@@ -24,19 +26,25 @@ public final class ImagePrefetcher: Sendable {
         public var skipped = 0
         /// URLs that failed (or were cancelled).
         public var failed = 0
+        /// URLs that loaded but are not in the disk cache: the write failed, or the origin forbade it. (Counted with
+        /// ``ImageRequest/Options/cacheMemoryOnly`` among the options only when the origin forbade storing.)
+        public var notStored = 0
         /// URLs asked for.
         public var total = 0
         /// The encoded bytes of the images loaded (the finished URLs'), as downloaded.
         public var bytes = 0
 
         /// URLs done, whatever the outcome.
-        public var completed: Int { finished + skipped + failed }
+        public var completed: Int { finished + skipped + failed + notStored }
 
         /// Makes counts.
-        public init(finished: Int = 0, skipped: Int = 0, failed: Int = 0, total: Int = 0, bytes: Int = 0) {
+        public init(
+            finished: Int = 0, skipped: Int = 0, failed: Int = 0, notStored: Int = 0, total: Int = 0, bytes: Int = 0
+        ) {
             self.finished = finished
             self.skipped = skipped
             self.failed = failed
+            self.notStored = notStored
             self.total = total
             self.bytes = bytes
         }
@@ -46,7 +54,8 @@ public final class ImagePrefetcher: Sendable {
     public let manager: ImageManager
     /// How many URLs load at once: 4 by default.
     public let maxConcurrentPrefetches: Int
-    /// Options added to every load: ``ImageRequest/Options/lowPriority`` by default.
+    /// Options added to every load: ``ImageRequest/Options/lowPriority`` by default. ``ImageRequest/Options/waitStoreCache``
+    /// is always added.
     public let options: ImageRequest.Options
     private let running = Mutex<[Int: Task<Progress, Never>]>([:])
     private let nextID = Atomic<Int>(0)
@@ -58,7 +67,7 @@ public final class ImagePrefetcher: Sendable {
     ) {
         self.manager = manager
         self.maxConcurrentPrefetches = max(1, maxConcurrentPrefetches)
-        self.options = options
+        self.options = options.union(.waitStoreCache)
     }
 
     /// Prefetches `urls` and returns the counts once every URL is done; `progress` gets the counts after each URL.
@@ -83,8 +92,10 @@ public final class ImagePrefetcher: Sendable {
     }
 
     private enum Outcome {
-        /// Loaded, with its encoded size when known.
+        /// Loaded and on disk (or not meant for it), with its encoded size when known.
         case finished(bytes: Int)
+        /// Loaded, not on disk.
+        case notStored(bytes: Int)
         case skipped
         case failed
     }
@@ -104,6 +115,9 @@ public final class ImagePrefetcher: Sendable {
                 switch outcome {
                 case .finished(let bytes):
                     counts.finished += 1
+                    counts.bytes += bytes
+                case .notStored(let bytes):
+                    counts.notStored += 1
                     counts.bytes += bytes
                 case .skipped: counts.skipped += 1
                 case .failed: counts.failed += 1
@@ -130,7 +144,11 @@ public final class ImagePrefetcher: Sendable {
         if await manager.isCached(url) { return .skipped }
         do {
             let result = try await manager.image(for: request)
-            return .finished(bytes: result.data?.count ?? 0)
+            let bytes = result.data?.count ?? 0
+            switch result.diskStore {
+            case .failed, .forbiddenByOrigin: return .notStored(bytes: bytes)
+            case .stored, nil: return .finished(bytes: bytes)
+            }
         } catch {
             return .failed
         }

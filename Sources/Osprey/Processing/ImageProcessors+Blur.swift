@@ -20,9 +20,15 @@ extension ImageProcessors {
             return try image.mappingFrames { pixels in try pixels.boxBlurred(widths: boxes) }
         }
 
-        /// The widths of three boxes (odd, at least 1) whose successive blurs approximate a Gaussian of `sigma`.
+        /// Blurs wider than this are this one: at a standard deviation of 10,000 pixels any image that fits in memory
+        /// is one flat colour already, and an infinite one would have no box width.
+        static let maximumRadius = 10_000.0
+
+        /// The widths of three boxes (odd, at least 1) whose successive blurs approximate a Gaussian of `sigma`
+        /// (NaN and values under 0 blur nothing; values over ``maximumRadius`` are that).
         static func boxWidths(sigma: Double, count: Int = 3) -> [Int] {
             guard sigma > 0 else { return Array(repeating: 1, count: count) }
+            let sigma = min(sigma, maximumRadius)
             let n = Double(count)
             let ideal = (12 * sigma * sigma / n + 1).squareRoot()
             var lower = Int(ideal.rounded(.down))

@@ -52,8 +52,10 @@ extension ImageProcessors {
             return try image.mappingFrames { pixels in
                 let format = pixels.format.holding(color)
                 let inner = try pixels.converted(to: format)
+                // Saturating: a border too wide for any buffer fails to allocate instead of trapping.
+                let band = width.addingClamped(width)
                 var output = try PixelBuffer(
-                    width: inner.width + 2 * width, height: inner.height + 2 * width, format: format)
+                    width: inner.width.addingClamped(band), height: inner.height.addingClamped(band), format: format)
                 output.fill(with: color)
                 output.paste(inner, x: width, y: width)
                 return output

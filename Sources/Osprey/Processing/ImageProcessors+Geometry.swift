@@ -53,7 +53,8 @@ extension ImageProcessors {
         public func process(_ image: Image) throws -> Image {
             // EXIF's orientations name the turn that displays a stored image upright: 6 (.right) is a quarter
             // turn clockwise.
-            let orientation: ImageOrientation = [.up, .right, .down, .left][quarterTurns]
+            // Reduced again here: the property is a `var`, set after `init` to anything.
+            let orientation: ImageOrientation = [.up, .right, .down, .left][((quarterTurns % 4) + 4) % 4]
             return try image.mappingFrames { try $0.applying(orientation) }
         }
     }
@@ -87,8 +88,9 @@ extension ImageProcessors {
         public func rect(inWidth width: Int, height: Int) throws -> (x: Int, y: Int, width: Int, height: Int) {
             switch region {
             case .rect(let x, let y, let w, let h):
+                // In saturating arithmetic: a rectangle near Int.max is outside, not a trap.
                 let (left, top) = (max(x, 0), max(y, 0))
-                let (right, bottom) = (min(x + w, width), min(y + h, height))
+                let (right, bottom) = (min(x.addingClamped(w), width), min(y.addingClamped(h), height))
                 guard w > 0, h > 0, right > left, bottom > top else {
                     throw ImageProcessingError(
                         processor: identifier, reason: "the rectangle is empty or outside the \(width)x\(height) image")
@@ -99,8 +101,9 @@ extension ImageProcessors {
                     throw ImageProcessingError(processor: identifier, reason: "the width and height must be positive")
                 }
                 let (cw, ch) = (min(w, width), min(h, height))
-                let x = Int((Double(width - cw) * anchor.x).rounded())
-                let y = Int((Double(height - ch) * anchor.y).rounded())
+                let (ax, ay) = anchor.clamped
+                let x = Int((Double(width - cw) * ax).rounded())
+                let y = Int((Double(height - ch) * ay).rounded())
                 return (x, y, cw, ch)
             }
         }
@@ -109,10 +112,24 @@ extension ImageProcessors {
             let (w, h) = image.uprightSize
             let rect = try rect(inWidth: w, height: h)
             if rect == (0, 0, w, h) { return image }
+            // What `cropped` copies from must lie inside every frame: checked here, where the copy is made.
+            guard rect.x >= 0, rect.y >= 0, rect.width > 0, rect.height > 0, rect.x <= w - rect.width,
+                rect.y <= h - rect.height
+            else {
+                throw ImageProcessingError(processor: identifier, reason: "the rectangle is outside the image")
+            }
             return try image.mappingFrames {
                 try $0.cropped(x: rect.x, y: rect.y, width: rect.width, height: rect.height)
             }
         }
+    }
+}
+
+extension Int {
+    /// `self + other`, or the bound it passes.
+    func addingClamped(_ other: Int) -> Int {
+        let (sum, overflow) = addingReportingOverflow(other)
+        return overflow ? (other > 0 ? .max : .min) : sum
     }
 }
 

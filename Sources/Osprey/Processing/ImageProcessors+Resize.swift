@@ -61,9 +61,18 @@ extension ImageProcessors {
                 + "gap=\(gap))"
         }
 
+        /// The longest side an output may have: 10,000,000 pixels, libvips' limit. Above it (an upscale to an absurd
+        /// size), ``process(_:)`` throws before it computes any weight or allocates any row.
+        public static let maximumSide = 10_000_000
+
         public func process(_ image: Image) throws -> Image {
             let (w, h) = image.uprightSize
             guard let plan = try plan(sourceWidth: w, sourceHeight: h) else { return image }
+            guard plan.width <= Self.maximumSide, plan.height <= Self.maximumSide else {
+                throw ImageProcessingError(
+                    processor: identifier,
+                    reason: "the output would be \(plan.width)x\(plan.height), over \(Self.maximumSide) pixels a side")
+            }
             let (factorX, factorY) = reductionFactors(plan)
             let reduces = factorX > 1 || factorY > 1
             // After a reduction the filter works on the reduced buffer: its size and the rectangle scaled to it.
@@ -83,7 +92,7 @@ extension ImageProcessors {
         /// The whole factors a plan first averages by on each axis (1: none), per ``reducingGap``; at most 255,
         /// which keeps the block sums within 32 bits.
         func reductionFactors(_ plan: (rect: PixelRect, width: Int, height: Int)) -> (Int, Int) {
-            guard let reducingGap else { return (1, 1) }
+            guard let reducingGap, !reducingGap.isNaN else { return (1, 1) }
             func factor(_ span: Double, _ output: Int) -> Int {
                 min(max(Int(span / Double(output) / reducingGap), 1), 255)
             }
@@ -104,7 +113,8 @@ extension ImageProcessors {
             }
             let (sw, sh) = (Double(w), Double(h))
             let full = PixelRect(x: 0, y: 0, width: sw, height: sh)
-            func rounded(_ value: Double) -> Int { max(Int(value.rounded()), 1) }
+            // Saturating: an upscale to an absurd size becomes a buffer too large to allocate (an error), not a trap.
+            func rounded(_ value: Double) -> Int { value < Double(Int.max) ? max(Int(value.rounded()), 1) : .max }
             func unchanged(_ rect: PixelRect, _ ow: Int, _ oh: Int) -> (PixelRect, Int, Int)? {
                 rect == full && ow == w && oh == h ? nil : (rect, ow, oh)
             }
@@ -131,7 +141,8 @@ extension ImageProcessors {
                 let (ow, oh) = (min(rounded(bw / shrink), boxWidth), min(rounded(bh / shrink), boxHeight))
                 let effective = scale / shrink
                 let (cw, ch) = (min(Double(ow) / effective, sw), min(Double(oh) / effective, sh))
-                let rect = PixelRect(x: (sw - cw) * anchor.x, y: (sh - ch) * anchor.y, width: cw, height: ch)
+                let (ax, ay) = anchor.clamped
+                let rect = PixelRect(x: (sw - cw) * ax, y: (sh - ch) * ay, width: cw, height: ch)
                 return unchanged(rect, ow, oh)
             }
         }

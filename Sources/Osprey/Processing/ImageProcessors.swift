@@ -32,16 +32,20 @@ public struct ImageProcessingError: Error, Sendable, Equatable, CustomStringConv
 
 /// A point of an image in fractions of its size: (0, 0) is the top-left corner, (1, 1) the bottom-right. Which part
 /// of an image `cover` and `crop(size:)` keep.
+///
+/// The processors read it through ``clamped``, so a value set outside 0...1 after `init` (or NaN) still places a
+/// rectangle inside the image.
 public struct Anchor: Sendable, Hashable, CustomStringConvertible {
-    /// 0 at the left edge, 1 at the right.
+    /// 0 at the left edge, 1 at the right; a value outside is used as the nearer edge.
     public var x: Double
-    /// 0 at the top edge, 1 at the bottom.
+    /// 0 at the top edge, 1 at the bottom; a value outside is used as the nearer edge.
     public var y: Double
 
-    /// Makes an anchor; each coordinate is clamped to 0...1.
+    /// Makes an anchor; each coordinate is clamped to 0...1 (NaN becomes 0.5).
     public init(x: Double, y: Double) {
-        self.x = min(max(x, 0), 1)
-        self.y = min(max(y, 0), 1)
+        self.x = x
+        self.y = y
+        (self.x, self.y) = clamped
     }
 
     public static let center = Anchor(x: 0.5, y: 0.5)
@@ -53,6 +57,12 @@ public struct Anchor: Sendable, Hashable, CustomStringConvertible {
     public static let topRight = Anchor(x: 1, y: 0)
     public static let bottomLeft = Anchor(x: 0, y: 1)
     public static let bottomRight = Anchor(x: 1, y: 1)
+
+    /// The coordinates as processors use them: each within 0...1, NaN read as the middle.
+    public var clamped: (x: Double, y: Double) {
+        func unit(_ value: Double) -> Double { value.isNaN ? 0.5 : min(max(value, 0), 1) }
+        return (unit(x), unit(y))
+    }
 
     /// `x:y`, each in Swift's shortest round-tripping form: `0.5:0.5`.
     public var description: String { "\(x):\(y)" }

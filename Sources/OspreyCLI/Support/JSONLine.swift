@@ -15,6 +15,11 @@ struct JSONLine {
         fields.append(Self.quoted(key) + ":" + String(value))
     }
 
+    mutating func add(_ key: String, _ value: Bool?) {
+        guard let value else { return }
+        fields.append(Self.quoted(key) + ":" + (value ? "true" : "false"))
+    }
+
     var text: String { "{" + fields.joined(separator: ",") + "}" }
 
     /// `value` as a JSON string literal.

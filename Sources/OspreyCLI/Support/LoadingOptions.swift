@@ -11,10 +11,12 @@ import Osprey
 struct LoadingOptions: ParsableArguments {
     @OptionGroup var cacheDirectory: CacheDirectoryOption
 
-    @Flag(name: .customLong("no-cache"), help: "Neither read nor write the disk cache.")
+    @Flag(name: .customLong("no-cache"), help: "Neither read nor write the disk cache (nothing is created on disk).")
     var noCache = false
 
-    @Flag(name: .customLong("memory-only"), help: "Read the disk cache but do not write to it.")
+    @Flag(
+        name: .customLong("memory-only"),
+        help: "Read the disk cache but do not write to it (nothing is created or changed on disk).")
     var memoryOnly = false
 
     @Flag(name: .customLong("refresh"), help: "Revalidate cached images with the origin (ETag, Last-Modified).")
@@ -106,24 +108,29 @@ struct LoadingOptions: ParsableArguments {
         return options
     }
 
-    /// The disk cache's configuration: the library's default cache in the chosen directory.
+    /// The disk cache's configuration: the library's default cache in the chosen directory; opened read-only with
+    /// `--memory-only` and `--no-cache`, so that they leave the disk as it was (no directory, no index created).
     func cacheConfiguration(_ settings: Settings) -> ImageCache.Configuration {
         var configuration = ImageCache.Configuration()
         configuration.disk.baseDirectory = settings.cacheDirectory
         configuration.disk.cleaningInterval = nil
+        configuration.disk.isReadOnly = memoryOnly || noCache
         return configuration
     }
 
-    /// A manager for this run: its own downloader (the limit, order, timeout and headers asked for) and cache.
-    func makeManager() throws -> ImageManager {
+    /// A manager for this run: its own downloader (the limit, order, timeout and headers asked for, and bodies of at
+    /// most `maximumBodySize` bytes when given) and cache.
+    func makeManager(maximumBodySize: Int? = nil) throws -> ImageManager {
         let settings = try settings()
+        var downloading = downloaderConfiguration(settings)
+        if let maximumBodySize { downloading.maximumBodySize = maximumBodySize }
         var configuration = ImageManager.Configuration()
         var managerLogger = Logger(label: "osprey.manager")
         managerLogger.logLevel = verbose ? .debug : .warning
         configuration.logger = managerLogger
         return ImageManager(
             cache: ImageCache(configuration: cacheConfiguration(settings)),
-            downloader: ImageDownloader(configuration: downloaderConfiguration(settings)), configuration: configuration)
+            downloader: ImageDownloader(configuration: downloading), configuration: configuration)
     }
 
     /// The downloader's configuration: the limit, order, timeout and headers asked for.

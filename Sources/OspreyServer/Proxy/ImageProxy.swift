@@ -14,9 +14,13 @@ struct RenderedImage: Sendable {
     /// A strong validator: a hash of the bytes, which depend on nothing but the source's bytes and the parameters,
     /// so it changes exactly when one of them changes the output.
     let etag: String
+    /// What the source's origin lets caches keep: a render of a `private` or `no-store` source is kept in none of the
+    /// proxy's caches, and its response tells the caches in front.
+    let storagePermission: StoragePermission
 
-    init(bytes: [UInt8]) {
+    init(bytes: [UInt8], storagePermission: StoragePermission = .anyCache) {
         self.bytes = ByteBuffer(bytes: bytes)
+        self.storagePermission = storagePermission
         format = ImageFormat(sniffing: bytes.prefix(ImageFormat.signatureLength))
         let digest = SHA256.hash(data: bytes)
         etag = "\"" + digest.prefix(16).map { byte in String(byte, radix: 16).leftPadded(to: 2) }.joined() + "\""
@@ -67,9 +71,14 @@ final class ImageProxy: Sendable {
         downloading.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry)
         downloading.logger = logger
         var managing = ImageManager.Configuration()
+        // The declared size is checked before decoding, at whatever scale a thumbnail would be decoded; the decoded
+        // size can never exceed it.
+        managing.decoding.limits.maxSourcePixelCount = configuration.maxSourcePixels
         managing.decoding.limits.maxPixelCount = configuration.maxSourcePixels
         managing.decoding.limits.maxFrameCount = configuration.maxFrames
         managing.logger = logger
+        // Its caches serve every client: a `private` source is kept in none of them, like a `no-store` one.
+        managing.isSharedCache = true
         manager = ImageManager(
             cache: ImageCache(configuration: sources), downloader: ImageDownloader(configuration: downloading),
             configuration: managing)
@@ -200,14 +209,16 @@ final class ImageProxy: Sendable {
         let result = await renderNow(parameters, logger: logger)
         metrics.processing.record(ContinuousClock.now - start)
         let bytes: [UInt8]
+        let permission: StoragePermission
         switch result {
         case .success(let rendered):
-            bytes = rendered.bytes
+            (bytes, permission) = (rendered.bytes, rendered.permission)
             metrics.hit(rendered.level)
         case .failure(let error):
             return .failure(error)
         }
-        let image = RenderedImage(bytes: bytes)
+        let image = RenderedImage(bytes: bytes, storagePermission: permission)
+        guard permission == .anyCache else { return .success(image) }
         memoryResults.setValue(image, forKey: key, cost: bytes.count)
         Task {
             do {
@@ -222,14 +233,15 @@ final class ImageProxy: Sendable {
     /// Loads the source through the manager (within the time limits), processes and encodes it.
     private func renderNow(
         _ parameters: RenderParameters, logger: Logger
-    ) async -> Result<(bytes: [UInt8], level: ProxyMetrics.Level), ProxyError> {
+    ) async -> Result<(bytes: [UInt8], level: ProxyMetrics.Level, permission: StoragePermission), ProxyError> {
         var processors = parameters.processors
         if let frame = parameters.frame { processors.insert(SelectFrame(index: frame), at: 0) }
         var request: ImageRequest
-        do {
+        do throws(OspreyError) {
             request = try ImageRequest(url: parameters.source, processors: processors)
         } catch {
-            return .failure(.badRequest("'url' must be an absolute http or https URL"))
+            guard case .invalidURL(_, let reason) = error else { return .failure(.internalError) }
+            return .failure(RenderParameters.invalidSource(reason))
         }
         // A still output needs one frame only.
         if parameters.frame == nil, parameters.format == .jpeg || parameters.format == .png {
@@ -268,7 +280,7 @@ final class ImageProxy: Sendable {
             case .disk: .sourceDisk
             case .none: .origin
             }
-        return .success((bytes, level))
+        return .success((bytes, level, loaded.storagePermission))
     }
 
     /// The manager's load, abandoned (503) when the source and processing time limits have both passed.

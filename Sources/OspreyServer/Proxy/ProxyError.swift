@@ -60,7 +60,7 @@ enum ProxyError: Error, Sendable, Equatable {
     /// The client's view of a failed load.
     init(_ error: ImageError, limits: ServerConfiguration) {
         switch error {
-        case .invalidURL: self = .badRequest("'url' must be an absolute http or https URL")
+        case .invalidURL(_, let reason): self = RenderParameters.invalidSource(reason)
         case .previouslyFailed(_, let reason):
             self = reason.map { ProxyError($0, limits: limits) } ?? .sourceError
         case .downloadDeclined, .notCached: self = .forbiddenSource

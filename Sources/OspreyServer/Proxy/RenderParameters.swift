@@ -40,10 +40,11 @@ struct RenderParameters: Sendable {
             values[name] = value
         }
         guard let urlText = values["url"], !urlText.isEmpty else { throw .badRequest("missing parameter 'url'") }
-        do {
+        do throws(OspreyError) {
             source = try ImageRequest(string: urlText).url
         } catch {
-            throw .badRequest("'url' must be an absolute http or https URL")
+            guard case .invalidURL(_, let reason) = error else { throw .badRequest("'url' cannot be loaded") }
+            throw Self.invalidSource(reason)
         }
         self.pairs = pairs
         width = try Self.integer(values["w"], name: "w", in: 1...Self.maximumSide)
@@ -75,6 +76,15 @@ struct RenderParameters: Sendable {
         }
         frame = try Self.integer(values["frame"], name: "frame", in: 0...100_000)
         signature = values["sig"]
+    }
+
+    /// The client's error for a source URL the library refused: the reason in our words, never the URL itself.
+    static func invalidSource(_ reason: OspreyError.InvalidURLReason) -> ProxyError {
+        switch reason {
+        case .missingHost, .invalidHost, .invalidPort: .badRequest("'url' is not valid: \(reason)")
+        case .empty, .malformed, .notAbsolute, .unsupportedScheme:
+            .badRequest("'url' must be an absolute http or https URL")
+        }
     }
 
     private static let known: Set<String> = ["url", "w", "h", "fit", "format", "q", "blur", "frame", "sig"]

@@ -23,9 +23,9 @@ public enum AddressCategory: String, Sendable, CaseIterable {
     /// 100::/64, 2001:db8::/32.
     case reserved
 
-    /// The category of `address`. An IPv6 address that carries an IPv4 one (mapped `::ffff:a.b.c.d`, the NAT64
-    /// prefix `64:ff9b::/96`, 6to4 `2002::/16`, deprecated compatible `::a.b.c.d`) is the category of that IPv4
-    /// address, since that is where a connection to it ends up.
+    /// The category of `address`. An IPv6 address that carries an IPv4 one (mapped `::ffff:a.b.c.d`, translated
+    /// `::ffff:0:a.b.c.d`, the NAT64 prefixes `64:ff9b::/96` and `64:ff9b:1::/96`, 6to4 `2002::/16`, deprecated
+    /// compatible `::a.b.c.d`) is the category of that IPv4 address, since that is where a connection to it ends up.
     public init(_ address: IPAddress) {
         if address.isIPv4 {
             self = Self.ipv4(address.bytes)
@@ -61,8 +61,14 @@ public enum AddressCategory: String, Sendable, CaseIterable {
         if address.hasPrefix([UInt8](repeating: 0, count: 10) + [0xFF, 0xFF] + [0, 0, 0, 0], length: 96) {
             return tail  // ::ffff:a.b.c.d
         }
+        if address.hasPrefix([UInt8](repeating: 0, count: 8) + [0xFF, 0xFF, 0, 0] + [0, 0, 0, 0], length: 96) {
+            return tail  // ::ffff:0:a.b.c.d (IPv4-translated, SIIT)
+        }
         if address.hasPrefix([0, 0x64, 0xFF, 0x9B] + [UInt8](repeating: 0, count: 12), length: 96) {
-            return tail  // 64:ff9b::a.b.c.d
+            return tail  // 64:ff9b::a.b.c.d (NAT64)
+        }
+        if address.hasPrefix([0, 0x64, 0xFF, 0x9B, 0, 1] + [UInt8](repeating: 0, count: 10), length: 96) {
+            return tail  // 64:ff9b:1::a.b.c.d (local-use NAT64, with the address in its last 32 bits)
         }
         if address.hasPrefix([0x20, 0x02] + [UInt8](repeating: 0, count: 14), length: 16) {
             return Array(b[2..<6])  // 2002:aabb:ccdd::
@@ -86,6 +92,9 @@ public enum AddressCategory: String, Sendable, CaseIterable {
         if prefix([0xFE, 0x80], 10) { return .linkLocal }
         if prefix([0xFF], 8) { return .multicast }
         if prefix([0x20, 0x01, 0x0D, 0xB8], 32) || prefix([0x01, 0x00], 64) { return .reserved }
+        // The rest of local-use NAT64 (the IPv4 address spread over other bits): where it leads is the translator's
+        // choice, not the internet's.
+        if prefix([0, 0x64, 0xFF, 0x9B, 0, 1], 48) { return .reserved }
         return .publicInternet
     }
 }

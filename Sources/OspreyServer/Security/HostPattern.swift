@@ -13,17 +13,26 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
         var text = Self.normalized(pattern)
         let wildcard = text.hasPrefix("*.")
         if wildcard { text.removeFirst(2) }
-        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-.")
-        guard !text.isEmpty, text.allSatisfy({ allowed.contains($0) }), !text.hasPrefix("."), !text.contains("..")
-        else { return nil }
+        guard !text.isEmpty, Self.isHostName(text), !text.hasPrefix("."), !text.contains("..") else { return nil }
         domain = text
         matchesSubdomains = wildcard
     }
 
-    /// Whether `host` is allowed by this pattern.
+    /// Whether `host` is allowed by this pattern. A host with characters no host name has (a NUL, a slash, a space)
+    /// matches nothing, whatever its ending.
     public func matches(_ host: String) -> Bool {
         let host = Self.normalized(host)
+        guard Self.isHostName(host) else { return false }
         return matchesSubdomains ? host.hasSuffix("." + domain) : host == domain
+    }
+
+    /// Whether `name` (lower-cased) has only the characters of a host name: letters, digits, `-`, `_` and `.`.
+    private static func isHostName(_ name: String) -> Bool {
+        name.utf8.allSatisfy { byte in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "_")
+        }
     }
 
     public var description: String { (matchesSubdomains ? "*." : "") + domain }

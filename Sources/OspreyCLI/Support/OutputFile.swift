@@ -1,0 +1,114 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Writing the files `fetch` and `convert` produce so that a run killed at any moment (`kill -9`, a full disk)
+/// leaves nothing a user could mistake for a result: a file appears under its name whole, or not at all.
+///
+/// On Linux the bytes go to an unnamed file in the target directory (`O_TMPFILE`), linked under its name once complete:
+/// a killed run leaves nothing behind. Replacing an existing file (`--force`, `convert`'s output), and filesystems
+/// without `O_TMPFILE`, go through a hidden temporary name, `.osprey-<pid>-<random>.tmp`, renamed into place; one
+/// left by a killed run is removed by the next run that writes into the directory (``removeLeftovers(in:)``).
+enum OutputFile {
+    static let temporaryPrefix = ".osprey-"
+    static let temporarySuffix = ".tmp"
+
+    /// Writes `bytes` to `path`, replacing a file that is there.
+    static func write(_ bytes: [UInt8], to path: String) throws(CommandError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let parent = directory.isEmpty ? "." : directory
+        #if os(Linux)
+        if let descriptor = openUnnamed(in: parent) {
+            defer { close(descriptor) }
+            try writeAll(bytes, to: descriptor, path: path)
+            // Linked under its name only now that it is whole; a name already taken is replaced by a rename.
+            if linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 { return }
+            guard errno == EEXIST else { throw failure("cannot write \(path)") }
+            let temporary = temporaryPath(in: parent)
+            guard linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0 else {
+                throw failure("cannot write \(path)")
+            }
+            try moveIntoPlace(temporary, path)
+            return
+        }
+        #endif
+        let temporary = temporaryPath(in: parent)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure("cannot write \(path)") }
+        do {
+            try writeAll(bytes, to: descriptor, path: path)
+        } catch {
+            close(descriptor)
+            unlink(temporary)
+            throw error
+        }
+        close(descriptor)
+        try moveIntoPlace(temporary, path)
+    }
+
+    /// Removes the hidden temporary files of runs that are no longer running from `directory`.
+    static func removeLeftovers(in directory: String) {
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for name in names where name.hasPrefix(temporaryPrefix) && name.hasSuffix(temporarySuffix) {
+            let fields = name.dropFirst(temporaryPrefix.count).split(separator: "-")
+            guard let pid = fields.first.flatMap({ pid_t($0) }), pid != getpid() else { continue }
+            // Signal 0 checks that the process exists; ESRCH: it does not, so its file is a leftover.
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                unlink(directory + "/" + name)
+            }
+        }
+    }
+
+    private static func temporaryPath(in directory: String) -> String {
+        var random = SystemRandomNumberGenerator()
+        return directory + "/" + temporaryPrefix + "\(getpid())-" + String(random.next() as UInt64, radix: 16)
+            + temporarySuffix
+    }
+
+    #if os(Linux)
+    /// An unnamed regular file in `directory`, or `nil` where the filesystem does not offer them.
+    private static func openUnnamed(in directory: String) -> Int32? {
+        // O_TMPFILE is __O_TMPFILE | O_DIRECTORY, a macro Swift does not import; __O_TMPFILE is 020000000 on every
+        // Linux architecture.
+        let descriptor = open(directory, Int32(0o20000000) | O_DIRECTORY | O_WRONLY | O_CLOEXEC, 0o644)
+        return descriptor >= 0 ? descriptor : nil
+    }
+    #endif
+
+    private static func moveIntoPlace(_ temporary: String, _ path: String) throws(CommandError) {
+        guard rename(temporary, path) == 0 else {
+            let error = failure("cannot write \(path)")
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws(CommandError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes {
+                systemWrite(descriptor, $0.baseAddress! + offset, bytes.count - offset)
+            }
+            if written < 0 {
+                if errno == EINTR { continue }
+                throw failure("cannot write \(path)")
+            }
+            offset += written
+        }
+    }
+
+    private static func failure(_ what: String) -> CommandError {
+        CommandError(message: "\(what): \(String(cString: strerror(errno)))")
+    }
+}
+
+/// `write(2)`, under a name `OutputFile.write` does not shadow.
+private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, buffer, count)
+}

@@ -1,0 +1,142 @@
+internal import COspreyWebP
+
+extension ImageHeader {
+    /// What an image's container says of its frames, read without decoding a pixel: for GIF, its image descriptors
+    /// and graphic control extensions, walked block by block; for WebP, its `ANIM` and `ANMF` chunks; one frame for
+    /// JPEG, PNG (an APNG's default image, as the decoder reads it) and a still WebP.
+    ///
+    /// The numbers are the decoder's: durations of 10 ms or less in a GIF read as 100 ms, a loop count of 0 plays
+    /// forever and a GIF without a NETSCAPE2.0 block plays once. A container cut short lists the frames it holds
+    /// whole. What the frames' pixels would decode to is not checked: ``ImageDecoder`` does that.
+    public struct Frames: Sendable, Hashable {
+        /// How many frames the container lists.
+        public var count: Int
+        /// How many times an animation plays: 0 forever.
+        public var loopCount: Int
+        /// Each frame's duration, in order; empty for a still image.
+        public var durations: [Duration]
+    }
+
+    /// The frames `data`'s container lists (see ``Frames``).
+    ///
+    /// - Throws: what ``init(reading:)`` throws for a header it cannot read.
+    public static func frames(in data: some Collection<UInt8>) throws(CodecError) -> Frames {
+        let result: Result<Frames, CodecError> =
+            data.withContiguousStorageIfAvailable { Self.frames(UnsafeRawBufferPointer($0)) }
+            ?? Array(data).withUnsafeBytes { Self.frames($0) }
+        return try result.get()
+    }
+
+    static func frames(_ bytes: UnsafeRawBufferPointer) -> Result<Frames, CodecError> {
+        Result { () throws(CodecError) -> Frames in
+            let header = try read(bytes).get()
+            switch header.format {
+            case .gif:
+                var blocks = GIFBlocks(bytes)
+                return blocks.frames()
+            case .webp: return webPFrames(bytes)
+            default: return Frames(count: 1, loopCount: 0, durations: [])
+            }
+        }
+    }
+
+    private static func webPFrames(_ bytes: UnsafeRawBufferPointer) -> Frames {
+        var data = WebPData(bytes: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), size: bytes.count)
+        guard let demux = WebPDemux(&data) else { return Frames(count: 1, loopCount: 0, durations: []) }
+        defer { WebPDemuxDelete(demux) }
+        let count = Int(WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT))
+        guard WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS) & ANIMATION_FLAG.rawValue != 0, count > 0 else {
+            return Frames(count: 1, loopCount: 0, durations: [])
+        }
+        var durations: [Duration] = []
+        var iterator = WebPIterator()
+        if WebPDemuxGetFrame(demux, 1, &iterator) != 0 {
+            repeat {
+                durations.append(.milliseconds(Int(iterator.duration)))
+            } while WebPDemuxNextFrame(&iterator) != 0
+            WebPDemuxReleaseIterator(&iterator)
+        }
+        return Frames(
+            count: durations.count, loopCount: Int(WebPDemuxGetI(demux, WEBP_FF_LOOP_COUNT)), durations: durations)
+    }
+}
+
+/// A GIF's blocks, walked without decompressing anything: each image descriptor is a frame, the graphic control
+/// extension before it gives its delay, a NETSCAPE2.0 (or ANIMEXTS1.0) block before it the loop count.
+private struct GIFBlocks {
+    let bytes: UnsafeRawBufferPointer
+    var offset = 0
+
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.bytes = bytes
+    }
+
+    mutating func frames() -> ImageHeader.Frames {
+        var durations: [Duration] = []
+        var loopCount = 1
+        var pendingLoopCount: Int?
+        var delay = 0
+        // Signature and version (6), logical screen descriptor (7), then the global colour table.
+        offset = 13
+        guard bytes.count >= 13 else { return ImageHeader.Frames(count: 0, loopCount: 1, durations: []) }
+        skipColorTable(flags: bytes[10])
+        walk: while let introducer = byte() {
+            switch introducer {
+            case 0x21:  // extension: a label, then sub-blocks
+                guard let label = byte() else { break walk }
+                var isFirst = true
+                var isLoopBlock = false
+                while true {
+                    guard let length = byte().map(Int.init), offset + length <= bytes.count else { break walk }
+                    if length == 0 { break }
+                    let data = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
+                    if isFirst, label == 0xF9, length >= 4 {
+                        delay = Int(data[1]) | Int(data[2]) << 8
+                    } else if isFirst, label == 0xFF, length == 11 {
+                        isLoopBlock = data.elementsEqual("NETSCAPE2.0".utf8) || data.elementsEqual("ANIMEXTS1.0".utf8)
+                    } else if isLoopBlock, length >= 3, data[0] == 1 {
+                        pendingLoopCount = Int(data[1]) | Int(data[2]) << 8
+                        isLoopBlock = false
+                    }
+                    isFirst = false
+                    offset += length
+                }
+            case 0x2C:  // image descriptor (9), local colour table, LZW minimum code size (1), then sub-blocks
+                guard offset + 9 <= bytes.count else { break walk }
+                let flags = bytes[offset + 8]
+                offset += 9
+                skipColorTable(flags: flags)
+                guard byte() != nil, skipSubBlocks() else { break walk }
+                durations.append(delay <= 1 ? .milliseconds(100) : .milliseconds(delay * 10))
+                if let pending = pendingLoopCount {
+                    loopCount = pending
+                    pendingLoopCount = nil
+                }
+                delay = 0
+            default:  // 0x3B, the trailer, or anything else: the end
+                break walk
+            }
+        }
+        return ImageHeader.Frames(
+            count: durations.count, loopCount: loopCount, durations: durations.count > 1 ? durations : [])
+    }
+
+    private mutating func byte() -> UInt8? {
+        guard offset < bytes.count else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    private mutating func skipColorTable(flags: UInt8) {
+        if flags & 0x80 != 0 { offset += 3 << (Int(flags & 0x07) + 1) }
+    }
+
+    /// Skips sub-blocks up to and including the terminator; `false` when the data ends first.
+    private mutating func skipSubBlocks() -> Bool {
+        while let length = byte() {
+            if length == 0 { return true }
+            offset += Int(length)
+        }
+        return false
+    }
+}
