@@ -51,7 +51,7 @@ fuzz: deps
 ## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets, the caches' latency and
 ## scaling, downloads from a local nginx beside curl, aiohttp and URLSession, then ImageManager's loads from memory,
 ## disk and nginx beside a requests + Pillow loop, the processors' thumbnail job and resize beside Pillow and pyvips,
-## and osprey serve beside thumbor and nginx under wrk
+## and osprey serve beside thumbor and nginx under wrk, then its memory budget under 64 concurrent 49 MP PNGs
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
 	python3 Benchmarks/compare_codecs.py
@@ -60,6 +60,7 @@ bench: deps
 	python3 Benchmarks/compare_manager.py
 	python3 Benchmarks/compare_processors.py
 	python3 Benchmarks/compare_proxy.py
+	python3 Benchmarks/compare_memory.py
 
 ## lint: check formatting and style with swift-format (configuration in .swift-format)
 lint:

@@ -186,7 +186,7 @@ let package = Package(
         .testTarget(
             name: "OspreyCLITests",
             dependencies: [
-                "OspreyCLI", "Osprey", "OspreyCodecs", "OspreyTesting",
+                "OspreyCLI", "Osprey", "OspreyCodecs", "OspreyServer", "OspreyTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

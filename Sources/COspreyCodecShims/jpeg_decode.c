@@ -32,8 +32,9 @@ static uint64_t osprey_scaled(uint32_t size, uint32_t m) {
 }
 
 // The DCT scale m/8 (1…8) to decode at: the largest within the pixel budget, then the smallest of those that still
-// gives at least minWidth × minHeight. With neither asked for, 8/8.
-static uint32_t osprey_choose_scale(uint32_t width, uint32_t height, const osprey_jpeg_decode_request *request) {
+// gives at least minWidth × minHeight. With neither asked for, 8/8. (Exported: the memory estimate of a decode uses
+// the same choice.)
+uint32_t osprey_jpeg_scale_numerator(uint32_t width, uint32_t height, const osprey_jpeg_decode_request *request) {
     uint32_t m = 8;
     if (request->pixelBudget > 0) {
         while (m > 1 && osprey_scaled(width, m) * osprey_scaled(height, m) > request->pixelBudget) {
@@ -235,7 +236,7 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     } else {
         info.out_color_space = JCS_RGB;
     }
-    uint32_t m = osprey_choose_scale(info.image_width, info.image_height, request);
+    uint32_t m = osprey_jpeg_scale_numerator(info.image_width, info.image_height, request);
     if (m == 1 && info.progressive_mode && !request->allowPartial) {
         // At 1/8 a component scaled by a 1×1 IDCT needs only its DC scans: decode a copy without its AC scans (the
         // same pixels, a fraction of the work). A partial decode keeps the file as it is, so that truncation is

@@ -26,6 +26,14 @@ int osprey_jpeg_read_header(const uint8_t *data, size_t size, osprey_jpeg_header
     header->colorSpace = (int32_t)info.jpeg_color_space;
     header->progressive = info.progressive_mode ? 1 : 0;
     header->arithmetic = info.arith_code ? 1 : 0;
+    // jpeg_read_header has sized every component in blocks (initial_setup, at the first SOS).
+    header->coefficientBytes = 0;
+    if (info.progressive_mode) {
+        for (int c = 0; c < info.num_components; c++) {
+            header->coefficientBytes += (uint64_t)info.comp_info[c].width_in_blocks * info.comp_info[c].height_in_blocks
+                                        * sizeof(JBLOCK);
+        }
+    }
     jpeg_destroy_decompress(&info);
     return 0;
 }

@@ -20,15 +20,19 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
     case decodingFailed(CodecError)
     /// A processor, or the transform hook, threw.
     case processingFailed(identifier: String, reason: String)
+    /// The manager's ``ImageManager/Configuration/memoryBudget`` did not grant what decoding and processing the image
+    /// would take: it alone needs more than the budget (a lasting failure), or too many decodes waited, for too long.
+    case insufficientMemory(MemoryBudget.Refusal)
     /// The load was cancelled.
     case cancelled
 
     /// Whether the failure says something lasting about the URL, so it enters the failed-URL list: a lasting download
-    /// failure, or data that does not decode.
+    /// failure, data that does not decode, or an image larger than the whole memory budget.
     public var isLasting: Bool {
         switch self {
         case .downloadFailed(let error): !error.isTransient
         case .decodingFailed: true
+        case .insufficientMemory(.exceedsBudget): true
         default: false
         }
     }
@@ -43,6 +47,7 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
         case .downloadFailed(let error): "download.\(error.shortDescription)"
         case .decodingFailed: "decodingFailed"
         case .processingFailed: "processingFailed"
+        case .insufficientMemory: "insufficientMemory"
         case .cancelled: "cancelled"
         }
     }
@@ -57,6 +62,7 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
         case .downloadFailed(let error): "download failed: \(error)"
         case .decodingFailed(let error): "cannot decode the image: \(error)"
         case .processingFailed(let identifier, let reason): "processor '\(identifier)' failed: \(reason)"
+        case .insufficientMemory(let refusal): "not enough memory: \(refusal)"
         case .cancelled: "cancelled"
         }
     }

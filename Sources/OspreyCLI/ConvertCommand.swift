@@ -59,10 +59,22 @@ struct ConvertCommand: AsyncParsableCommand {
         options.isLossless = lossless
         do {
             let bytes = try await SourceReader(byteLimit: limit.maxBytes).bytes(of: input)
+            let downsample = resize.map { $0.processor(fit: fit?.fit ?? .inside) }
+            // Within the process's memory budget, as the manager's decodes: an image that alone needs more than it
+            // is refused before it is decoded.
+            let estimate = try ImageDecoder.memoryEstimate(
+                for: bytes, options: downsample?.decodingOptions(for: bytes, options: DecodingOptions()) ?? .init())
+            let needed = downsample == nil ? estimate.peakBytes : estimate.peakBytes + estimate.imageBytes
+            let reservation: MemoryBudget.Reservation
+            do throws(MemoryBudget.Refusal) {
+                reservation = try await MemoryBudget.shared.reserve(needed)
+            } catch {
+                throw CommandError(message: "\(error)")
+            }
+            defer { reservation.release() }
             let image: Image
-            if let resize {
+            if let downsample {
                 // Decoded scaled where the format allows (JPEG, WebP), then resized.
-                let downsample = resize.processor(fit: fit?.fit ?? .inside)
                 image = try downsample.process(try downsample.decode(bytes))
             } else {
                 image = try ImageDecoder.decode(bytes)

@@ -14,7 +14,7 @@ struct ServeCommand: AsyncParsableCommand {
             OSPREY_SECRET, OSPREY_ALLOW_UNSIGNED=1, OSPREY_ALLOW_HOSTS (comma-separated), \
             OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), \
             OSPREY_MAX_SOURCE_BYTES, OSPREY_MAX_SOURCE_PIXELS, OSPREY_MAX_OUTPUT_PIXELS, OSPREY_MAX_IN_FLIGHT, \
-            OSPREY_CACHE_MAX_AGE. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
+            OSPREY_MAX_MEMORY, OSPREY_MAX_MEMORY_WAITING, OSPREY_CACHE_MAX_AGE. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
             SIGTERM or SIGINT stops accepting, lets requests in flight finish, and exits 0.
 
             Examples:
@@ -62,6 +62,16 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "Most /img requests at once; more get 503 with Retry-After (default: 256).")
     var maxInFlight: Int?
+
+    @Option(
+        help: """
+            Memory decoding and processing may take at once: bytes, 512M, 2G, or 60% of the process's memory \
+            (default: 50%). A render that does not fit waits; one that alone needs more gets 413.
+            """)
+    var maxMemory: String?
+
+    @Option(help: "Most renders waiting for memory; more get 503 with Retry-After (default: 64).")
+    var maxMemoryWaiting: Int?
 
     @Option(help: "Cache-Control max-age of images, in seconds (default: 31536000).")
     var cacheMaxAge: Int?
@@ -147,6 +157,15 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let value = try number(maxInFlight, "OSPREY_MAX_IN_FLIGHT", minimum: 1) {
             configuration.maxInFlight = value
+        }
+        if let text = maxMemory ?? env("OSPREY_MAX_MEMORY") {
+            guard let bytes = ByteSize.parse(text) else {
+                throw ValidationError("--max-memory '\(text)' is not a size: give bytes, 512M, 2G or 60%")
+            }
+            configuration.maxMemory = bytes
+        }
+        if let value = try number(maxMemoryWaiting, "OSPREY_MAX_MEMORY_WAITING", minimum: 0) {
+            configuration.maxMemoryWaiting = value
         }
         if let value = try number(cacheMaxAge, "OSPREY_CACHE_MAX_AGE", minimum: 0) {
             configuration.cacheMaxAge = value

@@ -64,22 +64,33 @@ enum EXIF {
         return nil
     }
 
-    /// The payload of a PNG's first `eXIf` chunk, before or after the image data, found by walking the chunks (their
-    /// data is skipped, not read).
+    /// The payload of a PNG's first `eXIf` chunk, before or after the image data.
     static func pngPayload(in png: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
+        PNGChunks.first("eXIf", in: png)
+    }
+}
+
+/// A PNG's chunks, walked by their lengths: their data is skipped, not read.
+enum PNGChunks {
+    /// The data of the first chunk of `type` before `IEND`, or `nil`.
+    static func first(_ type: String, in png: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         var offset = 8  // after the signature
         while offset + 8 <= png.count {
             let length =
-                Int(png[offset]) << 24 | Int(png[offset + 1]) << 16 | Int(png[offset + 2]) << 8
-                | Int(png[offset + 3])
-            let type = UnsafeRawBufferPointer(rebasing: png[(offset + 4)..<(offset + 8)])
+                Int(png[offset]) << 24 | Int(png[offset + 1]) << 16 | Int(png[offset + 2]) << 8 | Int(png[offset + 3])
+            let name = UnsafeRawBufferPointer(rebasing: png[(offset + 4)..<(offset + 8)])
             guard length <= png.count - offset - 8 else { return nil }
-            if type.elementsEqual("eXIf".utf8) {
+            if name.elementsEqual(type.utf8) {
                 return UnsafeRawBufferPointer(rebasing: png[(offset + 8)..<(offset + 8 + length)])
             }
-            if type.elementsEqual("IEND".utf8) { return nil }
+            if name.elementsEqual("IEND".utf8) { return nil }
             offset += 12 + length  // length, type, data, CRC
         }
         return nil
+    }
+
+    /// Whether `png` has a chunk of `type`.
+    static func contains(_ type: String, in png: UnsafeRawBufferPointer) -> Bool {
+        first(type, in: png) != nil
     }
 }

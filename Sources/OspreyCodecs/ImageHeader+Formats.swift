@@ -11,7 +11,10 @@ extension ImageHeader {
         }
         guard status == 0 else { throw .malformed(format: .jpeg, reason: message) }
         let orientation = EXIF.jpegPayload(in: bytes).flatMap(EXIF.orientation(in:)) ?? .up
-        return try validated(.jpeg, Int(header.width), Int(header.height), orientation: orientation)
+        var result = try validated(.jpeg, Int(header.width), Int(header.height), orientation: orientation)
+        result.channels = header.components == 1 ? 1 : 3  // CMYK and YCCK come out RGB
+        result.workingBytes = Int(clamping: header.coefficientBytes)
+        return result
     }
 
     static func readPNG(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
@@ -22,7 +25,16 @@ extension ImageHeader {
         }
         guard status == 0 else { throw .malformed(format: .png, reason: message) }
         let orientation = EXIF.pngPayload(in: bytes).flatMap(EXIF.orientation(in:)) ?? .up
-        return try validated(.png, Int(header.width), Int(header.height), orientation: orientation)
+        var result = try validated(.png, Int(header.width), Int(header.height), orientation: orientation)
+        // The decoder's 8-bit output: gray, gray and alpha, RGB or RGBA, a tRNS chunk adding alpha.
+        let transparency = PNGChunks.contains("tRNS", in: bytes) ? 1 : 0
+        switch header.colorType {
+        case 0: result.channels = 1 + transparency  // gray
+        case 4: result.channels = 2  // gray and alpha
+        case 2, 3: result.channels = 3 + transparency  // RGB, palette
+        default: result.channels = 4
+        }
+        return result
     }
 
     static func readWebP(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
@@ -34,7 +46,9 @@ extension ImageHeader {
         let orientation =
             bytes.baseAddress.map { WebPDecoder.Container($0.assumingMemoryBound(to: UInt8.self), count: bytes.count) }?
             .orientation ?? .up
-        return try validated(.webp, Int(features.width), Int(features.height), orientation: orientation)
+        var result = try validated(.webp, Int(features.width), Int(features.height), orientation: orientation)
+        result.channels = features.has_alpha != 0 || features.has_animation != 0 ? 4 : 3
+        return result
     }
 
     static func readGIF(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {

@@ -19,6 +19,12 @@ public struct ImageHeader: Sendable, Hashable {
     /// will turn the stored pixels.
     public let orientation: ImageOrientation
 
+    /// The channels a decode produces (1 gray, 2 gray and alpha, 3 RGB, 4 RGBA): what a memory estimate counts per
+    /// pixel. 4 when the header does not say.
+    var channels = 4
+    /// What the decoder needs beside its output: a progressive JPEG's coefficient arrays.
+    var workingBytes = 0
+
     /// Makes a header from known values.
     public init(format: ImageFormat, width: Int, height: Int, orientation: ImageOrientation = .up) {
         self.format = format
@@ -46,6 +52,19 @@ public struct ImageHeader: Sendable, Hashable {
 
     /// Width times height.
     public var pixelCount: Int { width * height }
+
+    /// Headers are equal when what they say publicly is: format, size and orientation.
+    public static func == (lhs: ImageHeader, rhs: ImageHeader) -> Bool {
+        lhs.format == rhs.format && lhs.width == rhs.width && lhs.height == rhs.height
+            && lhs.orientation == rhs.orientation
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(format)
+        hasher.combine(width)
+        hasher.combine(height)
+        hasher.combine(orientation)
+    }
 
     static func read(_ bytes: UnsafeRawBufferPointer) -> Result<ImageHeader, CodecError> {
         Result { () throws(CodecError) -> ImageHeader in

@@ -61,6 +61,21 @@ public final class IncrementalImageDecoder: Sendable {
     /// The number of bytes appended so far.
     public var byteCount: Int { state.withLock { $0.data.count } }
 
+    /// What decoding a preview of the data so far takes (``ImageDecoder/memoryEstimate(for:options:)``), once the
+    /// header has arrived; `nil` before.
+    public var previewEstimate: DecodingEstimate? {
+        let data = state.withLock { $0.data }
+        return try? ImageDecoder.memoryEstimate(for: data, options: previewOptions)
+    }
+
+    /// The options previews decode with: partial data allowed, the first frame only.
+    private var previewOptions: DecodingOptions {
+        var options = options
+        options.allowsPartialImages = true
+        options.firstFrameOnly = true
+        return options
+    }
+
     /// A preview of the data so far when there is something new to show and no other preview is being decoded;
     /// otherwise `nil`. A preview that fails to decode (too little data yet) is `nil` too.
     public func makePreview() -> Image? {
@@ -72,9 +87,6 @@ public final class IncrementalImageDecoder: Sendable {
             return (state.data, progress.value)
         }
         guard let job else { return nil }
-        var previewOptions = options
-        previewOptions.allowsPartialImages = true
-        previewOptions.firstFrameOnly = true
         let preview = try? decode(job.data, previewOptions)
         state.withLock { state in
             state.isPreviewing = false

@@ -31,6 +31,7 @@ public func buildApplication(
         await HealthResponse(proxy: proxy)
     }
     router.get("/metrics") { _, _ in
+        metrics.record(proxy.memoryBudget.usage)
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
         return Response(

@@ -1,5 +1,5 @@
 import Foundation
-import Osprey
+public import Osprey
 
 /// How `osprey serve` listens, whom it fetches from, what it accepts, and how it caches. Every property has the
 /// documented default; `osprey serve` sets them from its flags and `OSPREY_*` variables (docs/serve.md).
@@ -60,6 +60,19 @@ public struct ServerConfiguration: Sendable {
     public var sourceTimeout: Duration = .seconds(20)
     /// The most `/img` requests handled at once; more are answered 503 with `Retry-After`. 256 by default.
     public var maxInFlight = 256
+    /// The memory the proxy's images may take, in bytes: its in-memory caches take at most a quarter of it (shrunk in
+    /// proportion from ``resultMemoryLimit`` and the sources' share when that is less), and decoding and processing
+    /// reserve the rest by what each source's header says it needs (``Osprey/MemoryBudget``): a render that does not
+    /// fit waits, one that alone needs more is a 413. `nil` (the default) for half the memory available to the process
+    /// (its cgroup's limit, else the machine's).
+    public var maxMemory: Int?
+    /// The most renders that wait for memory; more are answered 503 with `Retry-After` at once. A render waits at most
+    /// ``processingTimeout``, then gets the same answer. 64 by default.
+    public var maxMemoryWaiting = 64
+    /// A budget to reserve from instead of one made from ``maxMemory``, ``maxMemoryWaiting`` and
+    /// ``processingTimeout``: an application that embeds the proxy beside its own image loading shares one budget
+    /// between them, with that budget's own limits. `nil` by default.
+    public var memoryBudget: MemoryBudget?
 
     // MARK: Caching
 

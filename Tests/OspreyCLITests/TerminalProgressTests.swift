@@ -84,8 +84,13 @@ extension TerminalProgressTests {
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let screen = directory + "/screen"
             _ = FileManager.default.createFile(atPath: screen, contents: nil)
-            let command = [try OspreyBinary.path, "fetch", "--no-cache", "-o", directory, server.url("/stuck.png")]
-                .map { "'" + $0 + "'" }.joined(separator: " ")
+            // A long timeout: on a loaded machine the bars may take a while to show, and the held request must not
+            // time out first (the process would be gone before its Ctrl-C).
+            let command = [
+                try OspreyBinary.path, "fetch", "--no-cache", "--timeout", "300", "-o", directory,
+                server.url("/stuck.png"),
+            ]
+            .map { "'" + $0 + "'" }.joined(separator: " ")
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
             process.arguments = ["-qec", command, "/dev/null"]
@@ -101,7 +106,8 @@ extension TerminalProgressTests {
             {
                 try await Task.sleep(for: .milliseconds(20))  // polling another process's terminal output
             }
-            keyboard.fileHandleForWriting.write(Data([0x03]))  // Ctrl-C, through the terminal's line discipline
+            // Ctrl-C, through the terminal's line discipline (an error, not a crash, if the process is gone).
+            try keyboard.fileHandleForWriting.write(contentsOf: Data([0x03]))
             process.waitUntilExit()
             let output = String(decoding: FileManager.default.contents(atPath: screen) ?? Data(), as: UTF8.self)
             #expect(process.terminationStatus == 130)

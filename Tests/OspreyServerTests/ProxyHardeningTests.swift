@@ -2,10 +2,11 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import Osprey
 import OspreyTesting
+import Synchronization
 import Testing
 
+@testable import Osprey
 @testable import OspreyServer
 
 /// What a stranger sends must not take the proxy down or past its checks: each case over a real socket, followed by
@@ -78,11 +79,126 @@ import Testing
         }
     }
 
+    @Test func aSourceThatAloneNeedsMoreThanTheMemoryBudgetIsA413() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            // 300 × 300 RGB: 270,000 bytes decoded.
+            origin.route("/big.png", .ok(try Fixtures.flatPNG(width: 300, height: 300)))
+            try await withProxy(setup: .live, { $0.maxMemory = 200_000 }) { client in
+                let response = try await client.execute(
+                    uri: imageURI([("url", origin.url("/big.png")), ("w", "10")]), method: .get)
+                #expect(response.status == .contentTooLarge)
+                #expect(
+                    try response.json()["error"] as? String
+                        == "decoding the source would take more memory than the server may use")
+                let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+                // Decoding gets three quarters; the memory caches the rest.
+                #expect(metrics.contains("osprey_memory_budget_bytes 150000"))
+            }
+        }
+    }
+
+    @Test func withTheMemoryTakenARenderWaitsInABoundedQueueAndBeyondItIsA503() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/a.png", .ok(try Fixtures.flatPNG(width: 300, height: 300)))
+            origin.route("/b.png", .ok(try Fixtures.flatPNG(width: 301, height: 300)))
+            let arrivals = Arrivals()
+            // Room for one decode; one render may wait.
+            let budget = MemoryBudget(
+                bytes: 400_000, maxWaiting: 1, maxWait: nil, held: { 0 }, onWaiting: { _ in arrivals.arrived() })
+            // In process (the live test client has one connection, which the waiting request would hold).
+            try await withProxy({ $0.memoryBudget = budget }) { client in
+                // Given the memory taken (by another render of the same process, say)
+                let taken = try await budget.reserve(300_000)
+                // When a render comes, it waits for it
+                let waiting = Task {
+                    try await client.execute(uri: imageURI([("url", origin.url("/a.png")), ("w", "10")]), method: .get)
+                }
+                await arrivals.wait(for: 1)
+                // And one more, past the queue's bound, gets 503 with Retry-After at once
+                let refused = try await client.execute(
+                    uri: imageURI([("url", origin.url("/b.png")), ("w", "10")]), method: .get)
+                #expect(refused.status == .serviceUnavailable)
+                #expect(refused.headers[.retryAfter] == "1")
+                let metrics = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+                #expect(metrics.contains("osprey_memory_waiting 1"))
+                #expect(metrics.contains("osprey_memory_reserved_bytes 300000"))
+                // Then, the memory given back, the waiting render is answered
+                taken.release()
+                #expect(try await waiting.value.status == .ok)
+                let retried = try await client.execute(
+                    uri: imageURI([("url", origin.url("/b.png")), ("w", "10")]), method: .get)
+                #expect(retried.status == .ok)
+                #expect(budget.usage.reserved == 0)
+            }
+        }
+    }
+
+    @Test func privateAndNoStoreSourcesAreKeptInNoSharedCacheAndSaySoDownstream() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            let jpeg = try Fixtures.jpeg()
+            for (path, cacheControl) in [("/private.jpg", "private, max-age=600"), ("/secret.jpg", "no-store")] {
+                origin.route(
+                    path,
+                    OriginResponse(
+                        status: 200, headers: [("Content-Type", "image/jpeg"), ("Cache-Control", cacheControl)],
+                        body: jpeg))
+            }
+            origin.route("/public.jpg", .ok(jpeg))
+            try await withProxy(setup: .live) { client in
+                for _ in 0..<2 {
+                    for path in ["/private.jpg", "/secret.jpg", "/public.jpg"] {
+                        let response = try await client.execute(
+                            uri: imageURI([("url", origin.url(path)), ("w", "64")]), method: .get)
+                        #expect(response.status == .ok, "\(path)")
+                        let expected =
+                            switch path {
+                            case "/private.jpg": "private, max-age=31536000"
+                            case "/secret.jpg": "no-store"
+                            default: "public, max-age=31536000"
+                            }
+                        #expect(response.headers[.cacheControl] == expected, "\(path)")
+                    }
+                }
+            }
+            // Neither the source nor the render of a private or no-store image was kept: both were fetched twice.
+            #expect(origin.requestCount("/private.jpg") == 2)
+            #expect(origin.requestCount("/secret.jpg") == 2)
+            #expect(origin.requestCount("/public.jpg") == 1)
+        }
+    }
+
     @Test func hostPatternsNeverMatchWhatNoHostNameCanBe() {
         let pattern = HostPattern("*.example.com")!
         #expect(pattern.matches("a.example.com"))
         #expect(!pattern.matches("evil.test\u{0}.example.com"))
         #expect(!pattern.matches("evil.test/.example.com"))
         #expect(!HostPattern("example.com")!.matches("example.com\u{0}"))
+    }
+}
+
+/// How many reservations have started waiting on a budget, and a way to await a number of them.
+final class Arrivals: Sendable {
+    private let state = Mutex<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
+
+    func arrived() {
+        let ready = state.withLock { state in
+            state.count += 1
+            let count = state.count
+            defer { state.waiters.removeAll { $0.0 <= count } }
+            return state.waiters.filter { $0.0 <= count }.map(\.1)
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Returns once `count` reservations have started waiting.
+    func wait(for count: Int) async {
+        await withCheckedContinuation { continuation in
+            let isReady = state.withLock { state in
+                guard state.count < count else { return true }
+                state.waiters.append((count, continuation))
+                return false
+            }
+            if isReady { continuation.resume() }
+        }
     }
 }

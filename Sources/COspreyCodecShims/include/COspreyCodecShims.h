@@ -27,6 +27,9 @@ typedef struct {
     int32_t progressive;
     /// 1 when the file uses arithmetic coding.
     int32_t arithmetic;
+    /// The bytes of the whole-image coefficient arrays a progressive decode keeps (every component's blocks, at full
+    /// size whatever the output scale); 0 for a sequential file.
+    uint64_t coefficientBytes;
 } osprey_jpeg_header;
 
 /// Reads a JPEG header from memory. Returns 0 on success; otherwise -1 with `message` set to libjpeg's message.
@@ -85,6 +88,10 @@ typedef struct {
 #define OSPREY_ERROR -1
 #define OSPREY_LIMIT_EXCEEDED -2
 #define OSPREY_TRUNCATED -3
+
+/// The DCT scale M (output = M/8 of the size, 1…8) a decode of a `width` × `height` image with `request` uses: the
+/// largest within its pixel budget, then the smallest that still gives its minimum size.
+uint32_t osprey_jpeg_scale_numerator(uint32_t width, uint32_t height, const osprey_jpeg_decode_request *request);
 
 /// Decodes a JPEG from memory. On OSPREY_OK `result` owns its buffers; otherwise nothing is left allocated and
 /// `message` says why.

@@ -25,7 +25,10 @@ extension ImageJob {
         var cached: Cached?
         if !options.contains(.fromLoaderOnly) {
             await observe(.disk)
-            cached = await lookUp()
+            switch await lookUp() {
+            case .success(let hit): cached = hit
+            case .failure(let error): return (.failure(error), nil)
+            }
             guard !Task.isCancelled else { return (.failure(.cancelled), nil) }
             if let cached {
                 guard options.contains(.refreshCached) else { return (.success(cached.result), nil) }
@@ -67,22 +70,11 @@ extension ImageJob {
             return (.failure(.downloadFailed(.httpStatus(code: 304, headers: response.headers))), nil)
         }
 
-        await observe(.decode)
-        guard !Task.isCancelled else { return (.failure(.cancelled), nil) }
         let decoded: Image
-        switch await decode(response.body) {
-        case .success(let image): decoded = image
-        case .failure(let error):
-            manager.failedURLs.record(url, failure: error)
-            return (.failure(error), nil)
-        }
-
-        await observe(.process)
-        guard !Task.isCancelled else { return (.failure(.cancelled), nil) }
         let transformed: Image?
         let final: Image
-        switch await transformAndProcess(decoded) {
-        case .success(let images): (transformed, final) = images
+        switch await decodeAndProcess(response.body) {
+        case .success(let images): (decoded, transformed, final) = images
         case .failure(let error): return (.failure(error), nil)
         }
         manager.failedURLs.remove(url)
@@ -112,46 +104,121 @@ extension ImageJob {
     // MARK: Stages
 
     /// Memory (bytes, when memory keeps bytes), then a stored variant, then the original on disk, decoded and
-    /// processed; the result is put in memory. Under `refreshCached` it also reads the original bytes and validators.
-    private func lookUp() async -> Cached? {
+    /// processed within the memory budget; the result is put in memory. Under `refreshCached` it also reads the
+    /// original bytes and validators. A miss is `nil`; bytes that do not decode are a miss too (the next source is
+    /// tried); a budget that refuses the decode fails the load.
+    private func lookUp() async -> Result<Cached?, ImageError> {
         let variantKey = key.variantKey
-        let baseKey = self.baseKey
-        let diskCache = cache.diskCache
         if let image = cache.imageInMemory(forKey: variantKey) {
-            return await preparedForRevalidation(
-                Cached(result: ImageResult(image: image, data: nil, cacheType: .memory, url: request.url)))
+            return .success(
+                await preparedForRevalidation(
+                    Cached(result: ImageResult(image: image, data: nil, cacheType: .memory, url: request.url))))
         }
-
-        let decoder = self.decoder
-        let plainDecoding = manager.configuration.decoding
-        let memoryData = cache.dataInMemory(forKey: baseKey)
+        let diskCache = cache.diskCache
         let readsVariant = manager.configuration.storesProcessedImagesOnDisk && variantKey != baseKey
-        let found = await withTaskExecutorPreference(manager.decodingPool) {
-            () -> (image: Image, bytes: [UInt8]?, cacheType: ImageResult.CacheType, isVariant: Bool)? in
-            if let memoryData, let image = try? decoder.decode(memoryData) {
-                return (image, memoryData, .memory, false)
+        var sources: [CachedSource] = []
+        if let memoryData = cache.dataInMemory(forKey: baseKey) { sources.append(.memory(memoryData)) }
+        if readsVariant { sources.append(.variant) }
+        sources.append(.original)
+        for source in sources {
+            guard !Task.isCancelled else { return .success(nil) }
+            let found: (image: Image, bytes: [UInt8], reservation: MemoryBudget.Reservation?)
+            switch await decodeCached(source, diskCache: diskCache) {
+            case .miss: continue
+            case .failure(let error): return .failure(error)
+            case .hit(let image, let bytes, let reservation): found = (image, bytes, reservation)
             }
-            if readsVariant, let data = diskCache.blockingData(forKey: variantKey),
-                let image = try? ImageDecoder.decode(data, options: plainDecoding)
-            {
-                return (image, nil, .disk, true)
+            // The reservation covers the processors too: it goes once the final image is made.
+            defer { found.reservation?.release() }
+            var image = found.image
+            let isVariant = source == .variant
+            if !isVariant, !request.processors.isEmpty {
+                guard case .success(let processed) = await process(image) else { return .success(nil) }
+                image = processed
             }
-            guard !Task.isCancelled, let bytes = diskCache.blockingData(forKey: baseKey),
-                let image = try? decoder.decode(bytes)
-            else { return nil }
-            return (image, bytes, .disk, false)
+            let original = isVariant ? nil : found.bytes
+            let cacheType: ImageResult.CacheType = if case .memory = source { .memory } else { .disk }
+            cache.storeInMemory(image, data: variantKey == baseKey ? original : nil, forKey: variantKey)
+            return .success(
+                await preparedForRevalidation(
+                    Cached(
+                        result: ImageResult(image: image, data: original, cacheType: cacheType, url: request.url),
+                        originalBytes: original)))
         }
-        guard let found, !Task.isCancelled else { return nil }
-        var image = found.image
-        if !found.isVariant, !request.processors.isEmpty {
-            guard case .success(let processed) = await process(image) else { return nil }
-            image = processed
+        return .success(nil)
+    }
+
+    /// Where a cached image may be found, in the order they are tried.
+    private enum CachedSource: Equatable {
+        /// The original's bytes in memory (when memory keeps bytes).
+        case memory([UInt8])
+        /// The processed variant on disk (``ImageManager/Configuration/storesProcessedImagesOnDisk``).
+        case variant
+        /// The original on disk.
+        case original
+    }
+
+    private enum CachedDecode {
+        /// Decoded, with the memory reserved for it and its processing (none without a budget).
+        case hit(Image, bytes: [UInt8], reservation: MemoryBudget.Reservation?)
+        case miss
+        case failure(ImageError)
+    }
+
+    /// The image of `source`, read (on the decoding threads) and decoded within the memory budget: at once when
+    /// the budget has room, else after waiting for it off those threads, so a waiting decode never holds one. A hit
+    /// keeps its reservation for the caller to release after processing.
+    private func decodeCached(_ source: CachedSource, diskCache: DiskCache) async -> CachedDecode {
+        // A variant is stored processed: decoded plainly, with nothing to process after.
+        let decoder = source == .variant ? JobDecoder(options: manager.configuration.decoding) : self.decoder
+        let key = source == .variant ? self.key.variantKey : baseKey
+        let budget = manager.configuration.memoryBudget
+        let needed: @Sendable ([UInt8]) -> Int? = { [self] bytes in
+            source == .variant ? decoder.estimate(bytes)?.peakBytes : memoryNeeded(for: bytes)
         }
-        cache.storeInMemory(image, data: variantKey == baseKey ? found.bytes : nil, forKey: variantKey)
-        return await preparedForRevalidation(
-            Cached(
-                result: ImageResult(image: image, data: found.bytes, cacheType: found.cacheType, url: request.url),
-                originalBytes: found.bytes))
+        enum Attempt {
+            case done(CachedDecode)
+            case needsMemory([UInt8], Int)
+        }
+        let attempt = await withTaskExecutorPreference(manager.decodingPool) { () -> Attempt in
+            let bytes: [UInt8]
+            if case .memory(let data) = source {
+                bytes = data
+            } else {
+                guard let data = diskCache.blockingData(forKey: key) else { return .done(.miss) }
+                bytes = data
+            }
+            var reservation: MemoryBudget.Reservation?
+            if let budget, let count = needed(bytes) {
+                guard let granted = budget.reserveIfFree(count) else { return .needsMemory(bytes, count) }
+                reservation = granted
+            }
+            guard let image = try? decoder.decode(bytes) else {
+                reservation?.release()
+                return .done(.miss)
+            }
+            return .done(.hit(image, bytes: bytes, reservation: reservation))
+        }
+        switch attempt {
+        case .done(let outcome):
+            return outcome
+        case .needsMemory(let bytes, let count):
+            guard let budget else { return .miss }
+            let reservation: MemoryBudget.Reservation
+            do throws(MemoryBudget.Refusal) {
+                reservation = try await budget.reserve(count)
+            } catch .cancelled {
+                return .failure(.cancelled)
+            } catch {
+                return .failure(.insufficientMemory(error))
+            }
+            let image = await withTaskExecutorPreference(manager.decodingPool) { try? decoder.decode(bytes) }
+            guard let image else {
+                reservation.release()
+                return .miss
+            }
+            return .hit(image, bytes: bytes, reservation: reservation)
+        }
     }
 
     /// Under `refreshCached`, `cached` with the original bytes (read from disk when the hit did not bring them) and
@@ -194,15 +261,38 @@ extension ImageJob {
         }
     }
 
-    private func decode(_ bytes: [UInt8]) async -> Result<Image, ImageError> {
-        let decoder = self.decoder
-        return await withTaskExecutorPreference(manager.decodingPool) {
-            do throws(CodecError) {
-                return .success(try decoder.decode(bytes))
-            } catch {
-                return .failure(.decodingFailed(error))
-            }
+    /// Decodes downloaded `bytes` and runs the transform hook and the processors, holding what the memory budget
+    /// grants for it until the final image is made; returns the decoded image, the transformed one (`nil` when the
+    /// hook left it alone) and the final one. A lasting failure (undecodable, larger than the whole budget) enters
+    /// the failed-URL list.
+    private func decodeAndProcess(
+        _ bytes: [UInt8]
+    ) async -> Result<(decoded: Image, transformed: Image?, final: Image), ImageError> {
+        await observe(.decode)
+        guard !Task.isCancelled else { return .failure(.cancelled) }
+        let reservation: MemoryBudget.Reservation?
+        switch await reserveMemory(for: bytes) {
+        case .success(let granted): reservation = granted
+        case .failure(let error):
+            manager.failedURLs.record(request.url, failure: error)
+            return .failure(error)
         }
+        defer { reservation?.release() }
+        let decoder = self.decoder
+        let decoded: Image
+        let outcome = await withTaskExecutorPreference(manager.decodingPool) {
+            Result { () throws(CodecError) in try decoder.decode(bytes) }
+        }
+        switch outcome {
+        case .success(let image): decoded = image
+        case .failure(let error):
+            manager.failedURLs.record(request.url, failure: .decodingFailed(error))
+            return .failure(.decodingFailed(error))
+        }
+
+        await observe(.process)
+        guard !Task.isCancelled else { return .failure(.cancelled) }
+        return await transformAndProcess(decoded).map { (decoded, $0.0, $0.1) }
     }
 
     /// How the job decodes bytes (see ``ImageManager/decoder(for:)``).
@@ -250,7 +340,9 @@ extension ImageJob {
     /// store's outcome; so is a disk cache that stores nothing because its directory is unusable.
     ///
     /// Original bytes are staged here, before the image is delivered, so a load of another variant that follows the
-    /// delivery derives it from them rather than downloading again while the write is on its way.
+    /// delivery derives it from them rather than downloading again while the write is on its way. The store keeps
+    /// only the images it will encode: a decoded image it does not need (the original when its bytes are stored) is
+    /// not held while the write runs after the memory budget was given back.
     private func diskStore(original: Image, bytes: [UInt8]?, final: Image, validators: HTTPValidators) -> Store? {
         guard !request.options.contains(.cacheMemoryOnly) else { return nil }
         let baseKey = self.baseKey
@@ -260,6 +352,8 @@ extension ImageJob {
         let logger = manager.configuration.logger
         let url = request.url
         let staged = bytes.map { cache.diskCache.beginStore($0, forKey: baseKey, validators: validators) }
+        let originalToEncode = staged == nil ? original : nil
+        let variantToEncode = storesVariant ? final : nil
         return { [self] in
             await observe(.store)
             do throws(OspreyError) {
@@ -272,11 +366,11 @@ extension ImageJob {
                 }
                 if let staged {
                     try await cache.diskCache.finishStore(staged)
-                } else {
-                    try await cache.storeOnDisk(original, data: nil, forKey: baseKey, validators: validators)
+                } else if let originalToEncode {
+                    try await cache.storeOnDisk(originalToEncode, data: nil, forKey: baseKey, validators: validators)
                 }
-                if storesVariant {
-                    try await cache.storeOnDisk(final, data: nil, forKey: variantKey, validators: validators)
+                if let variantToEncode {
+                    try await cache.storeOnDisk(variantToEncode, data: nil, forKey: variantKey, validators: validators)
                 }
                 return .stored
             } catch {
@@ -298,15 +392,28 @@ struct JobDecoder: Sendable {
     let downsample: ImageProcessors.Downsample?
 
     /// Decodes with `options`, at the size the request's first processor asks for when that is a
-    /// ``ImageProcessors/Downsample`` and the request sets no target size of its own (MISSION M16).
+    /// ``ImageProcessors/Downsample`` and the request sets no target size of its own.
     init(options: DecodingOptions, request: ImageRequest) {
         self.options = options
         downsample = request.targetSize == nil ? request.processors.first as? ImageProcessors.Downsample : nil
     }
 
+    /// Decodes with `options` as they are.
+    init(options: DecodingOptions) {
+        self.options = options
+        downsample = nil
+    }
+
     func decode(_ bytes: [UInt8]) throws(CodecError) -> Image {
         guard let downsample else { return try ImageDecoder.decode(bytes, options: options) }
         return try downsample.decode(bytes, options: options)
+    }
+
+    /// What decoding `bytes` will take, at the size ``decode(_:)`` decodes at; `nil` when the header cannot be read
+    /// (the decode then fails before allocating).
+    func estimate(_ bytes: [UInt8]) -> DecodingEstimate? {
+        let options = downsample?.decodingOptions(for: bytes, options: self.options) ?? self.options
+        return try? ImageDecoder.memoryEstimate(for: bytes, options: options)
     }
 }
 

@@ -160,14 +160,35 @@ final class ImageJob: Sendable {
             return true
         }
         guard starts else { return }
+        // A preview is skipped rather than waited for when the memory budget has no room for it now.
+        let reservation = previewReservation(decoder)
+        guard let reservation else {
+            state.withLock { $0.isPreviewing = false }
+            return
+        }
         Task(executorPreference: manager.decodingPool) {
-            defer { self.state.withLock { $0.isPreviewing = false } }
+            defer {
+                reservation?.release()
+                self.state.withLock { $0.isPreviewing = false }
+            }
             guard let partial = decoder.makePreview(),
                 let image = try? ImageManager.process(partial, with: self.request.processors)
             else { return }
             self.send(
                 .preview(ImageResult(image: image, data: nil, cacheType: .none, url: self.request.url, isFinal: false)))
         }
+    }
+}
+
+extension ImageJob {
+    /// What the budget grants a preview of `decoder`'s data now: `.some(nil)` without a budget, `nil` when the header
+    /// has not arrived or there is no room.
+    private func previewReservation(_ decoder: IncrementalImageDecoder) -> MemoryBudget.Reservation?? {
+        guard let budget = manager.configuration.memoryBudget else { return .some(nil) }
+        guard let estimate = decoder.previewEstimate else { return nil }
+        let processing = Self.processingBytes(after: estimate, processors: request.processors, transforms: false)
+        let bytes = max(estimate.peakBytes, ImageDecoder.saturating(sum: estimate.imageBytes, processing))
+        return budget.reserveIfFree(bytes).map { .some($0) }
     }
 }
 

@@ -39,6 +39,10 @@ extension ImageManager {
         /// The pixel budget of ``ImageRequest/Options/scaleDownLargeImages`` (M16) when the request sets none:
         /// 15,728,640 pixels (60 MiB of RGBA, the seeds' default) by default.
         public var scaleDownPixelBudget = 15_728_640
+        /// The memory decodes reserve before they start (what the header says decoding and processing will take)
+        /// and wait for while others hold it; `nil` for none. ``MemoryBudget/shared`` (half the memory available to
+        /// the process) by default. Managers that share one budget share its memory.
+        public var memoryBudget: MemoryBudget? = .shared
         /// How many decodes (and disk reads) run at once, on the manager's own threads: the number of processors by
         /// default.
         public var decodingConcurrency = ProcessInfo.processInfo.activeProcessorCount

@@ -54,13 +54,18 @@ extension ImageProcessors {
         ///
         /// - Throws: ``CodecError`` when the data does not decode.
         public func decode(_ data: [UInt8], options: DecodingOptions = DecodingOptions()) throws(CodecError) -> Image {
+            try ImageDecoder.decode(data, options: decodingOptions(for: data, options: options))
+        }
+
+        /// `options` with the target size ``decode(_:options:)`` decodes `data` at (unless they set one of their own).
+        public func decodingOptions(for data: [UInt8], options: DecodingOptions) -> DecodingOptions {
             var options = options
             if options.targetSize == nil, let header = try? ImageHeader(reading: data),
                 let size = try? decodingSize(for: header)
             {
                 options.targetSize = size
             }
-            return try ImageDecoder.decode(data, options: options)
+            return options
         }
     }
 }

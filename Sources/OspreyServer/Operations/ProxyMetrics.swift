@@ -1,3 +1,4 @@
+import Osprey
 import Prometheus
 
 /// The proxy's Prometheus metrics, in one registry that `GET /metrics` writes out (docs/serve.md lists them). The
@@ -19,6 +20,9 @@ final class ProxyMetrics: Sendable {
     private let otherRequests: Counter
     private let hits: [Level: Counter]
     let inFlight: Gauge
+    let memoryBudget: Gauge
+    let memoryReserved: Gauge
+    let memoryWaiting: Gauge
     let bytesServed: Counter
     let processing: DurationHistogram
 
@@ -48,6 +52,18 @@ final class ProxyMetrics: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "osprey", metricName: "requests_in_flight", unitName: "",
                 helpText: "Image requests being handled now."))
+        memoryBudget = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "osprey", metricName: "memory_budget", unitName: "bytes",
+                helpText: "The memory decoding and processing may reserve at once (--max-memory)."))
+        memoryReserved = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "osprey", metricName: "memory_reserved", unitName: "bytes",
+                helpText: "Memory reserved by decodes and processing under way."))
+        memoryWaiting = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "osprey", metricName: "memory_waiting", unitName: "",
+                helpText: "Renders waiting for memory."))
         bytesServed = registry.makeCounter(
             descriptor: MetricNameDescriptor(
                 namespace: "osprey", metricName: "served_bytes", unitName: "total",
@@ -69,6 +85,13 @@ final class ProxyMetrics: Sendable {
 
     func hit(_ level: Level) {
         hits[level]?.increment()
+    }
+
+    /// Sets the memory gauges from a reading of the budget (done at each scrape: the reading is always current).
+    func record(_ usage: MemoryBudget.Usage) {
+        memoryBudget.set(Double(usage.capacity))
+        memoryReserved.set(Double(usage.reserved))
+        memoryWaiting.set(Double(usage.waiting))
     }
 
     /// The exposition text of every metric in the registry.

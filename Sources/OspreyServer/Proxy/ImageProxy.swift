@@ -40,6 +40,8 @@ final class ImageProxy: Sendable {
     let configuration: ServerConfiguration
     let manager: ImageManager
     let metrics: ProxyMetrics
+    /// What decodes may take at once (``ServerConfiguration/maxMemory``).
+    let memoryBudget: MemoryBudget
     private let signer: URLSigner?
     private let policy: SourceAddressPolicy
     private let memoryResults: MemoryCache<String, RenderedImage>
@@ -54,14 +56,19 @@ final class ImageProxy: Sendable {
     init(configuration: ServerConfiguration, metrics: ProxyMetrics, logger: Logger) {
         self.configuration = configuration
         self.metrics = metrics
+        let memory = MemoryShares(configuration: configuration)
+        memoryBudget =
+            configuration.memoryBudget
+            ?? MemoryBudget(
+                bytes: memory.decoding, maxWaiting: configuration.maxMemoryWaiting,
+                maxWait: configuration.processingTimeout)
         signer = configuration.secret.map { URLSigner(secret: $0) }
         policy = SourceAddressPolicy(configuration: configuration)
 
         var sources = ImageCache.Configuration(namespace: "proxy-sources")
         sources.disk.baseDirectory = configuration.cacheDirectory
         sources.disk.sizeLimit = configuration.diskCacheLimit
-        // Decoded sources are large and the rendered results are what gets asked again: a small memory share.
-        sources.memory.costLimit = min(configuration.resultMemoryLimit / 2, 128 << 20)
+        sources.memory.costLimit = memory.sources
         var downloading = ImageDownloader.Configuration.proxy
         downloading.maximumBodySize = configuration.maxSourceBytes
         downloading.deadline = configuration.sourceTimeout
@@ -77,6 +84,7 @@ final class ImageProxy: Sendable {
         managing.decoding.limits.maxPixelCount = configuration.maxSourcePixels
         managing.decoding.limits.maxFrameCount = configuration.maxFrames
         managing.logger = logger
+        managing.memoryBudget = memoryBudget
         // Its caches serve every client: a `private` source is kept in none of them, like a `no-store` one.
         managing.isSharedCache = true
         manager = ImageManager(
@@ -85,11 +93,11 @@ final class ImageProxy: Sendable {
 
         var known = MemoryCache<String, KnownQuery>.Configuration()
         known.countLimit = 100_000
-        known.costLimit = 64 << 20
+        known.costLimit = memory.queries
         knownQueries = MemoryCache(configuration: known)
-        var memory = MemoryCache<String, RenderedImage>.Configuration()
-        memory.costLimit = configuration.resultMemoryLimit
-        memoryResults = MemoryCache(configuration: memory)
+        var results = MemoryCache<String, RenderedImage>.Configuration()
+        results.costLimit = memory.results
+        memoryResults = MemoryCache(configuration: results)
         var disk = DiskCache.Configuration()
         disk.namespace = "proxy-results"
         disk.baseDirectory = configuration.cacheDirectory
@@ -335,6 +343,36 @@ final class ImageProxy: Sendable {
             default: return image.pixelFormat.hasAlpha ? .png : .jpeg
             }
         }
+    }
+}
+
+/// How ``ServerConfiguration/maxMemory`` is shared: the in-memory caches (decoded sources, rendered results, checked
+/// queries) take at most a quarter of it, in the proportions their limits give, and decoding and processing reserve
+/// the rest — so that the process as a whole stays near the figure an operator gives. A budget the configuration
+/// brings (``ServerConfiguration/memoryBudget``) is the application's: the caches keep their own limits then.
+struct MemoryShares {
+    var decoding: Int
+    var sources: Int
+    var results: Int
+    var queries: Int
+
+    init(configuration: ServerConfiguration) {
+        // Decoded sources are large and the rendered results are what gets asked again: a small share for sources.
+        sources = min(configuration.resultMemoryLimit / 2, 128 << 20)
+        results = configuration.resultMemoryLimit
+        queries = 64 << 20
+        let total = configuration.maxMemory ?? MemoryBudget.defaultCapacity
+        decoding = total
+        guard configuration.memoryBudget == nil else { return }
+        let wanted = sources + results + queries
+        let allowed = min(wanted, total / 4)
+        if allowed < wanted {
+            let scale = Double(allowed) / Double(wanted)
+            sources = Int(Double(sources) * scale)
+            results = Int(Double(results) * scale)
+            queries = Int(Double(queries) * scale)
+        }
+        decoding = total - allowed
     }
 }
 

@@ -13,7 +13,7 @@ enum ProxyError: Error, Sendable, Equatable {
     case forbiddenSource
     /// 404: the origin has no such image.
     case sourceNotFound
-    /// 413: the source (bytes, pixels, frames) or the output is larger than a limit.
+    /// 413: the source (bytes, pixels, frames, the memory decoding it takes) or the output is larger than a limit.
     case tooLarge(String)
     /// 415: the source is not an image, or in a format the proxy does not decode.
     case unsupportedMediaType
@@ -21,7 +21,8 @@ enum ProxyError: Error, Sendable, Equatable {
     case undecodable
     /// 502: the origin failed otherwise (an error status, a broken connection, bad redirects).
     case sourceError
-    /// 503: too many requests at once, or the processing time limit passed.
+    /// 503: too many requests at once, too little memory for decoding within the time limit, or the processing time
+    /// limit passed.
     case unavailable(String, retryAfter: Int?)
     /// 504: the origin did not answer in time.
     case sourceTimeout
@@ -67,6 +68,11 @@ enum ProxyError: Error, Sendable, Equatable {
         case .downloadFailed(let error): self = ProxyError(error, limits: limits)
         case .decodingFailed(let error): self = ProxyError(error, limits: limits)
         case .processingFailed: self = .internalError
+        case .insufficientMemory(.exceedsBudget):
+            self = .tooLarge("decoding the source would take more memory than the server may use")
+        case .insufficientMemory(.queueFull), .insufficientMemory(.timedOut):
+            self = .unavailable("too many large images are being processed; try again", retryAfter: 1)
+        case .insufficientMemory(.cancelled): self = .unavailable("the request was cancelled", retryAfter: nil)
         case .cancelled: self = .unavailable("the request was cancelled", retryAfter: nil)
         }
     }

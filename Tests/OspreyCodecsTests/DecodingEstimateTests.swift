@@ -1,0 +1,58 @@
+import OspreyCodecs
+import OspreyTesting
+import Testing
+
+/// ``ImageDecoder/memoryEstimate(for:options:)`` against what decoding really produces: the memory budget admits
+/// decodes by it, so its pixel count must be exact.
+@Suite struct DecodingEstimateTests {
+    @Test(
+        "the estimate's image bytes, size, channels and frames are the decode's, on every decode-ok corpus file",
+        .requiresTestData)
+    func exactOnTheCorpus() throws {
+        let manifest = try TestData.manifest()
+        var scaled = DecodingOptions()
+        scaled.targetSize = ImageSize(width: 64, height: 48)
+        var firstFrame = DecodingOptions()
+        firstFrame.firstFrameOnly = true
+        var stored = DecodingOptions()
+        stored.keepsStoredOrientation = true
+        var checked = 0
+        for entry in manifest.entries where entry.expected == .decodeOK {
+            let bytes = try manifest.bytes(of: entry)
+            for options in [DecodingOptions(), scaled, firstFrame, stored] {
+                let image = try ImageDecoder.decode(bytes, options: options)
+                let estimate = try ImageDecoder.memoryEstimate(for: bytes, options: options)
+                let decodedBytes = image.frames.reduce(0) { $0 + $1.pixels.byteCount }
+                #expect(estimate.imageBytes == decodedBytes, "\(entry.path) \(options)")
+                #expect(estimate.frameCount == image.frames.count, "\(entry.path)")
+                #expect(estimate.channels == image.pixelFormat.bytesPerPixel, "\(entry.path)")
+                #expect(estimate.peakBytes >= estimate.imageBytes)
+                checked += 1
+            }
+        }
+        #expect(checked == 788 * 4)
+    }
+
+    @Test func aProgressiveJPEGCountsItsCoefficientsAndAnOrientationItsTurnedCopy() throws {
+        let pixels = try PixelBuffer(
+            width: 320, height: 240, format: .rgb8, bytes: (0..<(320 * 240 * 3)).map { UInt8(truncatingIfNeeded: $0) })
+        let image = Image(pixels: pixels)
+        var options = EncodingOptions()
+        options.isProgressive = true
+        let progressive = try ImageEncoder.encode(image, as: .jpeg, options: options)
+        let estimate = try ImageDecoder.memoryEstimate(for: progressive)
+        #expect(estimate.imageBytes == 320 * 240 * 3)
+        // Three components of 40 × 30 blocks of 64 two-byte coefficients, at least (4:2:0 chroma is less).
+        #expect(estimate.peakBytes > estimate.imageBytes + 40 * 30 * 128)
+        // At 1/8 the image is 40 × 30, the coefficient arrays are still whole.
+        var eighth = DecodingOptions()
+        eighth.targetSize = ImageSize(width: 1, height: 1)
+        let small = try ImageDecoder.memoryEstimate(for: progressive, options: eighth)
+        #expect(small.width == 40 && small.height == 30 && small.imageBytes == 40 * 30 * 3)
+        #expect(small.peakBytes - small.imageBytes == estimate.peakBytes - estimate.imageBytes)
+    }
+
+    @Test func aHeaderThatCannotBeReadIsAnError() {
+        #expect(throws: CodecError.self) { try ImageDecoder.memoryEstimate(for: Array("not an image".utf8)) }
+    }
+}
