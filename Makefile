@@ -33,14 +33,14 @@ test-asan: deps
 	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'OspreyCodecsTests|OspreyTestingTests|ProcessorParameterTests'
 
 ## test-tsan: the concurrent parts (the manager and its stress test, the prefetcher, the downloader and its queue, the
-## memory cache) under ThreadSanitizer (separate
+## memory cache, the memory budget) under ThreadSanitizer (separate
 ## build folder .build-tsan). OSPREY_TSAN swaps the standard library's Mutex, which TSan cannot see, for a pthread
 ## mutex, which it can (Sources/OspreyCodecs/Mutex+ThreadSanitizer.swift).
 TSAN_FLAGS = --sanitize=thread --scratch-path .build-tsan -Xswiftc -DOSPREY_TSAN
 test-tsan: deps
 	$(SWIFT) build --build-tests $(TSAN_FLAGS)
 	$(SWIFT) test --skip-build $(TSAN_FLAGS) \
-		--filter 'ImageManager|ImagePrefetcher|ImageDownloaderTests|ImageDownloaderHTTPTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests'
+		--filter 'ImageManager|ImagePrefetcher|ImageDownloaderTests|ImageDownloaderHTTPTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget'
 
 ## fuzz: build the libFuzzer harnesses (Fuzz/) with ASan and run each decoder's for SECONDS (default 60)
 SECONDS ?= 60

@@ -13,15 +13,6 @@ struct FetchCommandTests {
             try ImageDecoder.decode(SyntheticImages.png(width: 40, height: 30)), as: .jpeg, quality: 90)
     }
 
-    /// A temporary directory for the duration of `body`, removed afterwards.
-    func withDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-fetch-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        return try await body(path)
-    }
-
     /// The `--json` lines of a run, parsed, by URL.
     func objects(_ run: OspreyBinary.Run) throws -> [String: [String: Any]] {
         var byURL: [String: [String: Any]] = [:]

@@ -7,14 +7,6 @@ import Testing
 /// `--memory-only` writes nothing there.
 @Suite("osprey fetch: outputs and the cache", .timeLimit(.minutes(3)))
 struct FetchOutputTests {
-    func withDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-fetch-\(UUID().uuidString)")
-            .path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        return try await body(path)
-    }
-
     func objects(_ run: OspreyBinary.Run) throws -> [[String: Any]] {
         try run.standardOutput.split(separator: "\n").map {
             try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])

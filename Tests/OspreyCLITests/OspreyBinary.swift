@@ -96,3 +96,11 @@ enum OspreyBinary {
         )
     }
 }
+
+/// A new temporary directory for the duration of `body`, removed afterwards.
+func withDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-cli-\(UUID().uuidString)").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(atPath: path) }
+    return try await body(path)
+}

@@ -52,65 +52,61 @@ struct PrefetchCommandTests {
     @Test("any readable stream is a URL list: /dev/stdin, a FIFO, a process substitution")
     func streams() async throws {
         try await withOriginServer { server in
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-prefetch-\(UUID())")
-                .path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(atPath: directory) }
-            let png = SyntheticImages.png(width: 10, height: 10)
-            server.route("/a.png", .ok(png))
-            let list = server.url("/a.png") + "\n"
-            let cache = ["--cache-dir", directory + "/cache", "--json"]
+            try await withDirectory { directory in
+                let png = SyntheticImages.png(width: 10, height: 10)
+                server.route("/a.png", .ok(png))
+                let list = server.url("/a.png") + "\n"
+                let cache = ["--cache-dir", directory + "/cache", "--json"]
 
-            let stdin = try OspreyBinary.run(["prefetch", "-i", "/dev/stdin"] + cache, input: list)
-            #expect(stdin.status == 0, "\(stdin.standardError)")
-            #expect(stdin.standardOutput.hasPrefix(#"{"finished":1,"#))
+                let stdin = try OspreyBinary.run(["prefetch", "-i", "/dev/stdin"] + cache, input: list)
+                #expect(stdin.status == 0, "\(stdin.standardError)")
+                #expect(stdin.standardOutput.hasPrefix(#"{"finished":1,"#))
 
-            // A named pipe, written by another process while prefetch reads it.
-            let fifo = directory + "/urls.fifo"
-            #expect(mkfifo(fifo, 0o600) == 0)
-            let writer = Process()
-            writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-            writer.arguments = ["-c", "printf '%s\\n' \"$0\" > \"$1\"", server.url("/a.png"), fifo]
-            try writer.run()
-            let piped = try OspreyBinary.run(["prefetch", "-i", fifo] + cache)
-            writer.waitUntilExit()
-            #expect(piped.status == 0, "\(piped.standardError)")
-            #expect(piped.standardOutput.hasPrefix(#"{"finished":0,"skipped":1,"#))
+                // A named pipe, written by another process while prefetch reads it.
+                let fifo = directory + "/urls.fifo"
+                #expect(mkfifo(fifo, 0o600) == 0)
+                let writer = Process()
+                writer.executableURL = URL(fileURLWithPath: "/bin/sh")
+                writer.arguments = ["-c", "printf '%s\\n' \"$0\" > \"$1\"", server.url("/a.png"), fifo]
+                try writer.run()
+                let piped = try OspreyBinary.run(["prefetch", "-i", fifo] + cache)
+                writer.waitUntilExit()
+                #expect(piped.status == 0, "\(piped.standardError)")
+                #expect(piped.standardOutput.hasPrefix(#"{"finished":0,"skipped":1,"#))
 
-            // bash's <(cmd), a /dev/fd path.
-            let shell = Process()
-            shell.executableURL = URL(fileURLWithPath: "/bin/bash")
-            shell.arguments = [
-                "-c", "\"$0\" prefetch -i <(printf '%s\\n' \"$1\") --cache-dir \"$2\" --json",
-                try OspreyBinary.path, server.url("/a.png"), directory + "/cache",
-            ]
-            let output = Pipe()
-            shell.standardOutput = output
-            try shell.run()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            shell.waitUntilExit()
-            #expect(shell.terminationStatus == 0)
-            #expect(text.hasPrefix(#"{"finished":0,"skipped":1,"#))
+                // bash's <(cmd), a /dev/fd path.
+                let shell = Process()
+                shell.executableURL = URL(fileURLWithPath: "/bin/bash")
+                shell.arguments = [
+                    "-c", "\"$0\" prefetch -i <(printf '%s\\n' \"$1\") --cache-dir \"$2\" --json",
+                    try OspreyBinary.path, server.url("/a.png"), directory + "/cache",
+                ]
+                let output = Pipe()
+                shell.standardOutput = output
+                try shell.run()
+                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                shell.waitUntilExit()
+                #expect(shell.terminationStatus == 0)
+                #expect(text.hasPrefix(#"{"finished":0,"skipped":1,"#))
+            }
         }
     }
 
     @Test("images that could not be written to the disk cache are counted as not stored, and the exit status is 1")
     func notStored() async throws {
         try await withOriginServer { server in
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-prefetch-\(UUID())")
-                .path
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-            defer { try? FileManager.default.removeItem(atPath: directory) }
-            for index in 0..<4 {
-                server.route("/\(index).png", .ok(SyntheticImages.png(width: 10 + index, height: 10)))
+            try await withDirectory { directory in
+                for index in 0..<4 {
+                    server.route("/\(index).png", .ok(SyntheticImages.png(width: 10 + index, height: 10)))
+                }
+                let list = (0..<4).map { server.url("/\($0).png") }.joined(separator: "\n")
+                // A cache directory that cannot be made: its parent is a regular file.
+                #expect(FileManager.default.createFile(atPath: directory + "/file", contents: Data([1])))
+                let run = try OspreyBinary.run(
+                    ["prefetch", "--json", "--cache-dir", directory + "/file/cache"], input: list)
+                #expect(run.status == 1)
+                #expect(run.standardOutput.hasPrefix(#"{"finished":0,"skipped":0,"failed":0,"notStored":4,"#))
             }
-            let list = (0..<4).map { server.url("/\($0).png") }.joined(separator: "\n")
-            // A cache directory that cannot be made: its parent is a regular file.
-            #expect(FileManager.default.createFile(atPath: directory + "/file", contents: Data([1])))
-            let run = try OspreyBinary.run(
-                ["prefetch", "--json", "--cache-dir", directory + "/file/cache"], input: list)
-            #expect(run.status == 1)
-            #expect(run.standardOutput.hasPrefix(#"{"finished":0,"skipped":0,"failed":0,"notStored":4,"#))
         }
     }
 

@@ -101,10 +101,10 @@ import Testing
         try await withOriginServer(testDataDirectory: nil) { origin in
             origin.route("/a.png", .ok(try Fixtures.flatPNG(width: 300, height: 300)))
             origin.route("/b.png", .ok(try Fixtures.flatPNG(width: 301, height: 300)))
-            let arrivals = Arrivals()
+            let arrivals = ArrivalCounter()
             // Room for one decode; one render may wait.
             let budget = MemoryBudget(
-                bytes: 400_000, maxWaiting: 1, maxWait: nil, held: { 0 }, onWaiting: { _ in arrivals.arrived() })
+                bytes: 400_000, maxWaiting: 1, maxWait: nil, held: { 0 }, onWaiting: { _ in arrivals.arrive() })
             // In process (the live test client has one connection, which the waiting request would hold).
             try await withProxy({ $0.memoryBudget = budget }) { client in
                 // Given the memory taken (by another render of the same process, say)
@@ -173,32 +173,5 @@ import Testing
         #expect(!pattern.matches("evil.test\u{0}.example.com"))
         #expect(!pattern.matches("evil.test/.example.com"))
         #expect(!HostPattern("example.com")!.matches("example.com\u{0}"))
-    }
-}
-
-/// How many reservations have started waiting on a budget, and a way to await a number of them.
-final class Arrivals: Sendable {
-    private let state = Mutex<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
-
-    func arrived() {
-        let ready = state.withLock { state in
-            state.count += 1
-            let count = state.count
-            defer { state.waiters.removeAll { $0.0 <= count } }
-            return state.waiters.filter { $0.0 <= count }.map(\.1)
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    /// Returns once `count` reservations have started waiting.
-    func wait(for count: Int) async {
-        await withCheckedContinuation { continuation in
-            let isReady = state.withLock { state in
-                guard state.count < count else { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if isReady { continuation.resume() }
-        }
     }
 }

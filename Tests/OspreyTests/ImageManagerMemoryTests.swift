@@ -50,9 +50,9 @@ struct ImageManagerMemoryTests {
     @Test("a decode that does not fit waits until the one before it has made its final image")
     func decodesWaitTheirTurn() async throws {
         // Room for one 80,000-byte decode, not two.
-        let arrivals = Arrivals()
+        let arrivals = ArrivalCounter()
         let budget = MemoryBudget(
-            bytes: 120_000, maxWaiting: .max, maxWait: nil, held: { 0 }, onWaiting: { _ in arrivals.arrived() })
+            bytes: 120_000, maxWaiting: .max, maxWait: nil, held: { 0 }, onWaiting: { _ in arrivals.arrive() })
         let gate = StageGate(.process)
         try await withManager(
             configure: {
@@ -99,32 +99,5 @@ struct ImageManagerMemoryTests {
             transforms: true)
         #expect(chain == 2 * 1000 * 800 * 4)
         #expect(ImageJob.processingBytes(after: estimate, processors: [], transforms: false) == 0)
-    }
-}
-
-/// How many reservations have started waiting on a budget, and a way to await a number of them.
-final class Arrivals: Sendable {
-    private let state = Mutex<(count: Int, waiters: [(Int, CheckedContinuation<Void, Never>)])>((0, []))
-
-    func arrived() {
-        let ready = state.withLock { state in
-            state.count += 1
-            let count = state.count
-            defer { state.waiters.removeAll { $0.0 <= count } }
-            return state.waiters.filter { $0.0 <= count }.map(\.1)
-        }
-        for continuation in ready { continuation.resume() }
-    }
-
-    /// Returns once `count` reservations have started waiting.
-    func wait(for count: Int) async {
-        await withCheckedContinuation { continuation in
-            let isReady = state.withLock { state in
-                guard state.count < count else { return true }
-                state.waiters.append((count, continuation))
-                return false
-            }
-            if isReady { continuation.resume() }
-        }
     }
 }

@@ -22,7 +22,7 @@ struct MemoryBudgetTests {
 
     func makeBudget(
         _ capacity: Int, maxWaiting: Int = .max, maxWait: Duration? = nil, held: Held = Held(), clock: TestClock,
-        arrivals: Arrivals = Arrivals()
+        arrivals: ArrivalCounter = ArrivalCounter()
     ) -> MemoryBudget {
         MemoryBudget(
             bytes: capacity, maxWaiting: maxWaiting, maxWait: maxWait, held: { held.bytes.load(ordering: .relaxed) },
@@ -30,11 +30,11 @@ struct MemoryBudgetTests {
                 held.bytes.store(0, ordering: .relaxed)
                 held.reclaims.add(1, ordering: .relaxed)
             },
-            sleep: { try await clock.sleep(for: $0) }, onWaiting: { _ in arrivals.arrived() })
+            sleep: { try await clock.sleep(for: $0) }, onWaiting: { _ in arrivals.arrive() })
     }
 
     @Test func waitersAreServedInOrderAsMemoryIsReleased() async throws {
-        let arrivals = Arrivals()
+        let arrivals = ArrivalCounter()
         let budget = makeBudget(100, clock: TestClock(), arrivals: arrivals)
         let first = try await budget.reserve(70)
         let order = Log()
@@ -60,7 +60,7 @@ struct MemoryBudgetTests {
     }
 
     @Test func whatNeverFitsAndAFullQueueAreRefusedAtOnce() async throws {
-        let arrivals = Arrivals()
+        let arrivals = ArrivalCounter()
         let budget = makeBudget(100, maxWaiting: 1, clock: TestClock(), arrivals: arrivals)
         await #expect(throws: MemoryBudget.Refusal.exceedsBudget(required: 101, budget: 100)) {
             _ = try await budget.reserve(101)
@@ -75,7 +75,7 @@ struct MemoryBudgetTests {
 
     @Test func aWaitEndsAtItsLimitAndACancelledWaiterLeaves() async throws {
         let clock = TestClock()
-        let arrivals = Arrivals()
+        let arrivals = ArrivalCounter()
         let budget = makeBudget(100, maxWait: .seconds(5), clock: clock, arrivals: arrivals)
         let held = try await budget.reserve(100)
         let timed = Task { try await budget.reserve(10) }
@@ -108,7 +108,7 @@ struct MemoryBudgetTests {
     }
 
     @Test func aNewCapacityGrantsWhatNowFitsAndRefusesWhatNeverWill() async throws {
-        let arrivals = Arrivals()
+        let arrivals = ArrivalCounter()
         let budget = makeBudget(100, clock: TestClock(), arrivals: arrivals)
         let held = try await budget.reserve(100)
         let large = Task { try await budget.reserve(80) }
