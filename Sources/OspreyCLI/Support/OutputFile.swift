@@ -24,19 +24,7 @@ enum OutputFile {
         let directory = (path as NSString).deletingLastPathComponent
         let parent = directory.isEmpty ? "." : directory
         #if os(Linux)
-        if let descriptor = openUnnamed(in: parent) {
-            defer { close(descriptor) }
-            try writeAll(bytes, to: descriptor, path: path)
-            // Linked under its name only now that it is whole; a name already taken is replaced by a rename.
-            if linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 { return }
-            guard errno == EEXIST else { throw failure("cannot write \(path)") }
-            let temporary = temporaryPath(in: parent)
-            guard linkat(AT_FDCWD, "/proc/self/fd/\(descriptor)", AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0 else {
-                throw failure("cannot write \(path)")
-            }
-            try moveIntoPlace(temporary, path)
-            return
-        }
+        if try writeUnnamed(bytes, to: path, in: parent) { return }
         #endif
         let temporary = temporaryPath(in: parent)
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -72,6 +60,26 @@ enum OutputFile {
     }
 
     #if os(Linux)
+    /// Writes `bytes` to an unnamed file in `directory`, linked under `path` once whole (a name already taken is
+    /// replaced by a rename); `false`, leaving nothing behind, where the filesystem offers no unnamed files or
+    /// `/proc` is not mounted to link one through.
+    private static func writeUnnamed(
+        _ bytes: [UInt8], to path: String, in directory: String
+    ) throws(CommandError) -> Bool {
+        guard let descriptor = openUnnamed(in: directory) else { return false }
+        defer { close(descriptor) }
+        try writeAll(bytes, to: descriptor, path: path)
+        let source = "/proc/self/fd/\(descriptor)"
+        if linkat(AT_FDCWD, source, AT_FDCWD, path, AT_SYMLINK_FOLLOW) == 0 { return true }
+        guard errno == EEXIST else { return false }
+        let temporary = temporaryPath(in: directory)
+        guard linkat(AT_FDCWD, source, AT_FDCWD, temporary, AT_SYMLINK_FOLLOW) == 0 else {
+            throw failure("cannot write \(path)")
+        }
+        try moveIntoPlace(temporary, path)
+        return true
+    }
+
     /// An unnamed regular file in `directory`, or `nil` where the filesystem does not offer them.
     private static func openUnnamed(in directory: String) -> Int32? {
         // O_TMPFILE is __O_TMPFILE | O_DIRECTORY, a macro Swift does not import; __O_TMPFILE is 020000000 on every
