@@ -62,6 +62,11 @@ let package = Package(
             pkgConfig: "libwebp",
             providers: [.apt(["libwebp-dev"]), .brew(["webp"])]
         ),
+        .systemLibrary(
+            name: "COspreyLCMS",
+            pkgConfig: "lcms2",
+            providers: [.apt(["liblcms2-dev"]), .brew(["little-cms2"])]
+        ),
         // giflib ships no pkg-config file on Debian, Ubuntu or Homebrew: the module map links it by name.
         .systemLibrary(
             name: "COspreyGIF",
@@ -82,7 +87,10 @@ let package = Package(
 
         .target(
             name: "OspreyCodecs",
-            dependencies: ["COspreyJPEG", "COspreyPNG", "COspreyWebP", "COspreyGIF", "COspreyCodecShims"],
+            dependencies: [
+                "COspreyJPEG", "COspreyPNG", "COspreyWebP", "COspreyGIF", "COspreyLCMS", "COspreyDeflate",
+                "COspreyCodecShims",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(

@@ -166,7 +166,7 @@ static size_t osprey_jpeg_without_ac_scans(const uint8_t *data, size_t size, con
 
 // Adobe CMYK (and YCCK, which libjpeg converts to CMYK) to RGB. Photoshop writes inverted CMYK (0 = full ink) and
 // marks it with an Adobe APP14 segment; without one, the values are taken as regular (0 = no ink).
-static void osprey_cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, uint32_t width, int inverted) {
+void osprey_jpeg_cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, uint32_t width, int inverted) {
     for (uint32_t x = 0; x < width; x++) {
         uint32_t c = cmyk[4 * x], m = cmyk[4 * x + 1], y = cmyk[4 * x + 2], k = cmyk[4 * x + 3];
         if (!inverted) {
@@ -281,7 +281,10 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
         status = OSPREY_LIMIT_EXCEEDED;
         longjmp(error.jump, 3);
     }
-    uint32_t components = info.out_color_space == JCS_GRAYSCALE ? 1 : 3;
+    // Kept CMYK is written as stored, 4 bytes a pixel, for a colour transform to convert.
+    int keepCMYK = cmyk && request->keepCMYK;
+    uint32_t components = info.out_color_space == JCS_GRAYSCALE ? 1 : keepCMYK ? 4 : 3;
+    result->cmykInverted = keepCMYK && info.saw_Adobe_marker ? 1 : 0;
     uint64_t bytesPerRow = (uint64_t)info.output_width * components;
     result->bytesPerRow = bytesPerRow;
     pixels = osprey_pixels_allocate(bytesPerRow * info.output_height);
@@ -290,7 +293,7 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
                  (unsigned long long)(bytesPerRow * info.output_height));
         longjmp(error.jump, 3);
     }
-    if (cmyk) {
+    if (cmyk && !keepCMYK) {
         cmykRow = malloc((size_t)info.output_width * 4 * OSPREY_JPEG_ROWS_PER_READ);
         if (cmykRow == NULL) {
             snprintf(message, OSPREY_MESSAGE_CAPACITY, "out of memory");
@@ -308,16 +311,17 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
         uint32_t count = info.output_height - first < OSPREY_JPEG_ROWS_PER_READ ? info.output_height - first
                                                                                 : OSPREY_JPEG_ROWS_PER_READ;
         for (uint32_t i = 0; i < count; i++) {
-            rows[i] = cmyk ? cmykRow + (size_t)i * info.output_width * 4 : pixels + (uint64_t)(first + i) * bytesPerRow;
+            rows[i] = cmykRow != NULL ? cmykRow + (size_t)i * info.output_width * 4
+                                      : pixels + (uint64_t)(first + i) * bytesPerRow;
         }
         JDIMENSION read = jpeg_read_scanlines(&info, rows, count);
         if (read == 0) {
             break;
         }
-        if (cmyk) {
+        if (cmykRow != NULL) {
             for (uint32_t i = 0; i < read; i++) {
-                osprey_cmyk_to_rgb(rows[i], pixels + (uint64_t)(first + i) * bytesPerRow, info.output_width,
-                                   info.saw_Adobe_marker);
+                osprey_jpeg_cmyk_to_rgb(rows[i], pixels + (uint64_t)(first + i) * bytesPerRow, info.output_width,
+                                        info.saw_Adobe_marker);
             }
         }
         rowsRead = info.output_scanline;

@@ -25,6 +25,9 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Keep the pixels as stored and report the EXIF orientation in ``Image/orientation`` instead of turning them
     /// upright. `false` by default: pixels come out upright and the image reports `.up`.
     public var keepsStoredOrientation = false
+    /// What to do with the colour profile a file embeds: convert the pixels to sRGB (the default), keep the profile
+    /// on ``Image/colorProfile`` with the pixels as stored, or ignore it. See ``ColorHandling``.
+    public var colorHandling = ColorHandling.convertToSRGB
     /// Accept data that ends early, returning what was decoded (the rest transparent or black) instead of throwing
     /// ``CodecError/truncated(format:)``. `false` by default.
     public var allowsPartialImages = false

@@ -18,6 +18,9 @@ public struct Image: Sendable, Equatable {
     public let orientation: ImageOrientation
     /// The format the image was decoded from, `.unknown` for an image made in memory.
     public let sourceFormat: ImageFormat
+    /// The colour profile the pixels are in, when the decoder kept it (``ColorHandling/keepProfile``); `nil` for
+    /// sRGB, which is what pixels without a profile are taken to be. Encoders embed it.
+    public var colorProfile: ColorProfile?
 
     /// Makes an image from frames that all share the first frame's size and pixel format.
     ///

@@ -60,14 +60,44 @@ public enum ImageDecoder {
         }
     }
 
-    /// Makes the still image a decoder produced: turned upright unless the caller keeps the stored orientation.
+    /// Makes the still image a decoder produced: its colours handled as the options say for the profile the file
+    /// embeds (see ``ColorHandling``), then turned upright unless the caller keeps the stored orientation.
     static func still(
-        _ pixels: PixelBuffer, orientation: ImageOrientation, format: ImageFormat, options: DecodingOptions
+        _ pixels: PixelBuffer, orientation: ImageOrientation, format: ImageFormat, options: DecodingOptions,
+        profile: ColorProfile?
     ) throws(CodecError) -> Image {
-        if options.keepsStoredOrientation {
-            return Image(pixels: pixels, orientation: orientation, sourceFormat: format)
+        let (pixels, kept) = colorManaged(pixels, profile: profile, options: options)
+        var image =
+            options.keepsStoredOrientation
+            ? Image(pixels: pixels, orientation: orientation, sourceFormat: format)
+            : Image(pixels: try pixels.applying(orientation), orientation: .up, sourceFormat: format)
+        image.colorProfile = kept
+        return image
+    }
+
+    /// `pixels` as ``DecodingOptions/colorHandling`` wants them for `profile`, and the profile the image keeps: converted
+    /// to sRGB (nothing kept), as stored with the profile kept, or as stored without it. An sRGB profile, or one that
+    /// does not fit the pixels (an RGB profile on a gray image), converts nothing.
+    static func colorManaged(
+        _ pixels: PixelBuffer, profile: ColorProfile?, options: DecodingOptions
+    ) -> (PixelBuffer, ColorProfile?) {
+        guard let profile else { return (pixels, nil) }
+        switch options.colorHandling {
+        case .ignore:
+            return (pixels, nil)
+        case .keepProfile:
+            return (pixels, profile)
+        case .convertToSRGB:
+            guard !profile.isSRGB else { return (pixels, nil) }
+            let layout: ColorConversion.Layout =
+                switch pixels.format {
+                case .rgb8: .rgb
+                case .rgba8: .rgba
+                case .gray8: .gray
+                case .grayAlpha8: .grayAlpha
+                }
+            return (ColorConversion.toSRGB(pixels, layout: layout, from: profile) ?? pixels, nil)
         }
-        return Image(pixels: try pixels.applying(orientation), orientation: .up, sourceFormat: format)
     }
 }
 

@@ -14,6 +14,9 @@ enum JPEGDecoder {
         request.maxMemory = UInt64(clamping: options.limits.maxDecoderMemory)
         request.maxScans = UInt32(clamping: options.limits.maxScanCount)
         request.allowPartial = options.allowsPartialImages ? 1 : 0
+        // A profiled CMYK file is converted by its profile: the decoder hands the CMYK values over as stored.
+        let profile = options.colorHandling == .ignore ? nil : ColorProfile.embedded(in: bytes, format: .jpeg)
+        request.keepCMYK = profile?.colorSpace == .cmyk ? 1 : 0
 
         var result = osprey_jpeg_decode_result()
         let (status, message) = withMessageBuffer { message in
@@ -34,13 +37,46 @@ enum JPEGDecoder {
         default:
             throw .malformed(format: .jpeg, reason: message)
         }
-        let pixels = PixelBuffer(
-            adopting: result.pixels,
-            width: Int(result.width),
-            height: Int(result.height),
-            format: PixelFormat(components: Int(result.components)),
-            bytesPerRow: Int(result.bytesPerRow)
-        )
-        return try ImageDecoder.still(pixels, orientation: orientation, format: .jpeg, options: options)
+        guard result.components == 4, let profile else {
+            let pixels = PixelBuffer(
+                adopting: result.pixels,
+                width: Int(result.width),
+                height: Int(result.height),
+                format: PixelFormat(components: Int(result.components)),
+                bytesPerRow: Int(result.bytesPerRow)
+            )
+            return try ImageDecoder.still(
+                pixels, orientation: orientation, format: .jpeg, options: options, profile: profile)
+        }
+        // CMYK as stored, 4 bytes a pixel (carried in an RGBA-sized buffer): converted to sRGB by its profile, or
+        // without one when Little CMS cannot use it.
+        let cmyk = PixelBuffer(
+            adopting: result.pixels, width: Int(result.width), height: Int(result.height), format: .rgba8,
+            bytesPerRow: Int(result.bytesPerRow))
+        let inverted = result.cmykInverted != 0
+        let rgb: PixelBuffer
+        if let converted = ColorConversion.toSRGB(cmyk, layout: .cmyk(inverted: inverted), from: profile) {
+            rgb = converted
+        } else {
+            rgb = try Self.rgbWithoutProfile(cmyk, inverted: inverted)
+        }
+        return try ImageDecoder.still(rgb, orientation: orientation, format: .jpeg, options: options, profile: nil)
+    }
+
+    /// CMYK (4 bytes a pixel) to RGB as the decoder converts it without a profile.
+    private static func rgbWithoutProfile(_ cmyk: PixelBuffer, inverted: Bool) throws(CodecError) -> PixelBuffer {
+        var rgb = try PixelBuffer(width: cmyk.width, height: cmyk.height, format: .rgb8)
+        let (width, height, inStride, outStride) = (cmyk.width, cmyk.height, cmyk.bytesPerRow, rgb.bytesPerRow)
+        cmyk.withUnsafeBytes { source in
+            rgb.withUnsafeMutableBytes { target in
+                for row in 0..<height {
+                    osprey_jpeg_cmyk_to_rgb(
+                        source.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * inStride,
+                        target.baseAddress!.assumingMemoryBound(to: UInt8.self) + row * outStride,
+                        UInt32(width), inverted ? 1 : 0)
+                }
+            }
+        }
+        return rgb
     }
 }

@@ -61,7 +61,9 @@ enum PNGDecoder {
             format: PixelFormat(components: Int(result.components)),
             bytesPerRow: Int(result.bytesPerRow)
         )
-        let image = try ImageDecoder.still(pixels, orientation: orientation, format: .png, options: options)
+        let profile = options.colorHandling == .ignore ? nil : ColorProfile.embedded(in: bytes, format: .png)
+        let image = try ImageDecoder.still(
+            pixels, orientation: orientation, format: .png, options: options, profile: profile)
         return (image, result.fastPath != 0 ? .fast : .libpng)
     }
 }

@@ -12,12 +12,15 @@ enum WebPDecoder {
         }
         let canvas = ImageSize(width: Int(features.width), height: Int(features.height))
         let container = Container(base, count: bytes.count)
+        let profile = options.colorHandling == .ignore ? nil : ColorProfile.embedded(in: bytes, format: .webp)
         if features.has_animation != 0 {
-            return try decodeAnimation(base, count: bytes.count, canvas: canvas, container: container, options: options)
+            return try decodeAnimation(
+                base, count: bytes.count, canvas: canvas, container: container, options: options, profile: profile)
         }
         let pixels = try decodeStill(
             base, count: bytes.count, features: features, container: container, options: options)
-        return try ImageDecoder.still(pixels, orientation: container.orientation, format: .webp, options: options)
+        return try ImageDecoder.still(
+            pixels, orientation: container.orientation, format: .webp, options: options, profile: profile)
     }
 
     /// The source size from which a still decodes on two threads.
@@ -121,7 +124,8 @@ enum WebPDecoder {
     }
 
     private static func decodeAnimation(
-        _ base: UnsafePointer<UInt8>, count: Int, canvas: ImageSize, container: Container, options: DecodingOptions
+        _ base: UnsafePointer<UInt8>, count: Int, canvas: ImageSize, container: Container, options: DecodingOptions,
+        profile: ColorProfile?
     ) throws(CodecError) -> Image {
         let limits = options.limits
         let frameCount = options.firstFrameOnly ? 1 : container.frameCount
@@ -159,15 +163,18 @@ enum WebPDecoder {
             let pixels = try PixelBuffer(
                 width: Int(info.canvas_width), height: Int(info.canvas_height), format: .rgba8,
                 bytes: UnsafeBufferPointer(start: buffer, count: Int(info.canvas_width) * Int(info.canvas_height) * 4))
-            let upright = options.keepsStoredOrientation ? pixels : try pixels.applying(container.orientation)
+            let (managed, _) = ImageDecoder.colorManaged(pixels, profile: profile, options: options)
+            let upright = options.keepsStoredOrientation ? managed : try managed.applying(container.orientation)
             frames.append(ImageFrame(pixels: upright, duration: .milliseconds(Int(timestamp - previousTimestamp))))
             previousTimestamp = timestamp
         }
         guard !frames.isEmpty else { throw .malformed(format: .webp, reason: "the animation has no frames") }
-        return try Image(
+        var image = try Image(
             frames: frames,
             loopCount: Int(info.loop_count),
             orientation: options.keepsStoredOrientation ? container.orientation : .up,
             sourceFormat: .webp)
+        image.colorProfile = options.colorHandling == .keepProfile ? profile : nil
+        return image
     }
 }

@@ -8,7 +8,11 @@ import Testing
     @Test(
         "the estimate's image bytes, size, channels and frames are the decode's, on every decode-ok corpus file",
         .requiresTestData)
-    func exactOnTheCorpus() throws {
+    func exactOnTheCorpus() async throws {
+        try await onOwnThread { try Self.checkTheCorpus() }
+    }
+
+    static func checkTheCorpus() throws {
         let manifest = try TestData.manifest()
         var scaled = DecodingOptions()
         scaled.targetSize = ImageSize(width: 64, height: 48)

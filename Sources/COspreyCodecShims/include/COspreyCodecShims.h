@@ -64,6 +64,9 @@ typedef struct {
     uint32_t maxScans;
     /// Return what was decoded of a truncated file instead of failing.
     int32_t allowPartial;
+    /// For a CMYK or YCCK file, return its CMYK values as stored (4 components; `cmykInverted` says whether they are
+    /// Adobe's inverted ones) instead of converting them to RGB without a profile.
+    int32_t keepCMYK;
 } osprey_jpeg_decode_request;
 
 /// The outcome of a JPEG decode. `pixels` is malloc'd: the caller frees it. On OSPREY_LIMIT_EXCEEDED, `width` and
@@ -72,8 +75,10 @@ typedef struct {
     uint8_t *pixels;
     uint32_t width;
     uint32_t height;
-    /// 1 (grayscale) or 3 (RGB; CMYK and YCCK are converted).
+    /// 1 (grayscale), 3 (RGB; CMYK and YCCK are converted), or 4 (CMYK as stored, with `keepCMYK`).
     uint32_t components;
+    /// With 4 components: 1 when the values are Adobe's inverted CMYK (0 is full ink), 0 when they are plain.
+    int32_t cmykInverted;
     uint64_t bytesPerRow;
     uint32_t sourceWidth;
     uint32_t sourceHeight;
@@ -88,6 +93,9 @@ typedef struct {
 #define OSPREY_ERROR -1
 #define OSPREY_LIMIT_EXCEEDED -2
 #define OSPREY_TRUNCATED -3
+
+/// CMYK (or Adobe's inverted CMYK) to RGB without a profile: what the decoder does unless asked to keep CMYK.
+void osprey_jpeg_cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, uint32_t width, int inverted);
 
 /// The DCT scale M (output = M/8 of the size, 1…8) a decode of a `width` × `height` image with `request` uses: the
 /// largest within its pixel budget, then the smallest that still gives its minimum size.

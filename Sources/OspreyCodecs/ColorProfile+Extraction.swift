@@ -1,0 +1,163 @@
+internal import COspreyDeflate
+internal import COspreyLCMS
+internal import COspreyWebP
+
+// Where each format keeps its colour profile, read from the encoded bytes without decoding: JPEG's APP2
+// "ICC_PROFILE" segments (a profile over 64 KiB spans several, numbered), PNG's iCCP chunk (zlib-compressed; an sRGB
+// chunk, or gAMA with cHRM, otherwise), WebP's ICCP chunk.
+extension ColorProfile {
+    /// The colour profile the encoded image `data` embeds (its format sniffed from the first bytes), read without
+    /// decoding: `nil` when it embeds none (a PNG's sRGB chunk counts as none) or one that cannot be used.
+    ///
+    /// ```swift
+    /// ColorProfile(embeddedIn: jpeg)?.name   // "Display P3"
+    /// ```
+    public init?(embeddedIn data: some Collection<UInt8>) {
+        let read: (UnsafeRawBufferPointer) -> ColorProfile? = { bytes in
+            Self.embedded(in: bytes, format: ImageFormat(sniffing: bytes))
+        }
+        guard
+            let profile = data.withContiguousStorageIfAvailable({ read(UnsafeRawBufferPointer($0)) })
+                ?? Array(data).withUnsafeBytes(read)
+        else { return nil }
+        self = profile
+    }
+
+    /// The profile `bytes` (an encoded image of `format`) embeds, or `nil` when it embeds none (a PNG's sRGB chunk
+    /// counts as none) or one that cannot be used (damaged, truncated, absurd): such an image is decoded as untagged.
+    static func embedded(in bytes: UnsafeRawBufferPointer, format: ImageFormat) -> ColorProfile? {
+        let profile: ColorProfile? =
+            switch format {
+            case .jpeg: jpegProfile(bytes).flatMap { ColorProfile(data: $0) }
+            case .png: pngProfile(bytes)
+            case .webp: webPProfile(bytes).flatMap { ColorProfile(data: $0) }
+            default: nil
+            }
+        return profile
+    }
+
+    /// The reassembled payload of a JPEG's `APP2 ICC_PROFILE` segments before the first scan, or `nil` when there are
+    /// none or they do not add up (a number missing, repeated, or out of range).
+    static func jpegProfile(_ jpeg: UnsafeRawBufferPointer) -> [UInt8]? {
+        let signature = Array("ICC_PROFILE".utf8) + [0]
+        var chunks: [Int: UnsafeRawBufferPointer] = [:]
+        var expectedCount: Int?
+        var offset = 2  // after SOI
+        while offset + 4 <= jpeg.count {
+            guard jpeg[offset] == 0xFF else { break }
+            let marker = jpeg[offset + 1]
+            if marker == 0xFF {  // fill byte
+                offset += 1
+                continue
+            }
+            if marker == 0xDA || marker == 0xD9 { break }  // the profile comes before the first scan
+            if (0xD0...0xD7).contains(marker) || marker == 0x01 {
+                offset += 2
+                continue
+            }
+            let length = Int(jpeg[offset + 2]) << 8 | Int(jpeg[offset + 3])
+            guard length >= 2, offset + 2 + length <= jpeg.count else { break }
+            if marker == 0xE2, length >= 2 + signature.count + 2 {
+                let start = offset + 4
+                if UnsafeRawBufferPointer(rebasing: jpeg[start..<start + signature.count]).elementsEqual(signature) {
+                    let sequence = Int(jpeg[start + signature.count])
+                    let count = Int(jpeg[start + signature.count + 1])
+                    guard sequence >= 1, sequence <= count, expectedCount == nil || expectedCount == count,
+                        chunks[sequence] == nil
+                    else { return nil }
+                    expectedCount = count
+                    chunks[sequence] = UnsafeRawBufferPointer(
+                        rebasing: jpeg[(start + signature.count + 2)..<(offset + 2 + length)])
+                }
+            }
+            offset += 2 + length
+        }
+        guard let count = expectedCount, chunks.count == count else { return nil }
+        var profile: [UInt8] = []
+        for sequence in 1...count {
+            guard let chunk = chunks[sequence] else { return nil }
+            profile.append(contentsOf: chunk)
+        }
+        return profile
+    }
+
+    /// A PNG's profile: its iCCP chunk inflated; nothing for an sRGB chunk; a profile made from gAMA and cHRM when
+    /// both are there and neither of the others is.
+    static func pngProfile(_ png: UnsafeRawBufferPointer) -> ColorProfile? {
+        if let chunk = PNGChunks.first("iCCP", in: png) {
+            return inflatedICCP(chunk).flatMap { ColorProfile(data: $0) }
+        }
+        if PNGChunks.contains("sRGB", in: png) { return nil }
+        guard let gamma = PNGChunks.first("gAMA", in: png), gamma.count == 4,
+            let chromaticities = PNGChunks.first("cHRM", in: png), chromaticities.count == 32
+        else { return nil }
+        func value(_ chunk: UnsafeRawBufferPointer, _ index: Int) -> Double {
+            let raw =
+                Int(chunk[index]) << 24 | Int(chunk[index + 1]) << 16 | Int(chunk[index + 2]) << 8
+                | Int(chunk[index + 3])
+            return Double(raw) / 100_000
+        }
+        let encodingGamma = value(gamma, 0)
+        let xy = (0..<8).map { value(chromaticities, $0 * 4) }
+        guard encodingGamma > 0.01, encodingGamma < 10, xy.allSatisfy({ $0 > 0 && $0 < 1 }) else { return nil }
+        return syntheticProfile(
+            white: (xy[0], xy[1]), red: (xy[2], xy[3]), green: (xy[4], xy[5]), blue: (xy[6], xy[7]),
+            gamma: 1 / encodingGamma)
+    }
+
+    /// The profile in an iCCP chunk's data: a name of 1–79 bytes, a NUL, compression method 0, a zlib stream.
+    private static func inflatedICCP(_ chunk: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let nul = chunk.prefix(80).firstIndex(of: 0), nul >= 1, nul + 2 < chunk.count, chunk[nul + 1] == 0
+        else { return nil }
+        let stream = UnsafeRawBufferPointer(rebasing: chunk[(nul + 2)...])
+        guard let decompressor = libdeflate_alloc_decompressor() else { return nil }
+        defer { libdeflate_free_decompressor(decompressor) }
+        // Profiles are rarely over a few kilobytes: start at 64 KiB and grow, up to the largest profile read.
+        var capacity = 64 << 10
+        while capacity <= ColorProfiles.maximumSize {
+            var output = [UInt8](repeating: 0, count: capacity)
+            var produced = 0
+            let result = output.withUnsafeMutableBytes { target in
+                libdeflate_zlib_decompress(
+                    decompressor, stream.baseAddress, stream.count, target.baseAddress, capacity, &produced)
+            }
+            switch result {
+            case LIBDEFLATE_SUCCESS: return Array(output.prefix(produced))
+            case LIBDEFLATE_INSUFFICIENT_SPACE: capacity *= 4
+            default: return nil
+            }
+        }
+        return nil
+    }
+
+    /// A matrix-shaper profile with these chromaticities (CIE xy) and a pure power-law tone curve.
+    static func syntheticProfile(
+        white: (Double, Double), red: (Double, Double), green: (Double, Double), blue: (Double, Double), gamma: Double
+    ) -> ColorProfile? {
+        let bytes = ColorProfiles.context.withHandle { context -> [UInt8] in
+            var whitePoint = cmsCIExyY(x: white.0, y: white.1, Y: 1)
+            var primaries = cmsCIExyYTRIPLE(
+                Red: cmsCIExyY(x: red.0, y: red.1, Y: 1), Green: cmsCIExyY(x: green.0, y: green.1, Y: 1),
+                Blue: cmsCIExyY(x: blue.0, y: blue.1, Y: 1))
+            guard let curve = cmsBuildGamma(context, gamma) else { return [] }
+            defer { cmsFreeToneCurve(curve) }
+            var curves: [OpaquePointer?] = [curve, curve, curve]
+            guard let profile = cmsCreateRGBProfileTHR(context, &whitePoint, &primaries, &curves) else { return [] }
+            defer { cmsCloseProfile(profile) }
+            return ColorProfiles.bytes(of: profile)
+        }
+        return ColorProfile(data: bytes)
+    }
+
+    /// The payload of a WebP's ICCP chunk, when it has one.
+    static func webPProfile(_ webp: UnsafeRawBufferPointer) -> [UInt8]? {
+        var data = WebPData(bytes: webp.baseAddress?.assumingMemoryBound(to: UInt8.self), size: webp.count)
+        guard let demux = WebPDemux(&data) else { return nil }
+        defer { WebPDemuxDelete(demux) }
+        guard WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS) & ICCP_FLAG.rawValue != 0 else { return nil }
+        var chunk = WebPChunkIterator()
+        guard WebPDemuxGetChunk(demux, "ICCP", 1, &chunk) != 0 else { return nil }
+        defer { WebPDemuxReleaseChunkIterator(&chunk) }
+        return Array(UnsafeRawBufferPointer(start: chunk.chunk.bytes, count: chunk.chunk.size))
+    }
+}

@@ -1,0 +1,188 @@
+import Foundation
+import OspreyCodecs
+import OspreyTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Colour management against references nobody here computed: lcms2's own conversions of the corpus's colour files
+/// (`references/colour/`, made by libvips' `icc_transform`, relative colorimetric, to sRGB; its README says how).
+@Suite struct ColorManagementTests {
+    /// The JPEG, PNG and WebP files of `valid/colour/` (the other formats arrive with their decoders).
+    static let colourFiles = [
+        "P1133897_AdobeRGB.webp", "P3-sRGB-color-bars.jpg", "P3-sRGB-color-ring.png", "R2020-sRGB-color-bars.png",
+        "cmyk-icc.jpg", "grayscale-icc.jpg", "jpg-24bit-icc-adobe-rgb.jpg", "red-at-12-oclock-with-color-profile.jpg",
+        "red-at-12-oclock-with-color-profile.png", "rgb-to-gbr-test.jpg",
+    ]
+
+    /// `testdata/references/colour`, beside the `images` folder.
+    static var referencesDirectory: String? {
+        TestData.imagesDirectory.map {
+            URL(fileURLWithPath: $0).deletingLastPathComponent().path + "/references/colour"
+        }
+    }
+
+    @Test(
+        "every JPEG, PNG and WebP of valid/colour/ decodes to the reference's sRGB: mean ΔE2000 ≤ 1, 99th percentile ≤ 3",
+        .requiresTestData, arguments: colourFiles)
+    func matchesTheReferences(file: String) async throws {
+        try await onOwnThread { try Self.compareWithReference(file) }
+    }
+
+    static func compareWithReference(_ file: String) throws {
+        let source = try TestData.bytes("valid/colour/" + file)
+        let directory = try #require(Self.referencesDirectory)
+        let reference = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + file + ".png"))
+        // The references keep the stored orientation and carry no profile of their own.
+        var options = DecodingOptions()
+        options.keepsStoredOrientation = true
+        let decoded = try ImageDecoder.decode(source, options: options)
+        #expect(decoded.colorProfile == nil)
+        var plain = DecodingOptions()
+        plain.colorHandling = .ignore
+        let expected = try ImageDecoder.decode(reference, options: plain)
+        #expect(decoded.width == expected.width && decoded.height == expected.height)
+        let comparison = ColorComparison(decoded.pixels, expected.pixels)
+        #expect(comparison.meanDeltaE <= 1.0, "\(file): mean ΔE2000 \(comparison.meanDeltaE)")
+        #expect(comparison.percentile99 <= 3, "\(file): 99th percentile \(comparison.percentile99) levels")
+        // And the comparison can fail: the same file decoded without its profile is far from the reference.
+        var ignoring = options
+        ignoring.colorHandling = .ignore
+        let unmanaged = ColorComparison(
+            try ImageDecoder.decode(source, options: ignoring).pixels, expected.pixels, stride: 7)
+        #expect(unmanaged.meanDeltaE > 1.0 || unmanaged.percentile99 > 3, "\(file): \(unmanaged)")
+    }
+
+    @Test(
+        "a file without a profile, or with an sRGB one, decodes exactly as with colour management off",
+        .requiresTestData)
+    func untaggedAndSRGBAreUntouched() async throws {
+        try await onOwnThread { try Self.checkUntaggedFiles() }
+    }
+
+    static func checkUntaggedFiles() throws {
+        let manifest = try TestData.manifest()
+        var ignoring = DecodingOptions()
+        ignoring.colorHandling = .ignore
+        var (untouched, profiled) = (0, 0)
+        for entry in manifest.entries where entry.expected == .decodeOK {
+            let bytes = try manifest.bytes(of: entry)
+            let managed = try ImageDecoder.decode(bytes)
+            let plain = try ImageDecoder.decode(bytes, options: ignoring)
+            let profile = ColorProfile(embeddedIn: bytes)
+            if profile == nil || profile?.isSRGB == true {
+                #expect(managed == plain, "\(entry.path)")
+                untouched += 1
+            } else {
+                profiled += 1
+            }
+        }
+        // The corpus's JPEG, PNG, GIF and WebP files: nearly all untagged or sRGB.
+        #expect(untouched + profiled == 788)
+        #expect(untouched > 700)
+    }
+}
+
+/// How far two images' colours are apart: CIEDE2000 per pixel (sRGB to Lab, D65) and per-channel level differences.
+struct ColorComparison {
+    var meanDeltaE: Double
+    /// The 99th percentile of the per-channel absolute differences, in 8-bit levels.
+    var percentile99: Int
+
+    /// Compares every `stride`-th pixel of each row (all by default).
+    init(_ a: PixelBuffer, _ b: PixelBuffer, stride: Int = 1) {
+        var deltaSum = 0.0
+        var histogram = [Int](repeating: 0, count: 256)
+        var count = 0
+        for y in 0..<a.height {
+            for x in Swift.stride(from: 0, to: a.width, by: stride) {
+                count += 1
+                let p = Self.rgb(a, x, y)
+                let q = Self.rgb(b, x, y)
+                deltaSum += Self.deltaE2000(Self.lab(p), Self.lab(q))
+                for channel in 0..<3 { histogram[abs(Int(p[channel]) - Int(q[channel]))] += 1 }
+            }
+        }
+        meanDeltaE = deltaSum / Double(count)
+        var seen = 0
+        percentile99 = 255
+        for (level, number) in histogram.enumerated() {
+            seen += number
+            if Double(seen) >= 0.99 * Double(count * 3) {
+                percentile99 = level
+                break
+            }
+        }
+    }
+
+    /// The pixel's R, G, B (gray repeated), alpha ignored.
+    static func rgb(_ buffer: PixelBuffer, _ x: Int, _ y: Int) -> [UInt8] {
+        let size = buffer.format.bytesPerPixel
+        let pixel = Array(buffer.row(y)[x * size..<(x + 1) * size])
+        return size <= 2 ? [pixel[0], pixel[0], pixel[0]] : Array(pixel.prefix(3))
+    }
+
+    static func lab(_ rgb: [UInt8]) -> (Double, Double, Double) {
+        func linear(_ value: UInt8) -> Double {
+            let c = Double(value) / 255
+            return c <= 0.04045 ? c / 12.92 : pow((c + 0.055) / 1.055, 2.4)
+        }
+        let (r, g, b) = (linear(rgb[0]), linear(rgb[1]), linear(rgb[2]))
+        let x = (0.4124564 * r + 0.3575761 * g + 0.1804375 * b) / 0.95047
+        let y = 0.2126729 * r + 0.7151522 * g + 0.0721750 * b
+        let z = (0.0193339 * r + 0.1191920 * g + 0.9503041 * b) / 1.08883
+        func f(_ t: Double) -> Double { t > 216.0 / 24389 ? cbrt(t) : (24389.0 / 27 * t + 16) / 116 }
+        return (116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z)))
+    }
+
+    /// CIEDE2000 (Sharma, Wu, Dalal 2005).
+    static func deltaE2000(_ one: (Double, Double, Double), _ two: (Double, Double, Double)) -> Double {
+        let (l1, a1, b1) = one
+        let (l2, a2, b2) = two
+        let c1 = (a1 * a1 + b1 * b1).squareRoot()
+        let c2 = (a2 * a2 + b2 * b2).squareRoot()
+        let cMean = (c1 + c2) / 2
+        let g = 0.5 * (1 - (pow(cMean, 7) / (pow(cMean, 7) + pow(25, 7))).squareRoot())
+        let (a1p, a2p) = ((1 + g) * a1, (1 + g) * a2)
+        let (c1p, c2p) = ((a1p * a1p + b1 * b1).squareRoot(), (a2p * a2p + b2 * b2).squareRoot())
+        func hue(_ b: Double, _ a: Double) -> Double {
+            guard a != 0 || b != 0 else { return 0 }
+            let h = atan2(b, a) * 180 / .pi
+            return h < 0 ? h + 360 : h
+        }
+        let (h1p, h2p) = (hue(b1, a1p), hue(b2, a2p))
+        let deltaLp = l2 - l1
+        let deltaCp = c2p - c1p
+        var deltahp = 0.0
+        if c1p * c2p != 0 {
+            deltahp = h2p - h1p
+            if deltahp > 180 { deltahp -= 360 } else if deltahp < -180 { deltahp += 360 }
+        }
+        let deltaHp = 2 * (c1p * c2p).squareRoot() * sin(deltahp / 2 * .pi / 180)
+        let lMean = (l1 + l2) / 2
+        let cpMean = (c1p + c2p) / 2
+        var hpMean = h1p + h2p
+        if c1p * c2p != 0 {
+            if abs(h1p - h2p) <= 180 {
+                hpMean /= 2
+            } else {
+                hpMean = h1p + h2p < 360 ? (h1p + h2p + 360) / 2 : (h1p + h2p - 360) / 2
+            }
+        }
+        let t =
+            1 - 0.17 * cos((hpMean - 30) * .pi / 180) + 0.24 * cos(2 * hpMean * .pi / 180)
+            + 0.32 * cos((3 * hpMean + 6) * .pi / 180) - 0.20 * cos((4 * hpMean - 63) * .pi / 180)
+        let deltaTheta = 30 * exp(-pow((hpMean - 275) / 25, 2))
+        let rc = 2 * (pow(cpMean, 7) / (pow(cpMean, 7) + pow(25, 7))).squareRoot()
+        let sl = 1 + 0.015 * pow(lMean - 50, 2) / (20 + pow(lMean - 50, 2)).squareRoot()
+        let sc = 1 + 0.045 * cpMean
+        let sh = 1 + 0.015 * cpMean * t
+        let rt = -sin(2 * deltaTheta * .pi / 180) * rc
+        let lTerm = deltaLp / sl
+        let cTerm = deltaCp / sc
+        let hTerm = deltaHp / sh
+        return (lTerm * lTerm + cTerm * cTerm + hTerm * hTerm + rt * cTerm * hTerm).squareRoot()
+    }
+}
