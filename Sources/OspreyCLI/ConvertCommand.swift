@@ -10,8 +10,9 @@ struct ConvertCommand: AsyncParsableCommand {
         abstract: "Re-encode an image as JPEG, PNG, WebP or GIF.",
         discussion: """
             The output format is --format, else OUT's extension (.jpg/.jpeg, .png, .webp, .gif). Pixels are written \
-            upright (EXIF orientation applied); animations stay animated in GIF and WebP. Exits 1 when the input \
-            cannot be decoded or the output cannot be written.
+            upright (EXIF orientation applied) and in sRGB (a colour profile converted; --keep-profile keeps it \
+            instead), without EXIF or XMP unless --keep-metadata; animations stay animated in GIF and WebP. Exits 1 \
+            when the input cannot be decoded or the output cannot be written.
 
             Examples:
               osprey convert photo.jpg photo.webp --quality 80
@@ -42,6 +43,8 @@ struct ConvertCommand: AsyncParsableCommand {
 
     @OptionGroup var limit: ByteLimitOption
 
+    @OptionGroup var metadata: MetadataOptions
+
     func validate() throws {
         if fit != nil && resize == nil { throw ValidationError("--fit needs --resize WxH") }
         if let quality, !(0...100).contains(quality) {
@@ -62,8 +65,10 @@ struct ConvertCommand: AsyncParsableCommand {
             let downsample = resize.map { $0.processor(fit: fit?.fit ?? .inside) }
             // Within the process's memory budget, as the manager's decodes: an image that alone needs more than it
             // is refused before it is decoded.
+            var decoding = DecodingOptions()
+            decoding.colorHandling = metadata.colorHandling
             let estimate = try ImageDecoder.memoryEstimate(
-                for: bytes, options: downsample?.decodingOptions(for: bytes, options: DecodingOptions()) ?? .init())
+                for: bytes, options: downsample?.decodingOptions(for: bytes, options: decoding) ?? decoding)
             let needed = downsample == nil ? estimate.peakBytes : estimate.peakBytes + estimate.imageBytes
             let reservation: MemoryBudget.Reservation
             do throws(MemoryBudget.Refusal) {
@@ -75,11 +80,11 @@ struct ConvertCommand: AsyncParsableCommand {
             let image: Image
             if let downsample {
                 // Decoded scaled where the format allows (JPEG, WebP), then resized.
-                image = try downsample.process(try downsample.decode(bytes))
+                image = try downsample.process(try downsample.decode(bytes, options: decoding))
             } else {
-                image = try ImageDecoder.decode(bytes)
+                image = try ImageDecoder.decode(bytes, options: decoding)
             }
-            let encoded = try ImageEncoder.encode(image, as: target, options: options)
+            let encoded = try ImageEncoder.encode(image, as: target, options: metadata.applied(to: options))
             let directory = (output as NSString).deletingLastPathComponent
             OutputFile.removeLeftovers(in: directory.isEmpty ? "." : directory)
             do throws(CommandError) {

@@ -55,6 +55,8 @@ struct FetchCommand: AsyncParsableCommand {
 
     @OptionGroup var loading: LoadingOptions
 
+    @OptionGroup var metadata: MetadataOptions
+
     func validate() throws {
         if let quality, !(0...100).contains(quality) { throw ValidationError("--quality must be between 0 and 100") }
         if fit != nil && resize == nil { throw ValidationError("--fit needs --resize WxH") }
@@ -96,7 +98,7 @@ struct FetchCommand: AsyncParsableCommand {
             throw ExitCode(2)
         }
         OutputFile.removeLeftovers(in: outputDirectory)
-        let manager = try loading.makeManager()
+        let manager = try loading.makeManager(colorHandling: metadata.colorHandling)
         var names = OutputNames(directory: outputDirectory, overwrites: force)
         let processors: [any ImageProcessing] = resize.map { [$0.processor(fit: fit?.fit ?? .inside)] } ?? []
         let options = loading.requestOptions
@@ -156,7 +158,7 @@ struct FetchCommand: AsyncParsableCommand {
             written = ImageFormat(sniffing: data)
         } else {
             written = format.imageFormat ?? (image.sourceFormat == .unknown ? .png : image.sourceFormat)
-            var encoding = EncodingOptions()
+            var encoding = metadata.applied(to: EncodingOptions())
             if let quality { encoding.quality = quality }
             do {
                 bytes = try ImageEncoder.encode(image, as: written, options: encoding)

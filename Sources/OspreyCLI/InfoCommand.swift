@@ -24,7 +24,8 @@ struct InfoCommand: AsyncParsableCommand {
     @Flag(
         help: """
             Print one JSON object per file: \
-            {"file","format","width","height","frames","loopCount","orientation","durations"}, or \
+            {"file","format","width","height","frames","loopCount","orientation","durations","profile","colorSpace"} \
+            ("profile": the embedded colour profile's description, when there is one), or \
             {"file","error"} for a file that could not be read.
             """)
     var json = false
@@ -64,6 +65,8 @@ struct InfoCommand: AsyncParsableCommand {
         let loopCount: Int
         let orientation: ImageOrientation
         let durations: [Int]
+        /// The embedded colour profile, when there is one.
+        let profile: ColorProfile?
     }
 
     /// How much of a JPEG file `info` reads: its header (markers up to the first scan, APP segments included) lies in
@@ -97,7 +100,8 @@ struct InfoCommand: AsyncParsableCommand {
                     frames: frames.count,
                     loopCount: frames.loopCount,
                     orientation: header.orientation,
-                    durations: frames.durations.map { Int($0 / .milliseconds(1)) }
+                    durations: frames.durations.map { Int($0 / .milliseconds(1)) },
+                    profile: ColorProfile(embeddedIn: data)
                 )
             } catch {
                 throw CommandError(message: error.description)
@@ -113,6 +117,10 @@ struct InfoCommand: AsyncParsableCommand {
                 "\(info.frames) frames (\(info.durations.map(String.init).joined(separator: " ")) ms), \(loops)")
         }
         if info.orientation != .up { parts.append("orientation \(info.orientation.rawValue)") }
+        if let profile = info.profile {
+            parts.append(
+                "profile \(profile.name.map { "'\($0)'" } ?? "without a name") (\(profile.colorSpace.rawValue))")
+        }
         return "\(file): " + parts.joined(separator: ", ")
     }
 
@@ -134,6 +142,9 @@ private struct InfoLine: Encodable {
     var loopCount: Int?
     var orientation: Int?
     var durations: [Int]?
+    /// The embedded colour profile's description, and the colour space it describes.
+    var profile: String?
+    var colorSpace: String?
     var error: String?
 
     init(file: String, info: InfoCommand.Info) {
@@ -145,6 +156,8 @@ private struct InfoLine: Encodable {
         loopCount = info.loopCount
         orientation = info.orientation.rawValue
         durations = info.durations
+        profile = info.profile.map { $0.name ?? "" }
+        colorSpace = info.profile?.colorSpace.rawValue
     }
 
     init(file: String, error: String) {

@@ -28,6 +28,8 @@ public struct DecodingOptions: Sendable, Hashable {
     /// What to do with the colour profile a file embeds: convert the pixels to sRGB (the default), keep the profile
     /// on ``Image/colorProfile`` with the pixels as stored, or ignore it. See ``ColorHandling``.
     public var colorHandling = ColorHandling.convertToSRGB
+    /// Read the file's EXIF and XMP onto ``Image/metadata``. `true` by default.
+    public var readsMetadata = true
     /// Accept data that ends early, returning what was decoded (the rest transparent or black) instead of throwing
     /// ``CodecError/truncated(format:)``. `false` by default.
     public var allowsPartialImages = false

@@ -89,6 +89,23 @@ enum PNGChunks {
         return nil
     }
 
+    /// Calls `body` with the data of each chunk of `type` before `IEND`, in order, while it returns `true`.
+    static func forEach(_ type: String, in png: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) {
+        var offset = 8
+        while offset + 8 <= png.count {
+            let length =
+                Int(png[offset]) << 24 | Int(png[offset + 1]) << 16 | Int(png[offset + 2]) << 8 | Int(png[offset + 3])
+            let name = UnsafeRawBufferPointer(rebasing: png[(offset + 4)..<(offset + 8)])
+            guard length <= png.count - offset - 8, !name.elementsEqual("IEND".utf8) else { return }
+            if name.elementsEqual(type.utf8),
+                !body(UnsafeRawBufferPointer(rebasing: png[(offset + 8)..<(offset + 8 + length)]))
+            {
+                return
+            }
+            offset += 12 + length
+        }
+    }
+
     /// Whether `png` has a chunk of `type`.
     static func contains(_ type: String, in png: UnsafeRawBufferPointer) -> Bool {
         first(type, in: png) != nil

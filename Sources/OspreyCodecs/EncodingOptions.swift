@@ -21,6 +21,20 @@ public struct EncodingOptions: Sendable, Hashable {
     /// JPEG (which has no alpha): the colour transparent pixels are composited over, as RGB. White by default.
     public var background = Color(red: 255, green: 255, blue: 255)
 
+    // MARK: Colour
+
+    /// Embed the image's ``Image/colorProfile`` (one a decoder kept with ``ColorHandling/keepProfile``) in JPEG,
+    /// PNG and WebP, so the pixels keep meaning what they meant. `true` by default. A profile that does not fit the
+    /// output (a gray profile in an RGB-only WebP) is left out.
+    public var embedsColorProfile = true
+    /// What to keep of the image's ``Image/metadata``: nothing (the default: no EXIF, no XMP, so no GPS position
+    /// leaks), the copyright fields, or all of it with the orientation reset. See ``ImageMetadata/Policy``. JPEG, PNG
+    /// and WebP carry it; GIF does not.
+    public var metadata = ImageMetadata.Policy.strip
+    /// Tag output without a profile as sRGB with a compact sRGB profile (a few hundred bytes) instead of leaving it
+    /// untagged, which readers also take as sRGB. `false` by default.
+    public var tagsSRGB = false
+
     /// Makes the default options.
     public init() {}
 

@@ -21,6 +21,9 @@ public struct Image: Sendable, Equatable {
     /// The colour profile the pixels are in, when the decoder kept it (``ColorHandling/keepProfile``); `nil` for
     /// sRGB, which is what pixels without a profile are taken to be. Encoders embed it.
     public var colorProfile: ColorProfile?
+    /// The EXIF and XMP the file carried (the orientation already applied to the pixels unless the decoder kept it).
+    /// Encoders write it as ``EncodingOptions/metadata`` says: by default, none of it.
+    public var metadata = ImageMetadata()
 
     /// Makes an image from frames that all share the first frame's size and pixel format.
     ///
@@ -66,8 +69,12 @@ public struct Image: Sendable, Equatable {
     public var isAnimated: Bool { frames.count > 1 }
     /// The sum of the frames' durations.
     public var duration: Duration { frames.reduce(.zero) { $0 + $1.duration } }
-    /// Bytes of pixel storage across all frames: what a memory cache charges for holding this image.
-    public var cost: Int { frames.reduce(0) { $0 + $1.pixels.byteCount } }
+    /// Bytes of pixel storage across all frames, and of the metadata and profile carried: what a memory cache charges
+    /// for holding this image.
+    public var cost: Int {
+        frames.reduce(0) { $0 + $1.pixels.byteCount } + (metadata.exif?.count ?? 0) + (metadata.xmp?.count ?? 0)
+            + (colorProfile?.data.count ?? 0)
+    }
 }
 
 /// One frame of an ``Image`` and how long it stays on screen.

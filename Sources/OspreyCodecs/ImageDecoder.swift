@@ -35,13 +35,17 @@ public enum ImageDecoder {
     private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) -> Result<Image, CodecError> {
         Result { () throws(CodecError) -> Image in
             try checkDeclaredSize(bytes, options: options)
-            return switch ImageFormat(sniffing: bytes) {
-            case .jpeg: try JPEGDecoder.decode(bytes, options: options)
-            case .png: try PNGDecoder.decode(bytes, options: options)
-            case .gif: try GIFDecoder.decode(bytes, options: options)
-            case .webp: try WebPDecoder.decode(bytes, options: options)
-            case .unknown: throw .unsupportedFormat
-            }
+            let format = ImageFormat(sniffing: bytes)
+            var image =
+                switch format {
+                case .jpeg: try JPEGDecoder.decode(bytes, options: options)
+                case .png: try PNGDecoder.decode(bytes, options: options)
+                case .gif: try GIFDecoder.decode(bytes, options: options)
+                case .webp: try WebPDecoder.decode(bytes, options: options)
+                case .unknown: throw CodecError.unsupportedFormat
+                }
+            if options.readsMetadata { image.metadata = ImageMetadata.embedded(in: bytes, format: format) }
+            return image
         }
     }
 

@@ -1,8 +1,8 @@
 /// Encodes an ``Image`` as JPEG, PNG, WebP or GIF.
 ///
-/// The pixels are turned upright first when the image still carries an orientation, since no encoder here writes
-/// EXIF. Animated images keep every frame, duration and the loop count in GIF and WebP; JPEG and PNG take the first
-/// frame.
+/// The pixels are turned upright first when the image still carries an orientation. Animated images keep every
+/// frame, duration and the loop count in GIF and WebP; JPEG and PNG take the first frame. JPEG, PNG and WebP carry
+/// the image's colour profile when it kept one (``EncodingOptions/embedsColorProfile``).
 ///
 /// ```swift
 /// let webp = try ImageEncoder.encode(image, as: .webp, quality: 80)
@@ -29,12 +29,33 @@ public enum ImageEncoder {
                 ImageFrame(pixels: try frame.pixels.applying(image.orientation), duration: frame.duration)
             }
         }
+        let encoded: [UInt8]
         switch format {
-        case .jpeg: return try JPEGEncoder.encode(frames[0].pixels, options: options)
-        case .png: return try PNGEncoder.encode(frames[0].pixels, options: options)
-        case .webp: return try WebPEncoder.encode(frames, loopCount: image.loopCount, options: options)
+        case .jpeg: encoded = try JPEGEncoder.encode(frames[0].pixels, options: options)
+        case .png: encoded = try PNGEncoder.encode(frames[0].pixels, options: options)
+        case .webp: encoded = try WebPEncoder.encode(frames, loopCount: image.loopCount, options: options)
         case .gif: return try GIFEncoder.encode(frames, loopCount: image.loopCount)
         case .unknown: throw .unsupportedFormat
         }
+        return try containerMetadata(for: image, format: format, options: options).adding(to: encoded, format: format)
+    }
+
+    /// What is written beside the pixels of `image` as `format`: its profile when kept (or sRGB's when asked to tag),
+    /// if it fits the channels the format writes, and what the metadata policy keeps of its EXIF and XMP.
+    static func containerMetadata(
+        for image: Image, format: ImageFormat, options: EncodingOptions
+    ) -> ContainerMetadata {
+        // WebP writes gray as RGB; JPEG and PNG keep gray (JPEG drops alpha).
+        let writesGray = format != .webp && !image.pixelFormat.hasColor
+        let fits: (ColorProfile) -> Bool = { $0.colorSpace == (writesGray ? .gray : .rgb) }
+        var metadata = ContainerMetadata()
+        if options.embedsColorProfile, let profile = image.colorProfile, fits(profile) {
+            metadata.profile = profile.data
+        } else if options.tagsSRGB, image.colorProfile == nil || !options.embedsColorProfile, !writesGray {
+            metadata.profile = ColorProfile.sRGB.data
+        }
+        let kept = image.metadata.kept(by: options.metadata)
+        (metadata.exif, metadata.xmp) = (kept.exif, kept.xmp)
+        return metadata
     }
 }

@@ -20,6 +20,9 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// Whether the layout has colour channels (RGB), not luminance alone.
+    public var hasColor: Bool { self == .rgb8 || self == .rgba8 }
+
     /// Whether the layout has an alpha channel (which may still be fully opaque).
     public var hasAlpha: Bool {
         switch self {

@@ -61,4 +61,47 @@ import Testing
             #expect(try OspreyBinary.run(["convert", text, directory + "/b.jpg", "--quality", "101"]).status == 2)
         }
     }
+
+    @Test(
+        "P3 in: sRGB pixels and no profile by default, the profile and the stored pixels with --keep-profile",
+        .requiresTestData)
+    func profiles() throws {
+        try withTemporaryDirectory { directory in
+            let source = try TestData.bytes("valid/colour/P3-sRGB-color-bars.jpg")
+            let input = try write(source, to: directory + "/p3.jpg")
+            #expect(try OspreyBinary.run(["convert", input, directory + "/srgb.png"]).status == 0)
+            #expect(try OspreyBinary.run(["convert", input, directory + "/p3.png", "--keep-profile"]).status == 0)
+
+            let converted = try Array(Data(contentsOf: URL(fileURLWithPath: directory + "/srgb.png")))
+            #expect(ColorProfile(embeddedIn: converted) == nil)
+            #expect(try ImageDecoder.decode(converted).pixels == ImageDecoder.decode(source).pixels)
+
+            let kept = try Array(Data(contentsOf: URL(fileURLWithPath: directory + "/p3.png")))
+            #expect(ColorProfile(embeddedIn: kept) == ColorProfile(embeddedIn: source))
+            var keeping = DecodingOptions()
+            keeping.colorHandling = .keepProfile
+            let stored = try ImageDecoder.decode(source, options: keeping)
+            #expect(try ImageDecoder.decode(kept, options: keeping).pixels == stored.pixels)
+            // Not sRGB: converting would have changed them.
+            #expect(try stored.pixels != ImageDecoder.decode(source).pixels)
+        }
+    }
+
+    @Test func metadata() throws {
+        try withTemporaryDirectory { directory in
+            let input = try write(try TaggedImages.jpeg(), to: directory + "/tagged.jpg")
+            func written(_ arguments: [String]) throws -> ImageMetadata {
+                let output = directory + "/out.jpg"
+                #expect(try OspreyBinary.run(["convert", input, output] + arguments).status == 0)
+                return ImageMetadata(embeddedIn: Array(try Data(contentsOf: URL(fileURLWithPath: output))))
+            }
+            #expect(try written([]).isEmpty)
+            let copyright = try written(["--keep-metadata", "copyright"])
+            #expect(TaggedImages.ifd0Tags(try #require(copyright.exif)) == [0x013B, 0x8298])
+            let all = try written(["--keep-metadata", "all"])
+            #expect(TaggedImages.ifd0Tags(try #require(all.exif)) == [0x010F, 0x0112, 0x013B, 0x8298, 0x8825])
+            #expect(
+                try OspreyBinary.run(["convert", input, directory + "/x.jpg", "--keep-metadata", "gps"]).status == 2)
+        }
+    }
 }

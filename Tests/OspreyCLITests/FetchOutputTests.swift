@@ -166,4 +166,31 @@ struct FetchOutputTests {
             }
         }
     }
+
+    @Test("re-encoded output: sRGB without EXIF by default; the profile and the copyright fields when asked")
+    func profileAndMetadata() async throws {
+        try await withOriginServer { server in
+            try await withDirectory { directory in
+                var tagging = EncodingOptions()
+                tagging.tagsSRGB = true
+                tagging.metadata = .all
+                let tagged = try ImageEncoder.encode(
+                    try ImageDecoder.decode(try TaggedImages.jpeg()), as: .jpeg, options: tagging)
+                #expect(ColorProfile(embeddedIn: tagged) != nil && ImageMetadata(embeddedIn: tagged).exif != nil)
+                server.route("/t.jpg", .ok(tagged))
+                func fetched(_ arguments: [String]) throws -> [UInt8] {
+                    let run = try OspreyBinary.run(
+                        ["fetch", "--force", "--no-cache", "--format", "png", "-o", directory + "/out"] + arguments
+                            + [server.url("/t.jpg")])
+                    #expect(run.status == 0, "\(run.standardError)")
+                    return Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/out/t.png")))
+                }
+                let plain = try fetched([])
+                #expect(ColorProfile(embeddedIn: plain) == nil && ImageMetadata(embeddedIn: plain).isEmpty)
+                let kept = try fetched(["--keep-profile", "--keep-metadata", "copyright"])
+                #expect(ColorProfile(embeddedIn: kept) == ColorProfile(embeddedIn: tagged))
+                #expect(TaggedImages.ifd0Tags(try #require(ImageMetadata(embeddedIn: kept).exif)) == [0x013B, 0x8298])
+            }
+        }
+    }
 }

@@ -28,6 +28,21 @@ import Testing
         }
     }
 
+    @Test func reportsTheColourProfile() throws {
+        try withTemporaryDirectory { directory in
+            var tagging = EncodingOptions()
+            tagging.tagsSRGB = true
+            let image = try ImageDecoder.decode(SyntheticImages.png(width: 5, height: 4))
+            let file = try write(try ImageEncoder.encode(image, as: .jpeg, options: tagging), to: directory + "/t.jpg")
+
+            #expect(
+                try OspreyBinary.run(["info", file]).standardOutput
+                    == "\(file): jpeg 5x4, profile 'sRGB built-in' (rgb)\n")
+            let json = try OspreyBinary.run(["info", "--json", file]).standardOutput
+            #expect(json.contains(#""profile":"sRGB built-in""#) && json.contains(#""colorSpace":"rgb""#))
+        }
+    }
+
     @Test func aBadFileFailsWithStatus1OnStandardErrorAndTheOthersStillPrint() throws {
         try withTemporaryDirectory { directory in
             let png = try write(SyntheticImages.png(width: 2, height: 3), to: directory + "/a.png")

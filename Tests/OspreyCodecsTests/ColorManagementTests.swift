@@ -85,6 +85,56 @@ import Glibc
     }
 }
 
+extension ColorManagementTests {
+    @Test(
+        "P3 in, the profile kept: every encoder writes the same profile, and lossless ones the decoded pixels",
+        .requiresTestData)
+    func keptProfilesRoundTrip() throws {
+        let source = try TestData.bytes("valid/colour/P3-sRGB-color-bars.jpg")
+        var keeping = DecodingOptions()
+        keeping.colorHandling = .keepProfile
+        let image = try ImageDecoder.decode(source, options: keeping)
+        let profile = try #require(image.colorProfile)
+        #expect(profile.name == "DCI-P3-D65-2_2-Gamma" && profile.colorSpace == .rgb && !profile.isSRGB)
+        #expect(ColorProfile(embeddedIn: source) == profile)
+        var lossless = EncodingOptions()
+        lossless.isLossless = true
+        for format in [ImageFormat.jpeg, .png, .webp] {
+            let encoded = try ImageEncoder.encode(image, as: format, options: lossless)
+            // Then the output carries the input's profile, byte for byte
+            #expect(ColorProfile(embeddedIn: encoded) == profile, "\(format)")
+            let again = try ImageDecoder.decode(encoded, options: keeping)
+            #expect(again.colorProfile == profile, "\(format)")
+            if format != .jpeg { #expect(again.pixels == image.pixels, "\(format)") }
+        }
+        // And without keeping it: sRGB pixels, no profile, unless sRGB is asked to be tagged
+        let converted = try ImageDecoder.decode(source)
+        #expect(converted.colorProfile == nil)
+        let plain = try ImageEncoder.encode(converted, as: .png)
+        #expect(ColorProfile(embeddedIn: plain) == nil)
+        #expect(try ImageDecoder.decode(plain).pixels == converted.pixels)
+        var tagging = EncodingOptions()
+        tagging.tagsSRGB = true
+        for format in [ImageFormat.jpeg, .png, .webp] {
+            let tagged = try ImageEncoder.encode(converted, as: format, options: tagging)
+            let sRGB = try #require(ColorProfile(embeddedIn: tagged), "\(format)")
+            #expect(sRGB.isSRGB && sRGB == ColorProfile.sRGB && sRGB.data.count < 1_000, "\(format)")
+        }
+    }
+
+    @Test("a gray profile is kept in gray JPEG and PNG output, and left out of WebP, which is RGB", .requiresTestData)
+    func grayProfilesGoWhereTheyFit() throws {
+        var keeping = DecodingOptions()
+        keeping.colorHandling = .keepProfile
+        let image = try ImageDecoder.decode(try TestData.bytes("valid/colour/grayscale-icc.jpg"), options: keeping)
+        #expect(image.pixelFormat == .gray8 && image.colorProfile?.colorSpace == .gray)
+        for format in [ImageFormat.jpeg, .png] {
+            #expect(ColorProfile(embeddedIn: try ImageEncoder.encode(image, as: format)) == image.colorProfile)
+        }
+        #expect(ColorProfile(embeddedIn: try ImageEncoder.encode(image, as: .webp)) == nil)
+    }
+}
+
 /// How far two images' colours are apart: CIEDE2000 per pixel (sRGB to Lab, D65) and per-channel level differences.
 struct ColorComparison {
     var meanDeltaE: Double

@@ -121,8 +121,8 @@ extension ImageProcessing where Self == ImageProcessors.Composition {
 }
 
 extension Image {
-    /// The image with `transform` applied to every frame's pixels (upright first), keeping durations, the loop count
-    /// and the source format; cancellation is checked between frames.
+    /// The image with `transform` applied to every frame's pixels (upright first), keeping durations, the loop count,
+    /// the source format, the colour profile and the metadata; cancellation is checked between frames.
     func mappingFrames(_ transform: (PixelBuffer) throws -> PixelBuffer) throws -> Image {
         let turn = orientation
         let frames = try frames.map { frame in
@@ -130,7 +130,11 @@ extension Image {
             let upright = turn == .up ? frame.pixels : try frame.pixels.applying(turn)
             return ImageFrame(pixels: try transform(upright), duration: frame.duration)
         }
-        return try Image(frames: frames, loopCount: loopCount, orientation: .up, sourceFormat: sourceFormat)
+        var image = try Image(frames: frames, loopCount: loopCount, orientation: .up, sourceFormat: sourceFormat)
+        // Processing changes where pixels are, not what their values mean nor who made them.
+        image.colorProfile = colorProfile
+        image.metadata = metadata
+        return image
     }
 
     /// The size as displayed: width and height swapped when the stored orientation turns the image a quarter.

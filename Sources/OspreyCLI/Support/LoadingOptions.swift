@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOHTTP1
 import Osprey
+import OspreyCodecs
 
 /// The options every command that loads URLs shares (`fetch`, `prefetch`), and how they become an `ImageManager`.
 ///
@@ -119,12 +120,14 @@ struct LoadingOptions: ParsableArguments {
     }
 
     /// A manager for this run: its own downloader (the limit, order, timeout and headers asked for, and bodies of at
-    /// most `maximumBodySize` bytes when given) and cache.
-    func makeManager(maximumBodySize: Int? = nil) throws -> ImageManager {
+    /// most `maximumBodySize` bytes when given) and cache, decoding colours as `colorHandling` says.
+    func makeManager(maximumBodySize: Int? = nil, colorHandling: ColorHandling = .convertToSRGB) throws -> ImageManager
+    {
         let settings = try settings()
         var downloading = downloaderConfiguration(settings)
         if let maximumBodySize { downloading.maximumBodySize = maximumBodySize }
         var configuration = ImageManager.Configuration()
+        configuration.decoding.colorHandling = colorHandling
         var managerLogger = Logger(label: "osprey.manager")
         managerLogger.logLevel = verbose ? .debug : .warning
         configuration.logger = managerLogger

@@ -394,9 +394,12 @@ struct SelectFrame: ImageProcessing {
         guard index < image.frames.count else {
             throw FrameOutOfRange(description: "'frame' is \(index), the image has \(image.frames.count)")
         }
-        return try Image(
+        var still = try Image(
             frames: [ImageFrame(pixels: image.frames[index].pixels)], loopCount: 0,
             orientation: image.orientation, sourceFormat: image.sourceFormat)
+        still.colorProfile = image.colorProfile
+        still.metadata = image.metadata
+        return still
     }
 
     struct FrameOutOfRange: Error, CustomStringConvertible {
