@@ -133,6 +133,48 @@ import Testing
         }
     }
 
+    @Test("output has no EXIF or XMP by default; keep_copyright=1 keeps those fields, strip=0 all of them")
+    func metadata() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/tagged.jpg", .ok(try TaggedImages.jpeg(), contentType: "image/jpeg"))
+            try await withProxy(setup: .live) { client in
+                func kept(_ parameters: [(String, String)]) async throws -> ImageMetadata {
+                    let response = try await client.execute(
+                        uri: imageURI([("url", origin.url("/tagged.jpg"))] + parameters), method: .get)
+                    #expect(response.status == .ok, "\(parameters)")
+                    return ImageMetadata(embeddedIn: Array(buffer: response.body))
+                }
+                for format in ["jpeg", "png", "webp"] {
+                    #expect(try await kept([("format", format)]).isEmpty, "\(format)")
+                    #expect(try await kept([("format", format), ("strip", "1")]).isEmpty, "\(format)")
+                    let copyright = try await kept([("format", format), ("keep_copyright", "1")])
+                    #expect(TaggedImages.ifd0Tags(try #require(copyright.exif)) == [0x013B, 0x8298], "\(format)")
+                    let all = try await kept([("format", format), ("strip", "0")])
+                    let tags = TaggedImages.ifd0Tags(try #require(all.exif))
+                    #expect(tags == [0x010F, 0x0112, 0x013B, 0x8298, 0x8825], "\(format)")
+                    #expect(String(decoding: try #require(all.xmp), as: UTF8.self).contains("tiff:Orientation=\"1\""))
+                }
+                #expect(origin.requestCount("/tagged.jpg") == 1)
+            }
+        }
+    }
+
+    @Test("a Display P3 source is served in sRGB without a profile", .requiresTestData)
+    func convertsToSRGB() async throws {
+        let source = try TestData.bytes("valid/colour/P3-sRGB-color-bars.jpg")
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/p3.jpg", .ok(source, contentType: "image/jpeg"))
+            try await withProxy(setup: .live) { client in
+                let response = try await client.execute(
+                    uri: imageURI([("url", origin.url("/p3.jpg")), ("format", "png")]), method: .get)
+                #expect(response.status == .ok)
+                let body = Array(buffer: response.body)
+                #expect(ColorProfile(embeddedIn: body) == nil)
+                #expect(try ImageDecoder.decode(body).pixels == ImageDecoder.decode(source).pixels)
+            }
+        }
+    }
+
     @Test func invalidParametersAre400() async throws {
         try await withProxy({ $0.maxOutputPixels = 10_000 }) { client in
             let source = "https://example.com/a.jpg"
@@ -158,6 +200,8 @@ import Testing
                 [("url", source), ("blur", "0")],
                 [("url", source), ("blur", "nan")],
                 [("url", source), ("frame", "-1")],
+                [("url", source), ("strip", "2")],
+                [("url", source), ("keep_copyright", "yes")],
                 [("url", source), ("w", "200"), ("h", "200")],  // 40,000 pixels > 10,000
             ]
             for parameters in cases {

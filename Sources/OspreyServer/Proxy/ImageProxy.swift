@@ -275,6 +275,7 @@ final class ImageProxy: Sendable {
         let format = Self.outputFormat(parameters.format, for: image)
         var encoding = EncodingOptions()
         encoding.quality = parameters.quality ?? RenderParameters.defaultQuality
+        encoding.metadata = parameters.metadata
         let bytes: [UInt8]
         do {
             bytes = try ImageEncoder.encode(image, as: format, options: encoding)

@@ -7,7 +7,9 @@ import OspreyCodecs
 /// `url` (required, http or https), `w` and `h` (1–16384; the output never exceeds the source), `fit`
 /// (`inside`, the default; `cover` and `fill` need both sides), `format` (`jpeg`, `png`, `webp`, `gif`, `auto`;
 /// the source's by default), `q` (1–100, 80 by default, for JPEG and WebP), `blur` (a Gaussian sigma, 0.1–100),
-/// `frame` (0-based: one frame of an animation, as a still), `sig` (the signature). Anything else is refused.
+/// `frame` (0-based: one frame of an animation, as a still), `strip` (`1`, the default: no EXIF or XMP in the
+/// output; `0`: all of it, orientation reset), `keep_copyright` (`1`: EXIF Artist and Copyright, XMP `dc:creator`
+/// and `dc:rights` survive stripping), `sig` (the signature). Anything else is refused.
 struct RenderParameters: Sendable {
     enum OutputFormat: String, Sendable, CaseIterable {
         case jpeg, png, webp, gif, auto
@@ -21,6 +23,8 @@ struct RenderParameters: Sendable {
     var quality: Int?
     var blur: Double?
     var frame: Int?
+    /// What the output keeps of the source's EXIF and XMP.
+    var metadata: ImageMetadata.Policy = .strip
     var signature: String?
     /// Every parameter as given, decoded, in order: what the signature covers.
     var pairs: [(name: String, value: String)] = []
@@ -75,6 +79,10 @@ struct RenderParameters: Sendable {
             blur = sigma
         }
         frame = try Self.integer(values["frame"], name: "frame", in: 0...100_000)
+        let strips = try Self.integer(values["strip"], name: "strip", in: 0...1) ?? 1
+        let keepsCopyright = try Self.integer(values["keep_copyright"], name: "keep_copyright", in: 0...1) ?? 0
+        // Keeping everything keeps the copyright fields too.
+        metadata = strips == 0 ? .all : keepsCopyright == 1 ? .copyright : .strip
         signature = values["sig"]
     }
 
@@ -87,7 +95,9 @@ struct RenderParameters: Sendable {
         }
     }
 
-    private static let known: Set<String> = ["url", "w", "h", "fit", "format", "q", "blur", "frame", "sig"]
+    private static let known: Set<String> = [
+        "url", "w", "h", "fit", "format", "q", "blur", "frame", "strip", "keep_copyright", "sig",
+    ]
 
     /// Every parameter that shapes the output, in a fixed order and spelling, so equal renders have equal keys.
     /// `format=auto` is resolved by the caller before it becomes part of a key.
@@ -99,6 +109,12 @@ struct RenderParameters: Sendable {
         parts.append("q=\(quality ?? Self.defaultQuality)")
         if let blur { parts.append("blur=\(blur)") }
         if let frame { parts.append("frame=\(frame)") }
+        // Stripping, the default, adds nothing: keys made before metadata could be kept stay valid.
+        switch metadata {
+        case .strip: break
+        case .copyright: parts.append("keep_copyright=1")
+        case .all: parts.append("strip=0")
+        }
         return parts.joined(separator: "&")
     }
 
