@@ -33,14 +33,14 @@ test-asan: deps
 	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'OspreyCodecsTests|OspreyTestingTests|ProcessorParameterTests'
 
 ## test-tsan: the concurrent parts (the manager and its stress test, the prefetcher, the downloader and its queue, the
-## memory cache, the memory budget) under ThreadSanitizer (separate
+## memory cache, the memory budget, colour conversions on many threads) under ThreadSanitizer (separate
 ## build folder .build-tsan). OSPREY_TSAN swaps the standard library's Mutex, which TSan cannot see, for a pthread
 ## mutex, which it can (Sources/OspreyCodecs/Mutex+ThreadSanitizer.swift).
 TSAN_FLAGS = --sanitize=thread --scratch-path .build-tsan -Xswiftc -DOSPREY_TSAN
 test-tsan: deps
 	$(SWIFT) build --build-tests $(TSAN_FLAGS)
 	$(SWIFT) test --skip-build $(TSAN_FLAGS) \
-		--filter 'ImageManager|ImagePrefetcher|ImageDownloaderTests|ImageDownloaderHTTPTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget'
+		--filter 'ImageManager|ImagePrefetcher|ImageDownloaderTests|ImageDownloaderHTTPTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget|concurrentConversionsMatchSequentialOnes'
 
 ## fuzz: build the libFuzzer harnesses (Fuzz/) with ASan and run each decoder's for SECONDS (default 60)
 SECONDS ?= 60
@@ -48,13 +48,15 @@ fuzz: deps
 	SECONDS_PER_FUZZER=$(SECONDS) ./scripts/fuzz.sh
 
 ## bench: the benchmarks (release builds, nested package in Benchmarks/): package-benchmark's suite, decode
-## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets, the caches' latency and
+## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets, what colour management
+## costs a 12 MP decode (Display P3 to sRGB, sRGB-tagged, untagged) beside pyvips' icc_transform, the caches' latency and
 ## scaling, downloads from a local nginx beside curl, aiohttp and URLSession, then ImageManager's loads from memory,
 ## disk and nginx beside a requests + Pillow loop, the processors' thumbnail job and resize beside Pillow and pyvips,
 ## and osprey serve beside thumbor and nginx under wrk, then its memory budget under 64 concurrent 49 MP PNGs
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
 	python3 Benchmarks/compare_codecs.py
+	python3 Benchmarks/compare_colour.py
 	cd Benchmarks && $(SWIFT) build -c release --product cache-benchmark && "$$($(SWIFT) build -c release --show-bin-path)/cache-benchmark"
 	python3 Benchmarks/compare_downloads.py
 	python3 Benchmarks/compare_manager.py

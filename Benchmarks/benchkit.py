@@ -22,6 +22,15 @@ def build(product):
     return Path(bin_path) / product
 
 
+def build_osprey():
+    """Builds the osprey command in release (in the repository's own package) and returns its path."""
+    root = HERE.parent
+    sh("swift", "build", "-c", "release", "--product", "osprey", cwd=root)
+    bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=root, check=True,
+                              capture_output=True, text=True).stdout.strip()
+    return Path(bin_path) / "osprey"
+
+
 def apt_install(packages):
     """Installs Debian `packages` (through sudo unless root)."""
     if packages:

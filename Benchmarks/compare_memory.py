@@ -11,7 +11,7 @@ import os, shutil, subprocess, sys, tempfile, threading, time, urllib.error, url
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchkit import apt_install, venv_python  # noqa: E402
+from benchkit import apt_install, build_osprey, venv_python  # noqa: E402
 from compare_downloads import free_port, start_nginx  # noqa: E402
 from compare_proxy import wait_port  # noqa: E402
 
@@ -99,10 +99,7 @@ def main():
     apt_install(["nginx"])
     python = str(venv_python(["PIL"], ["Pillow"]))
     make_images(python)
-    subprocess.run(["swift", "build", "-c", "release", "--product", "osprey"], cwd=ROOT, check=True)
-    bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
-                              capture_output=True, text=True).stdout.strip()
-    osprey = Path(bin_path) / "osprey"
+    osprey = build_osprey()
     work = Path(tempfile.mkdtemp(prefix="osprey-memory-bench-"))
     work.chmod(0o755)
     nginx = None

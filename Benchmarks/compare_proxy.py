@@ -12,7 +12,7 @@ import os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchkit import apt_install, venv_python  # noqa: E402
+from benchkit import apt_install, build_osprey, venv_python  # noqa: E402
 from compare_downloads import free_port, start_nginx  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,10 +92,7 @@ def main():
     apt_install(["wrk", "nginx", "libjpeg-turbo-progs"])
     python = str(venv_python(["PIL", "thumbor"], ["Pillow", "thumbor"]))
     thumbor = Path(python).parent / "thumbor"
-    subprocess.run(["swift", "build", "-c", "release", "--product", "osprey"], cwd=ROOT, check=True)
-    bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=ROOT, check=True,
-                              capture_output=True, text=True).stdout.strip()
-    osprey = Path(bin_path) / "osprey"
+    osprey = build_osprey()
 
     work = Path(tempfile.mkdtemp(prefix="osprey-proxy-bench-"))
     work.chmod(0o755)  # nginx's workers run unprivileged when it is started as root

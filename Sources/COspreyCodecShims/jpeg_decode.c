@@ -193,11 +193,14 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     uint8_t *volatile dcOnly = NULL;
     volatile uint32_t rowsRead = 0;
     volatile int status = OSPREY_ERROR;
+    osprey_row_pipeline *volatile pipeline = NULL;
 
     memset(result, 0, sizeof(*result));
     osprey_jpeg_error_install(&error, &info, message);
     int jumped = setjmp(error.jump);
     if (jumped) {
+        // The helper converting rows stops before the pixels can go; the rows read are converted for a partial image.
+        osprey_row_pipeline_finish(pipeline, rowsRead);
         if (pixels != NULL && rowsRead > 0 && request->allowPartial && jumped == 1) {
             // A decode error after some rows: with allowPartial, keep what was decoded.
             result->pixels = pixels;
@@ -301,6 +304,14 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
         }
     }
     result->components = components;
+    if (request->converter.convert != NULL && request->converterComponents == components) {
+        pipeline = osprey_row_pipeline_start(request->converter, pixels, bytesPerRow, info.output_width,
+                                             info.output_height, components);
+        if (pipeline == NULL) {
+            snprintf(message, OSPREY_MESSAGE_CAPACITY, "out of memory");
+            longjmp(error.jump, 3);
+        }
+    }
 
     jpeg_start_decompress(&info);
     while (info.output_scanline < info.output_height) {
@@ -325,7 +336,10 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
             }
         }
         rowsRead = info.output_scanline;
+        osprey_row_pipeline_ready(pipeline, rowsRead);
     }
+    osprey_row_pipeline_finish(pipeline, rowsRead);
+    pipeline = NULL;
     // libjpeg fills what is missing from a truncated file with grey and only warns: that is an error unless asked.
     if (error.sawPrematureEnd) {
         if (!request->allowPartial) {

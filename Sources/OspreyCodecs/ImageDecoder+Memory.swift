@@ -20,7 +20,7 @@ public struct DecodingEstimate: Sendable, Hashable {
     /// The decoded image's pixel bytes, every frame counted.
     public var imageBytes: Int
     /// The most the decode holds at once: the image, the copy that turns it upright, and the decoder's own working
-    /// memory (a progressive JPEG's coefficients, an animation's canvases).
+    /// memory (a progressive JPEG's coefficients, an animation's canvases, a profiled CMYK JPEG's stored pixels).
     public var peakBytes: Int
 
     /// Makes an estimate from known values.
@@ -66,6 +66,12 @@ extension ImageDecoder {
             switch header.format {
             case .jpeg:
                 size = jpegDecodedSize(source, orientation: header.orientation, options: options)
+                // A CMYK file with a profile is decoded as stored, 4 bytes a pixel, and converted to RGB from there.
+                if header.storedChannels == 4, options.colorHandling != .ignore,
+                    ColorProfile.jpegProfile(bytes) != nil
+                {
+                    working = saturating(sum: working, saturating(size.width, size.height, 4))
+                }
             case .webp where frames == 1:
                 size = WebPDecoder.scaledSize(source, orientation: header.orientation, options: options)
             case .gif, .webp:

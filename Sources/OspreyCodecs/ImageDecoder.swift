@@ -67,10 +67,10 @@ public enum ImageDecoder {
     /// Makes the still image a decoder produced: its colours handled as the options say for the profile the file
     /// embeds (see ``ColorHandling``), then turned upright unless the caller keeps the stored orientation.
     static func still(
-        _ pixels: PixelBuffer, orientation: ImageOrientation, format: ImageFormat, options: DecodingOptions,
+        _ pixels: consuming PixelBuffer, orientation: ImageOrientation, format: ImageFormat, options: DecodingOptions,
         profile: ColorProfile?
     ) throws(CodecError) -> Image {
-        let (pixels, kept) = colorManaged(pixels, profile: profile, options: options)
+        let kept = colorManage(&pixels, profile: profile, options: options)
         var image =
             options.keepsStoredOrientation
             ? Image(pixels: pixels, orientation: orientation, sourceFormat: format)
@@ -79,29 +79,31 @@ public enum ImageDecoder {
         return image
     }
 
-    /// `pixels` as ``DecodingOptions/colorHandling`` wants them for `profile`, and the profile the image keeps: converted
-    /// to sRGB (nothing kept), as stored with the profile kept, or as stored without it. An sRGB profile, or one that
-    /// does not fit the pixels (an RGB profile on a gray image), converts nothing.
-    static func colorManaged(
-        _ pixels: PixelBuffer, profile: ColorProfile?, options: DecodingOptions
-    ) -> (PixelBuffer, ColorProfile?) {
-        guard let profile else { return (pixels, nil) }
+    /// Makes `pixels` what ``DecodingOptions/colorHandling`` wants for `profile` (converted to sRGB in place, or left
+    /// as stored) and returns the profile the image keeps. An sRGB profile, or one that does not fit the pixels (an
+    /// RGB profile on a gray image), converts nothing.
+    static func colorManage(
+        _ pixels: inout PixelBuffer, profile: ColorProfile?, options: DecodingOptions
+    ) -> ColorProfile? {
+        guard let profile else { return nil }
         switch options.colorHandling {
         case .ignore:
-            return (pixels, nil)
+            return nil
         case .keepProfile:
-            return (pixels, profile)
+            return profile
         case .convertToSRGB:
-            guard !profile.isSRGB else { return (pixels, nil) }
-            let layout: ColorConversion.Layout =
-                switch pixels.format {
-                case .rgb8: .rgb
-                case .rgba8: .rgba
-                case .gray8: .gray
-                case .grayAlpha8: .grayAlpha
-                }
-            return (ColorConversion.toSRGB(pixels, layout: layout, from: profile) ?? pixels, nil)
+            if !profile.isSRGB { _ = ColorConversion.convertToSRGB(&pixels, from: profile) }
+            return nil
         }
+    }
+
+    /// The transform a decoder applies to its rows as they come (JPEG), when the options convert colours and the
+    /// profile is not sRGB's; `nil` when nothing is to be converted or the profile does not fit `format`.
+    static func rowTransform(
+        for profile: ColorProfile?, format: PixelFormat, options: DecodingOptions
+    ) -> ColorTransform? {
+        guard let profile, options.colorHandling == .convertToSRGB, !profile.isSRGB else { return nil }
+        return ColorConversion.transform(for: .init(profile: profile, layout: .init(format)))
     }
 }
 

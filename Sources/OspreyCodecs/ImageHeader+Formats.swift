@@ -13,6 +13,7 @@ extension ImageHeader {
         let orientation = EXIF.jpegPayload(in: bytes).flatMap(EXIF.orientation(in:)) ?? .up
         var result = try validated(.jpeg, Int(header.width), Int(header.height), orientation: orientation)
         result.channels = header.components == 1 ? 1 : 3  // CMYK and YCCK come out RGB
+        result.storedChannels = Int(header.components)
         result.workingBytes = Int(clamping: header.coefficientBytes)
         return result
     }

@@ -24,6 +24,8 @@ public struct ImageHeader: Sendable, Hashable {
     var channels = 4
     /// What the decoder needs beside its output: a progressive JPEG's coefficient arrays.
     var workingBytes = 0
+    /// The channels the file stores: a CMYK JPEG's 4, which a profile converts from a buffer of their own.
+    var storedChannels = 4
 
     /// Makes a header from known values.
     public init(format: ImageFormat, width: Int, height: Int, orientation: ImageOrientation = .up) {

@@ -17,12 +17,29 @@ enum JPEGDecoder {
         // A profiled CMYK file is converted by its profile: the decoder hands the CMYK values over as stored.
         let profile = options.colorHandling == .ignore ? nil : ColorProfile.embedded(in: bytes, format: .jpeg)
         request.keepCMYK = profile?.colorSpace == .cmyk ? 1 : 0
+        // An RGB or gray profile converts the rows as they are decoded, while they are in the cache, and for a large
+        // image on a second processor, following the decoder.
+        let converted: PixelFormat? =
+            switch profile?.colorSpace {
+            case .rgb: .rgb8
+            case .gray: .gray8
+            default: nil
+            }
+        let transform = converted.flatMap { ImageDecoder.rowTransform(for: profile, format: $0, options: options) }
+        if let transform, let converted {
+            request.converter = transform.converter
+            request.converterComponents = UInt32(converted.bytesPerPixel)
+        }
 
         var result = osprey_jpeg_decode_result()
-        let (status, message) = withMessageBuffer { message in
-            osprey_jpeg_decode(
-                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &request, &result, message)
+        let (status, message) = withExtendedLifetime(transform) {
+            withMessageBuffer { message in
+                osprey_jpeg_decode(
+                    bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &request, &result, message)
+            }
         }
+        // The rows in the decoder's format are already converted: the profile must not convert them again.
+        let converter = result.components == request.converterComponents ? transform : nil
         switch status {
         case OSPREY_OK:
             break
@@ -46,7 +63,8 @@ enum JPEGDecoder {
                 bytesPerRow: Int(result.bytesPerRow)
             )
             return try ImageDecoder.still(
-                pixels, orientation: orientation, format: .jpeg, options: options, profile: profile)
+                pixels, orientation: orientation, format: .jpeg, options: options,
+                profile: converter == nil ? profile : nil)
         }
         // CMYK as stored, 4 bytes a pixel (carried in an RGBA-sized buffer): converted to sRGB by its profile, or
         // without one when Little CMS cannot use it.
@@ -55,7 +73,7 @@ enum JPEGDecoder {
             bytesPerRow: Int(result.bytesPerRow))
         let inverted = result.cmykInverted != 0
         let rgb: PixelBuffer
-        if let converted = ColorConversion.toSRGB(cmyk, layout: .cmyk(inverted: inverted), from: profile) {
+        if let converted = ColorConversion.rgb(fromCMYK: cmyk, inverted: inverted, profile: profile) {
             rgb = converted
         } else {
             rgb = try Self.rgbWithoutProfile(cmyk, inverted: inverted)

@@ -160,11 +160,11 @@ enum WebPDecoder {
                 if options.allowsPartialImages, !frames.isEmpty { break }
                 throw .malformed(format: .webp, reason: "cannot decode frame \(frames.count + 1)")
             }
-            let pixels = try PixelBuffer(
+            var pixels = try PixelBuffer(
                 width: Int(info.canvas_width), height: Int(info.canvas_height), format: .rgba8,
                 bytes: UnsafeBufferPointer(start: buffer, count: Int(info.canvas_width) * Int(info.canvas_height) * 4))
-            let (managed, _) = ImageDecoder.colorManaged(pixels, profile: profile, options: options)
-            let upright = options.keepsStoredOrientation ? managed : try managed.applying(container.orientation)
+            _ = ImageDecoder.colorManage(&pixels, profile: profile, options: options)
+            let upright = options.keepsStoredOrientation ? pixels : try pixels.applying(container.orientation)
             frames.append(ImageFrame(pixels: upright, duration: .milliseconds(Int(timestamp - previousTimestamp))))
             previousTimestamp = timestamp
         }

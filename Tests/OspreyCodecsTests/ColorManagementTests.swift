@@ -1,7 +1,8 @@
 import Foundation
-import OspreyCodecs
 import OspreyTesting
 import Testing
+
+@testable import OspreyCodecs
 
 #if canImport(Glibc)
 import Glibc
@@ -132,6 +133,84 @@ extension ColorManagementTests {
             #expect(ColorProfile(embeddedIn: try ImageEncoder.encode(image, as: format)) == image.colorProfile)
         }
         #expect(ColorProfile(embeddedIn: try ImageEncoder.encode(image, as: .webp)) == nil)
+    }
+}
+
+extension ColorManagementTests {
+    /// The stored pixels and the profile of every RGB and gray file of `valid/colour/` (CMYK is converted whatever
+    /// the options say, so it has no stored pixels to convert).
+    static func storedPixels() throws -> [(file: String, pixels: PixelBuffer, profile: ColorProfile)] {
+        var keeping = DecodingOptions()
+        keeping.colorHandling = .keepProfile
+        keeping.keepsStoredOrientation = true
+        return try colourFiles.compactMap { file in
+            let image = try ImageDecoder.decode(try TestData.bytes("valid/colour/" + file), options: keeping)
+            return image.colorProfile.map { (file, image.pixels, $0) }
+        }
+    }
+
+    @Test(
+        "RGB matrix/shaper and gray profiles convert through tables, within a level of Little CMS on every pixel",
+        .requiresTestData)
+    func tablesAgreeWithLittleCMS() async throws {
+        try await onOwnThread {
+            for (file, stored, profile) in try Self.storedPixels() {
+                let transform = ColorConversion.transform(
+                    for: .init(profile: profile, layout: .init(stored.format)))
+                #expect(transform?.usesTables == true, "\(file)")
+                var tables = stored
+                var littleCMS = stored
+                #expect(ColorConversion.convertToSRGB(&tables, from: profile))
+                #expect(ColorConversion.convertToSRGB(&littleCMS, from: profile, allowsTables: false))
+                #expect(tables != stored, "\(file)")
+                let (a, b) = (tables.withUnsafeBytes { Array($0) }, littleCMS.withUnsafeBytes { Array($0) })
+                #expect(zip(a, b).allSatisfy { abs(Int($0) - Int($1)) <= 1 }, "\(file)")
+            }
+        }
+    }
+
+    @Test(
+        "200 conversions on 8 threads, through 18 transforms made as they run, give what one at a time gives",
+        .requiresTestData)
+    func concurrentConversionsMatchSequentialOnes() async throws {
+        // At most 600 rows of each (enough for one, 1900 wide, to be converted on two threads), to keep the test
+        // quick under ThreadSanitizer.
+        let stored = try Self.storedPixels().map { file, pixels, profile in
+            let rows = min(pixels.height, 600)
+            let top = try pixels.withUnsafeBytes { bytes in
+                try PixelBuffer(
+                    width: pixels.width, height: rows, format: pixels.format,
+                    bytes: Array(bytes.prefix(rows * pixels.bytesPerRow)))
+            }
+            return (file: file, pixels: top, profile: profile)
+        }
+        // Each file through its tables and through Little CMS: 18 transforms.
+        let jobs = (0..<200).map { (index: $0 % stored.count, tables: $0 % (2 * stored.count) < stored.count) }
+        @Sendable func convert(_ job: (index: Int, tables: Bool)) -> PixelBuffer {
+            var pixels = stored[job.index].pixels
+            _ = ColorConversion.convertToSRGB(&pixels, from: stored[job.index].profile, allowsTables: job.tables)
+            return pixels
+        }
+        ColorConversion.removeAllTransforms()
+        let threads = 8
+        let concurrent = try await withThrowingTaskGroup(of: [(Int, PixelBuffer)].self) { group in
+            for thread in 0..<threads {
+                group.addTask {
+                    try await onOwnThread {
+                        stride(from: thread, to: jobs.count, by: threads).map { ($0, convert(jobs[$0])) }
+                    }
+                }
+            }
+            return try await group.reduce(into: [Int: PixelBuffer]()) { results, batch in
+                for (index, pixels) in batch { results[index] = pixels }
+            }
+        }
+        ColorConversion.removeAllTransforms()
+        let sequential = jobs.map(convert)
+        #expect(concurrent.count == jobs.count)
+        for index in jobs.indices {
+            #expect(concurrent[index] == sequential[index], "job \(index): \(stored[jobs[index].index].file)")
+        }
     }
 }
 

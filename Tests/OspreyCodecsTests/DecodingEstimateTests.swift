@@ -56,6 +56,19 @@ import Testing
         #expect(small.peakBytes - small.imageBytes == estimate.peakBytes - estimate.imageBytes)
     }
 
+    @Test("a CMYK JPEG with a profile counts the stored CMYK pixels it converts from", .requiresTestData)
+    func aProfiledCMYKJPEGCountsItsStoredPixels() throws {
+        let bytes = try TestData.bytes("valid/colour/cmyk-icc.jpg")
+        let estimate = try ImageDecoder.memoryEstimate(for: bytes)
+        let image = try ImageDecoder.decode(bytes)
+        #expect(estimate.imageBytes == image.pixels.byteCount)
+        #expect(estimate.peakBytes >= estimate.imageBytes + image.width * image.height * 4)
+        var ignoring = DecodingOptions()
+        ignoring.colorHandling = .ignore
+        // Without the profile, libjpeg converts to RGB row by row.
+        #expect(try ImageDecoder.memoryEstimate(for: bytes, options: ignoring).peakBytes == estimate.imageBytes)
+    }
+
     @Test func aHeaderThatCannotBeReadIsAnError() {
         #expect(throws: CodecError.self) { try ImageDecoder.memoryEstimate(for: Array("not an image".utf8)) }
     }

@@ -49,6 +49,53 @@ typedef struct {
 /// Reads a PNG header from memory. Returns 0 on success; otherwise -1 with `message` set to libpng's message.
 int osprey_png_read_header(const uint8_t *data, size_t size, osprey_png_header *header, char *message);
 
+/// Converts `count` rows of `width` pixels of `components` bytes in place (colour management); `context` is the
+/// converter's own state, which it must not change (several threads may use it at once).
+typedef struct {
+    void (*convert)(void *context, uint8_t *rows, size_t bytesPerRow, uint32_t width, uint32_t count,
+                    uint32_t components);
+    void *context;
+} osprey_row_converter;
+
+/// A conversion of 8-bit RGB between two matrix/shaper spaces, as tables: each input value's contribution to each
+/// output channel in linear light, and the output tone curve over linear values.
+typedef struct osprey_rgb_matrix_transform osprey_rgb_matrix_transform;
+
+/// Makes the tables: `columns` holds 3 × 256 × 4 values (for each input channel and value, its contribution to the
+/// output's R, G and B in linear light, `scale` being 1.0, and a fourth ignored), `encode` scale + 1 output values
+/// for the linear values 0…scale. `scale` is at most 16383, and no output's three contributions may add up to more
+/// than 32767 in magnitude. NULL when memory is short or `scale` is out of range.
+osprey_rgb_matrix_transform *osprey_rgb_matrix_transform_create(const int16_t *columns, const uint8_t *encode,
+                                                                uint32_t scale);
+void osprey_rgb_matrix_transform_free(osprey_rgb_matrix_transform *transform);
+
+/// An osprey_row_converter function: RGB (3 components) or RGBA (4, alpha untouched) through an
+/// osprey_rgb_matrix_transform given as the context.
+void osprey_rgb_matrix_convert(void *context, uint8_t *rows, size_t bytesPerRow, uint32_t width, uint32_t count,
+                               uint32_t components);
+
+/// An osprey_row_converter function: the first component of every pixel through a 256-byte table (the context); for
+/// gray and gray+alpha.
+void osprey_table_convert(void *context, uint8_t *rows, size_t bytesPerRow, uint32_t width, uint32_t count,
+                          uint32_t components);
+
+/// Converts rows as a decoder produces them: on a helper thread that follows the decoder for images of a mebipixel
+/// or more on a machine with more than one processor (the decoder and the helper share what is left at the end),
+/// else on the decoding thread as soon as the rows are ready, while they are in the cache.
+typedef struct osprey_row_pipeline osprey_row_pipeline;
+
+/// NULL when `converter` has no function or memory is short.
+osprey_row_pipeline *osprey_row_pipeline_start(osprey_row_converter converter, uint8_t *pixels, size_t bytesPerRow,
+                                               uint32_t width, uint32_t height, uint32_t components);
+/// Rows [0, rows) are decoded.
+void osprey_row_pipeline_ready(osprey_row_pipeline *pipeline, uint32_t rows);
+/// Rows [0, rows) are decoded and no more will come: returns when all of them are converted, and frees the pipeline.
+void osprey_row_pipeline_finish(osprey_row_pipeline *pipeline, uint32_t rows);
+
+/// Converts a whole image in place, with the pipeline's helper thread when it is large.
+void osprey_rows_convert(osprey_row_converter converter, uint8_t *pixels, size_t bytesPerRow, uint32_t width,
+                         uint32_t height, uint32_t components);
+
 /// What a full JPEG decode is asked for. Scaling uses libjpeg-turbo's DCT scaling (M/8 for M in 1…8).
 typedef struct {
     /// Scale down no further than this output width/height (0: no minimum).
@@ -67,6 +114,10 @@ typedef struct {
     /// For a CMYK or YCCK file, return its CMYK values as stored (4 components; `cmykInverted` says whether they are
     /// Adobe's inverted ones) instead of converting them to RGB without a profile.
     int32_t keepCMYK;
+    /// Applied to the decoded rows as they come, when it has a function and the output has `converterComponents`
+    /// components (a converter for RGB is not applied to a grayscale file).
+    osprey_row_converter converter;
+    uint32_t converterComponents;
 } osprey_jpeg_decode_request;
 
 /// The outcome of a JPEG decode. `pixels` is malloc'd: the caller frees it. On OSPREY_LIMIT_EXCEEDED, `width` and
