@@ -56,7 +56,7 @@ struct ConvertCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let target = (format ?? OutputFormat(extensionOf: output) ?? .png).imageFormat
+        let target = (format ?? OutputFormat(extensionOf: output) ?? OutputFormat(.png)).imageFormat
         var options = EncodingOptions()
         if let quality { options.quality = quality }
         options.isLossless = lossless
@@ -111,26 +111,26 @@ struct ConvertCommand: AsyncParsableCommand {
     }
 }
 
-/// The formats `convert` writes.
-enum OutputFormat: String, ExpressibleByArgument, CaseIterable {
-    case jpeg, png, webp, gif
+/// A format `convert` and `fetch` write: any format an encoder of the shared ``ImageCoderRegistry`` writes, by its
+/// name or its file extension (`jpg` is JPEG).
+struct OutputFormat: ExpressibleByArgument, Equatable {
+    let imageFormat: ImageFormat
 
+    init(_ format: ImageFormat) {
+        imageFormat = format
+    }
+
+    init?(argument: String) {
+        guard let format = ImageCoderRegistry.shared.encodableFormat(named: argument) else { return nil }
+        imageFormat = format
+    }
+
+    /// The format `path`'s extension names, when an encoder writes it.
     init?(extensionOf path: String) {
-        switch URL(fileURLWithPath: path).pathExtension.lowercased() {
-        case "jpg", "jpeg": self = .jpeg
-        case "png": self = .png
-        case "webp": self = .webp
-        case "gif": self = .gif
-        default: return nil
-        }
+        let pathExtension = URL(fileURLWithPath: path).pathExtension
+        guard !pathExtension.isEmpty else { return nil }
+        self.init(argument: pathExtension)
     }
 
-    var imageFormat: ImageFormat {
-        switch self {
-        case .jpeg: .jpeg
-        case .png: .png
-        case .webp: .webp
-        case .gif: .gif
-        }
-    }
+    static var allValueStrings: [String] { ImageCoderRegistry.shared.encodableFormats.map(\.name) }
 }

@@ -60,7 +60,7 @@ struct FetchCommand: AsyncParsableCommand {
     func validate() throws {
         if let quality, !(0...100).contains(quality) { throw ValidationError("--quality must be between 0 and 100") }
         if fit != nil && resize == nil { throw ValidationError("--fit needs --resize WxH") }
-        if quality != nil && (format == .original || format == .png || format == .gif) && resize == nil {
+        if quality != nil && !format.takesQuality && resize == nil {
             throw ValidationError("--quality applies to --format jpeg or webp")
         }
         for url in urls {
@@ -170,7 +170,7 @@ struct FetchCommand: AsyncParsableCommand {
         try OutputFile.write(bytes, to: path)
         line.source = Self.source(of: result.cacheType)
         line.file = path
-        line.format = written.rawValue
+        line.format = written.name
         line.width = image.width
         line.height = image.height
         line.frames = image.frames.count
@@ -215,18 +215,35 @@ struct FetchCommand: AsyncParsableCommand {
 }
 
 /// The formats `fetch` writes: one of the encoders', or the bytes as downloaded.
-enum FetchFormat: String, ExpressibleByArgument, CaseIterable {
-    case jpeg, png, webp, gif, original
+enum FetchFormat: ExpressibleByArgument, Equatable {
+    case original
+    case encoded(OutputFormat)
+
+    init?(argument: String) {
+        if argument == "original" {
+            self = .original
+        } else if let format = OutputFormat(argument: argument) {
+            self = .encoded(format)
+        } else {
+            return nil
+        }
+    }
 
     var imageFormat: ImageFormat? {
         switch self {
-        case .jpeg: .jpeg
-        case .png: .png
-        case .webp: .webp
-        case .gif: .gif
         case .original: nil
+        case .encoded(let format): format.imageFormat
         }
     }
+
+    /// Whether ``EncodingOptions/quality`` means anything to the format written.
+    var takesQuality: Bool {
+        guard let format = imageFormat else { return false }
+        // A registered format's encoder decides what quality means to it.
+        return format == .jpeg || format == .webp || !ImageFormat.builtIn.contains(format)
+    }
+
+    static var allValueStrings: [String] { OutputFormat.allValueStrings + ["original"] }
 }
 
 /// What `fetch` prints for one URL.

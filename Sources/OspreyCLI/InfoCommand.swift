@@ -149,7 +149,7 @@ private struct InfoLine: Encodable {
 
     init(file: String, info: InfoCommand.Info) {
         self.file = file
-        format = info.format.rawValue
+        format = info.format.name
         width = info.size.width
         height = info.size.height
         frames = info.frames

@@ -46,13 +46,13 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
         case .tooManyFrames(let count, let limit):
             "animation of \(count) frames exceeds the limit of \(limit) frames"
         case .limitExceeded(let format, let reason):
-            "\(format.rawValue.uppercased()) decoding limit exceeded: \(reason)"
+            "\(format.name.uppercased()) decoding limit exceeded: \(reason)"
         case .truncated(let format):
-            "truncated \(format.rawValue.uppercased()) data: the image ends early"
+            "truncated \(format.name.uppercased()) data: the image ends early"
         case .malformed(let format, let reason):
-            "malformed \(format.rawValue.uppercased()) data: \(reason)"
+            "malformed \(format.name.uppercased()) data: \(reason)"
         case .encodingFailed(let format, let reason):
-            "cannot encode \(format.rawValue.uppercased()): \(reason)"
+            "cannot encode \(format.name.uppercased()): \(reason)"
         case .outOfMemory(let byteCount):
             "could not allocate \(byteCount) bytes of pixels"
         }

@@ -34,6 +34,10 @@ public struct DecodingOptions: Sendable, Hashable {
     /// ``CodecError/truncated(format:)``. `false` by default.
     public var allowsPartialImages = false
 
+    /// The decoders to choose from: ``ImageCoderRegistry/shared`` (the built-in ones and any registered there) by
+    /// default.
+    public var coders = ImageCoderRegistry.shared
+
     // MARK: Limits
 
     /// Limits checked before any pixel buffer is allocated.

@@ -35,6 +35,10 @@ public struct EncodingOptions: Sendable, Hashable {
     /// untagged, which readers also take as sRGB. `false` by default.
     public var tagsSRGB = false
 
+    /// The encoders to choose from: ``ImageCoderRegistry/shared`` (the built-in ones and any registered there) by
+    /// default.
+    public var coders = ImageCoderRegistry.shared
+
     /// Makes the default options.
     public init() {}
 

@@ -77,6 +77,21 @@ public struct Image: Sendable, Equatable {
     }
 }
 
+extension Image {
+    /// The image with its ``orientation`` applied to every frame's pixels, reporting `.up`; itself when it is
+    /// upright already. The profile, the metadata and the loop count stay.
+    func upright() throws(CodecError) -> Image {
+        guard orientation != .up else { return self }
+        let turned = try frames.map { frame throws(CodecError) in
+            ImageFrame(pixels: try frame.pixels.applying(orientation), duration: frame.duration)
+        }
+        var image = try Image(frames: turned, loopCount: loopCount, orientation: .up, sourceFormat: sourceFormat)
+        image.colorProfile = colorProfile
+        image.metadata = metadata
+        return image
+    }
+}
+
 /// One frame of an ``Image`` and how long it stays on screen.
 public struct ImageFrame: Sendable, Equatable {
     /// The frame's pixels, already composited onto the full canvas.

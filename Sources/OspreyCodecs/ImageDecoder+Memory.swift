@@ -55,7 +55,16 @@ extension ImageDecoder {
         _ bytes: UnsafeRawBufferPointer, options: DecodingOptions
     ) -> Result<DecodingEstimate, CodecError> {
         Result { () throws(CodecError) -> DecodingEstimate in
-            let header = try ImageHeader.read(bytes).get()
+            guard let decoder = options.coders.decoder(recognizing: bytes) else { throw .unsupportedFormat }
+            return try decoder.memoryEstimate(bytes, options: options)
+        }
+    }
+
+    /// The estimate for a built-in format, whose decoders scale, convert and turn as they decode.
+    static func builtInMemoryEstimate(
+        _ bytes: UnsafeRawBufferPointer, header: ImageHeader, options: DecodingOptions
+    ) -> Result<DecodingEstimate, CodecError> {
+        Result { () throws(CodecError) -> DecodingEstimate in
             let source = ImageSize(width: header.width, height: header.height)
             var frames = 1
             if header.format == .gif || header.format == .webp, !options.firstFrameOnly {

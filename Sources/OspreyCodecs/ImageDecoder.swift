@@ -1,4 +1,5 @@
-/// Decodes JPEG, PNG, GIF and WebP, choosing the decoder from the first bytes (MISSION F1).
+/// Decodes an image with the decoder that recognises its first bytes: JPEG, PNG, GIF and WebP built in, or any
+/// format registered with the ``ImageCoderRegistry`` the options name (``DecodingOptions/coders``).
 ///
 /// Every limit in ``DecodingOptions/Limits`` is checked before a pixel buffer is allocated; every C library error
 /// becomes a ``CodecError`` that keeps the library's message.
@@ -15,10 +16,12 @@
 ///   1 when the block is absent (play once), else the block's count.
 /// - PNG: an APNG decodes to its default image (the `IDAT` image), one frame: the animation chunks are not read.
 /// - WebP: animations are composited by libwebp's animation decoder; scaling applies to stills only.
+/// - A registered decoder's image is held to the same limits (its header before it decodes, its frames and pixels
+///   after), and gets the same colour handling and orientation as the built-in ones.
 public enum ImageDecoder {
     /// Decodes `data`.
     ///
-    /// - Throws: ``CodecError/unsupportedFormat`` for anything but JPEG, PNG, GIF and WebP; a limit error
+    /// - Throws: ``CodecError/unsupportedFormat`` when no decoder recognises the data; a limit error
     ///   (``CodecError/tooManyPixels(width:height:limit:)`` for the decoded size or the declared one, ``CodecError/tooManyFrames(count:limit:)``,
     ///   ``CodecError/limitExceeded(format:reason:)``); ``CodecError/truncated(format:)``; or
     ///   ``CodecError/malformed(format:reason:)`` with the library's message.
@@ -34,34 +37,58 @@ public enum ImageDecoder {
 
     private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) -> Result<Image, CodecError> {
         Result { () throws(CodecError) -> Image in
-            try checkDeclaredSize(bytes, options: options)
-            let format = ImageFormat(sniffing: bytes)
-            var image =
-                switch format {
-                case .jpeg: try JPEGDecoder.decode(bytes, options: options)
-                case .png: try PNGDecoder.decode(bytes, options: options)
-                case .gif: try GIFDecoder.decode(bytes, options: options)
-                case .webp: try WebPDecoder.decode(bytes, options: options)
-                case .unknown: throw CodecError.unsupportedFormat
-                }
-            if options.readsMetadata { image.metadata = ImageMetadata.embedded(in: bytes, format: format) }
-            return image
+            guard let decoder = options.coders.decoder(recognizing: bytes) else { throw .unsupportedFormat }
+            guard decoder is any BuiltInCoder else { return try decodeRegistered(bytes, decoder, options: options) }
+            try checkDeclaredSize(bytes, decoder, limit: options.limits.maxSourcePixelCount)
+            return try decoder.decode(bytes, options: options)
         }
     }
 
-    /// Throws ``CodecError/tooManyPixels(width:height:limit:)`` when the header declares more pixels than
-    /// ``DecodingOptions/Limits/maxSourcePixelCount``. A header that cannot be read is left to the decoder, which
-    /// reports it in its own words.
+    /// Throws ``CodecError/tooManyPixels(width:height:limit:)`` when the header declares more pixels than `limit`.
+    /// A header that cannot be read is left to the decoder, which reports it in its own words.
     private static func checkDeclaredSize(
-        _ bytes: UnsafeRawBufferPointer, options: DecodingOptions
+        _ bytes: UnsafeRawBufferPointer, _ decoder: any ImageDecoding, limit: Int?
     ) throws(CodecError) {
-        guard let limit = options.limits.maxSourcePixelCount,
-            case .success(let header) = ImageHeader.read(bytes)
-        else { return }
+        guard let limit, let header = try? decoder.header(of: bytes) else { return }
         let (pixels, overflow) = header.width.multipliedReportingOverflow(by: header.height)
         if overflow || pixels > limit {
             throw .tooManyPixels(width: header.width, height: header.height, limit: limit)
         }
+    }
+
+    /// Decodes with a decoder Osprey did not write: its declared size checked against the pixel limits before, its
+    /// frames and pixels after; then the colours handled and the image turned upright as the options say.
+    private static func decodeRegistered(
+        _ bytes: UnsafeRawBufferPointer, _ decoder: any ImageDecoding, options: DecodingOptions
+    ) throws(CodecError) -> Image {
+        let limits = options.limits
+        // Unlike a built-in decoder, which checks what it will allocate itself, this one runs only on a header
+        // that says how large the image is, and is within the limits at full size.
+        let header = try decoder.header(of: bytes)
+        let limit = min(limits.maxPixelCount, limits.maxSourcePixelCount ?? .max)
+        guard saturating(header.width, header.height) <= limit else {
+            throw .tooManyPixels(width: header.width, height: header.height, limit: limit)
+        }
+        let decoded = try decoder.decode(bytes, options: options)
+        guard decoded.frames.count <= limits.maxFrameCount else {
+            throw .tooManyFrames(count: decoded.frames.count, limit: limits.maxFrameCount)
+        }
+        guard saturating(decoded.width, decoded.height, decoded.frames.count) <= limits.maxPixelCount else {
+            throw .tooManyPixels(width: decoded.width, height: decoded.height, limit: limits.maxPixelCount)
+        }
+        let (profile, loopCount, orientation) = (decoded.colorProfile, decoded.loopCount, decoded.orientation)
+        let metadata = options.readsMetadata ? decoded.metadata : ImageMetadata()
+        // Taken from the decoded image so that converting colours in place copies no pixels.
+        var frames = (consume decoded).frames
+        var kept: ColorProfile?
+        for index in frames.indices {
+            kept = colorManage(&frames[index].pixels, profile: profile, options: options)
+        }
+        var image = try Image(
+            frames: frames, loopCount: loopCount, orientation: orientation, sourceFormat: decoder.format)
+        image.colorProfile = kept
+        image.metadata = metadata
+        return options.keepsStoredOrientation ? image : try image.upright()
     }
 
     /// Makes the still image a decoder produced: its colours handled as the options say for the profile the file

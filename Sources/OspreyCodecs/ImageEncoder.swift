@@ -1,4 +1,5 @@
-/// Encodes an ``Image`` as JPEG, PNG, WebP or GIF.
+/// Encodes an ``Image`` as JPEG, PNG, WebP or GIF, or any format registered with the ``ImageCoderRegistry`` the
+/// options name (``EncodingOptions/coders``).
 ///
 /// The pixels are turned upright first when the image still carries an orientation. Animated images keep every
 /// frame, duration and the loop count in GIF and WebP; JPEG and PNG take the first frame. JPEG, PNG and WebP carry
@@ -18,26 +19,13 @@ public enum ImageEncoder {
 
     /// Encodes `image` as `format`.
     ///
-    /// - Throws: ``CodecError/unsupportedFormat`` for `.unknown`; ``CodecError/encodingFailed(format:reason:)`` with
-    ///   the library's message.
+    /// - Throws: ``CodecError/unsupportedFormat`` when no encoder for `format` is registered;
+    ///   ``CodecError/encodingFailed(format:reason:)`` with the library's message.
     public static func encode(
         _ image: Image, as format: ImageFormat, options: EncodingOptions = EncodingOptions()
     ) throws(CodecError) -> [UInt8] {
-        var frames = image.frames
-        if image.orientation != .up {
-            frames = try frames.map { frame throws(CodecError) in
-                ImageFrame(pixels: try frame.pixels.applying(image.orientation), duration: frame.duration)
-            }
-        }
-        let encoded: [UInt8]
-        switch format {
-        case .jpeg: encoded = try JPEGEncoder.encode(frames[0].pixels, options: options)
-        case .png: encoded = try PNGEncoder.encode(frames[0].pixels, options: options)
-        case .webp: encoded = try WebPEncoder.encode(frames, loopCount: image.loopCount, options: options)
-        case .gif: return try GIFEncoder.encode(frames, loopCount: image.loopCount)
-        case .unknown: throw .unsupportedFormat
-        }
-        return try containerMetadata(for: image, format: format, options: options).adding(to: encoded, format: format)
+        guard let encoder = options.coders.encoder(for: format) else { throw .unsupportedFormat }
+        return try encoder.encode(image.upright(), options: options)
     }
 
     /// What is written beside the pixels of `image` as `format`: its profile when kept (or sRGB's when asked to tag),

@@ -8,7 +8,7 @@
 /// guard header.pixelCount <= 50_000_000 else { throw ... }
 /// ```
 public struct ImageHeader: Sendable, Hashable {
-    /// The detected format; never `.unknown`.
+    /// The detected format; never ``ImageFormat/unknown``.
     public let format: ImageFormat
     /// Width in pixels, as stored (before EXIF orientation). For GIF, the logical screen; for animated WebP, the
     /// canvas.
@@ -41,14 +41,14 @@ public struct ImageHeader: Sendable, Hashable {
         return orientation.swapsDimensions ? size.transposed : size
     }
 
-    /// Reads the header of `data`.
+    /// Reads the header of `data` with the decoder of `coders` that recognises it.
     ///
-    /// - Throws: ``CodecError/unsupportedFormat`` when the format is unknown, ``CodecError/malformed(format:reason:)``
-    ///   with the library's message when the header is damaged or cut short.
-    public init(reading data: some Collection<UInt8>) throws(CodecError) {
+    /// - Throws: ``CodecError/unsupportedFormat`` when no decoder recognises the data,
+    ///   ``CodecError/malformed(format:reason:)`` with the library's message when the header is damaged or cut short.
+    public init(reading data: some Collection<UInt8>, coders: ImageCoderRegistry = .shared) throws(CodecError) {
         let result: Result<ImageHeader, CodecError> =
-            data.withContiguousStorageIfAvailable { Self.read(UnsafeRawBufferPointer($0)) }
-            ?? Array(data).withUnsafeBytes { Self.read($0) }
+            data.withContiguousStorageIfAvailable { Self.read(UnsafeRawBufferPointer($0), coders: coders) }
+            ?? Array(data).withUnsafeBytes { Self.read($0, coders: coders) }
         self = try result.get()
     }
 
@@ -68,15 +68,12 @@ public struct ImageHeader: Sendable, Hashable {
         hasher.combine(orientation)
     }
 
-    static func read(_ bytes: UnsafeRawBufferPointer) -> Result<ImageHeader, CodecError> {
+    static func read(
+        _ bytes: UnsafeRawBufferPointer, coders: ImageCoderRegistry = .shared
+    ) -> Result<ImageHeader, CodecError> {
         Result { () throws(CodecError) -> ImageHeader in
-            switch ImageFormat(sniffing: bytes) {
-            case .jpeg: try readJPEG(bytes)
-            case .png: try readPNG(bytes)
-            case .gif: try readGIF(bytes)
-            case .webp: try readWebP(bytes)
-            case .unknown: throw .unsupportedFormat
-            }
+            guard let decoder = coders.decoder(recognizing: bytes) else { throw .unsupportedFormat }
+            return try decoder.header(of: bytes)
         }
     }
 }

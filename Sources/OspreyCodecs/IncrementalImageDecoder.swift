@@ -81,7 +81,7 @@ public final class IncrementalImageDecoder: Sendable {
     public func makePreview() -> Image? {
         let job = state.withLock { state -> (data: [UInt8], progress: Int)? in
             guard !state.isPreviewing else { return nil }
-            let progress = Self.progress(of: state.data, scans: &state.scans)
+            let progress = Self.progress(of: state.data, coders: options.coders, scans: &state.scans)
             guard let progress, Self.isWorthShowing(progress, after: state.shownProgress) else { return nil }
             state.isPreviewing = true
             return (state.data, progress.value)
@@ -118,8 +118,10 @@ public final class IncrementalImageDecoder: Sendable {
 
     /// What a preview of `data` would show, or `nil` when there is nothing to decode yet (no format, no scan).
     /// `scans` carries the JPEG marker walk from one call to the next.
-    static func progress(of data: [UInt8], scans: inout JPEGScanCounter) -> Progress? {
-        switch ImageFormat(sniffing: data) {
+    static func progress(
+        of data: [UInt8], coders: ImageCoderRegistry = .shared, scans: inout JPEGScanCounter
+    ) -> Progress? {
+        switch coders.format(of: data) {
         case .unknown:
             return nil
         case .jpeg:
@@ -127,7 +129,7 @@ public final class IncrementalImageDecoder: Sendable {
             data.withUnsafeBytes { counter.advance(over: $0) }
             scans = counter
             return counter.isProgressive ? .scans(counter.completed) : .bytes(data.count)
-        case .png, .gif, .webp:
+        default:
             return .bytes(data.count)
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 public import Osprey
+public import OspreyCodecs
 
 /// How `osprey serve` listens, whom it fetches from, what it accepts, and how it caches. Every property has the
 /// documented default; `osprey serve` sets them from its flags and `OSPREY_*` variables (docs/serve.md).
@@ -43,6 +44,12 @@ public struct ServerConfiguration: Sendable {
     public var allowedSourceAddresses: [SourceAddress] = []
     /// Resolves source host names; the system's resolver (`getaddrinfo`) by default.
     public var hostResolver: any HostResolving = SystemHostResolver()
+
+    // MARK: Formats
+
+    /// The coders sources are decoded with and outputs encoded with: `format=` takes the name of any format an
+    /// encoder of it writes. The process-wide ``OspreyCodecs/ImageCoderRegistry/shared`` by default.
+    public var coders = ImageCoderRegistry.shared
 
     // MARK: Limits
 

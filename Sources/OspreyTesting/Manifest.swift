@@ -42,7 +42,7 @@ public struct Manifest: Sendable {
         public let notes: String
 
         /// The ``ImageFormat`` the `format` column names; `.unknown` for every other value.
-        public var imageFormat: ImageFormat { ImageFormat(rawValue: format) ?? .unknown }
+        public var imageFormat: ImageFormat { ImageFormat.builtIn.first { $0.name == format } ?? .unknown }
     }
 
     /// Every file, in manifest order.

@@ -65,7 +65,7 @@ import Testing
                     let response = try await get([("w", "64"), ("format", format)])
                     #expect(response.headers[.contentType] == mime)
                     let image = try Fixtures.decode(response.body)
-                    #expect(image.sourceFormat.rawValue == format)
+                    #expect(image.sourceFormat.name == format)
                     #expect(image.width == 64)
                 }
                 let low = try await get([("w", "300"), ("q", "10")]).body.readableBytes
@@ -171,6 +171,52 @@ import Testing
                 let body = Array(buffer: response.body)
                 #expect(ColorProfile(embeddedIn: body) == nil)
                 #expect(try ImageDecoder.decode(body).pixels == ImageDecoder.decode(source).pixels)
+            }
+        }
+    }
+
+    @Test("a coder registered with the server's registry serves its format: a PPM source resized, format=ppm out")
+    func registeredCoder() async throws {
+        let coders = ImageCoderRegistry()
+        coders.register(PortablePixmapCoder() as any ImageDecoding)
+        coders.register(PortablePixmapCoder() as any ImageEncoding)
+        let ppm = Array("P6\n40 20\n255\n".utf8) + [UInt8](repeating: 200, count: 40 * 20 * 3)
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/a.ppm", .ok(ppm, contentType: "image/x-portable-pixmap"))
+            let source = ("url", origin.url("/a.ppm"))
+            try await withProxy(setup: .live, { $0.coders = coders }) { client in
+                let png = try await client.execute(
+                    uri: imageURI([source, ("w", "10"), ("format", "png")]), method: .get)
+                #expect(png.status == .ok)
+                #expect(png.headers[.contentType] == "image/png")
+                let decoded = try Fixtures.decode(png.body)
+                #expect((decoded.width, decoded.height) == (10, 5))
+                #expect(decoded.pixels.row(0).allSatisfy { $0 == 200 })
+
+                let out = try await client.execute(
+                    uri: imageURI([source, ("w", "20"), ("format", "ppm")]), method: .get)
+                #expect(out.status == .ok)
+                #expect(out.headers[.contentType] == "image/x-portable-pixmap")
+                let body = Array(buffer: out.body)
+                #expect(body.starts(with: Array("P6\n20 10\n255\n".utf8)))
+                let expectedCount = "P6\n20 10\n255\n".utf8.count + 600  // 20 × 10 × 3
+                #expect(body.count == expectedCount)
+                // No format: the source's, which a registered encoder writes.
+                let same = try await client.execute(uri: imageURI([source, ("w", "8")]), method: .get)
+                #expect(same.headers[.contentType] == "image/x-portable-pixmap")
+
+                let refused = try await client.execute(uri: imageURI([source, ("format", "tiff")]), method: .get)
+                #expect(refused.status == .badRequest)
+                #expect(
+                    (try refused.json()["error"] as? String) == "'format' must be jpeg, png, gif, webp, ppm or auto")
+            }
+            // The default registry knows neither: the source is unsupported, the format unknown.
+            try await withProxy(setup: .live) { client in
+                let source = try await client.execute(uri: imageURI([source, ("format", "png")]), method: .get)
+                #expect(source.status == .unsupportedMediaType)
+                let format = try await client.execute(
+                    uri: imageURI([("url", origin.url("/b.png")), ("format", "ppm")]), method: .get)
+                #expect(format.status == .badRequest)
             }
         }
     }

@@ -269,6 +269,57 @@ struct ImageManagerTests {
         }
     }
 
+    @Test("a coder registered for another format (PPM) loads through the manager, its variants stored as PPM")
+    func registeredCoder() async throws {
+        let coders = ImageCoderRegistry()
+        coders.register(PortablePixmapCoder() as any ImageDecoding)
+        coders.register(PortablePixmapCoder() as any ImageEncoding)
+        let samples: [UInt8] = (0..<24).map { UInt8($0 * 10) }
+        let ppm = Array("P6\n4 2\n255\n".utf8) + samples
+        let configure: (inout ImageManager.Configuration) -> Void = {
+            $0.decoding.coders = coders
+            $0.storesProcessedImagesOnDisk = true
+        }
+        try await withManager(configure: configure, cache: { $0.decoding.coders = coders }) { harness in
+            harness.server.route("/a.ppm", .ok(ppm, contentType: "image/x-portable-pixmap"))
+            let runs = RunCounter()
+            let request = try ImageRequest(
+                url: harness.url("/a.ppm"), options: [.waitStoreCache],
+                processors: [CropProcessor(width: 2, height: 1, runs: runs)])
+
+            let loaded = try await harness.manager.image(for: request)
+            #expect(loaded.image.sourceFormat == PortablePixmapCoder.format)
+            #expect(loaded.image.pixels.row(0) == Array(samples[0..<6]))
+            #expect(loaded.data == ppm)
+
+            // The variant went to disk in its own format and decodes from there with the registry.
+            #expect(await harness.cache.diskCache.totals().count == 2)
+            let variantKey = harness.manager.variantKey(for: request)
+            let stored = try #require(await harness.cache.diskCache.data(forKey: variantKey))
+            #expect(stored == Array("P6\n2 1\n255\n".utf8) + samples[0..<6])
+            harness.cache.clearMemory()
+            let again = try await harness.manager.image(for: request)
+            #expect(again.cacheType == .disk)
+            #expect(again.image.pixels.row(0) == Array(samples[0..<6]))
+            #expect(runs.value == 1)
+            #expect(harness.server.requestCount("/a.ppm") == 1)
+        }
+        // Without the coder, the same bytes are an unsupported format.
+        try await withManager { harness in
+            harness.server.route("/a.ppm", .ok(ppm, contentType: "image/x-portable-pixmap"))
+            let request = try ImageRequest(url: harness.url("/a.ppm"))
+            do throws(ImageError) {
+                _ = try await harness.manager.image(for: request)
+                Issue.record("a PPM decoded without its coder")
+            } catch {
+                guard case .decodingFailed(.unsupportedFormat) = error else {
+                    Issue.record("\(error)")
+                    return
+                }
+            }
+        }
+    }
+
     @Test("M11: one caller cancelling leaves the other caller of the same download undisturbed")
     func cancellingOneCallerLeavesTheOther() async throws {
         try await withManager { harness in

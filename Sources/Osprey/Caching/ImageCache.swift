@@ -90,17 +90,21 @@ public final class ImageCache: Sendable {
         try await storeOnDisk(image, data: data, forKey: key, validators: validators)
     }
 
-    /// Stores on disk only: `data` when given, else `image` encoded (see ``store(_:data:forKey:toDisk:validators:)``).
+    /// Stores on disk only: `data` when given, else `image` encoded with `coders` (the cache's decoding registry when
+    /// `nil`; see ``store(_:data:forKey:toDisk:validators:)``).
     func storeOnDisk(
-        _ image: Image, data: [UInt8]?, forKey key: String, validators: HTTPValidators
+        _ image: Image, data: [UInt8]?, forKey key: String, validators: HTTPValidators,
+        coders: ImageCoderRegistry? = nil
     ) async throws(OspreyError) {
         let bytes: [UInt8]
         if let data {
             bytes = data
         } else {
-            let format = Self.diskFormat(for: image)
-            let encoded = try? await NIOThreadPool.singleton.runIfActive {
-                Result { () throws(CodecError) in try ImageEncoder.encode(image, as: format) }
+            var options = EncodingOptions()
+            options.coders = coders ?? configuration.decoding.coders
+            let format = Self.diskFormat(for: image, coders: options.coders)
+            let encoded = try? await NIOThreadPool.singleton.runIfActive { [options] in
+                Result { () throws(CodecError) in try ImageEncoder.encode(image, as: format, options: options) }
             }
             switch encoded {
             case .success(let encoded): bytes = encoded
@@ -112,12 +116,12 @@ public final class ImageCache: Sendable {
     }
 
     /// The format an image stored without bytes is written in: its own, or PNG when it has alpha (JPEG would drop
-    /// it) or no known format.
-    static func diskFormat(for image: Image) -> ImageFormat {
+    /// it), no known format, or one no encoder of `coders` writes.
+    static func diskFormat(for image: Image, coders: ImageCoderRegistry) -> ImageFormat {
         switch image.sourceFormat {
         case .unknown: .png
         case .jpeg where image.pixelFormat.hasAlpha: .png
-        case let format: format
+        case let format: coders.encoder(for: format) == nil ? .png : format
         }
     }
 

@@ -367,10 +367,12 @@ extension ImageJob {
                 if let staged {
                     try await cache.diskCache.finishStore(staged)
                 } else if let originalToEncode {
-                    try await cache.storeOnDisk(originalToEncode, data: nil, forKey: baseKey, validators: validators)
+                    try await cache.storeOnDisk(
+                        originalToEncode, data: nil, forKey: baseKey, validators: validators, coders: decoding.coders)
                 }
                 if let variantToEncode {
-                    try await cache.storeOnDisk(variantToEncode, data: nil, forKey: variantKey, validators: validators)
+                    try await cache.storeOnDisk(
+                        variantToEncode, data: nil, forKey: variantKey, validators: validators, coders: decoding.coders)
                 }
                 return .stored
             } catch {

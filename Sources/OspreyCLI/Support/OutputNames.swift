@@ -45,12 +45,6 @@ struct OutputNames {
     }
 
     static func fileExtension(of format: ImageFormat) -> String {
-        switch format {
-        case .jpeg: "jpg"
-        case .png: "png"
-        case .gif: "gif"
-        case .webp: "webp"
-        case .unknown: "bin"
-        }
+        format.fileExtension ?? "bin"
     }
 }

@@ -18,10 +18,10 @@ struct RenderedImage: Sendable {
     /// proxy's caches, and its response tells the caches in front.
     let storagePermission: StoragePermission
 
-    init(bytes: [UInt8], storagePermission: StoragePermission = .anyCache) {
+    init(bytes: [UInt8], format: ImageFormat, storagePermission: StoragePermission = .anyCache) {
         self.bytes = ByteBuffer(bytes: bytes)
         self.storagePermission = storagePermission
-        format = ImageFormat(sniffing: bytes.prefix(ImageFormat.signatureLength))
+        self.format = format
         let digest = SHA256.hash(data: bytes)
         etag = "\"" + digest.prefix(16).map { byte in String(byte, radix: 16).leftPadded(to: 2) }.joined() + "\""
     }
@@ -83,6 +83,7 @@ final class ImageProxy: Sendable {
         managing.decoding.limits.maxSourcePixelCount = configuration.maxSourcePixels
         managing.decoding.limits.maxPixelCount = configuration.maxSourcePixels
         managing.decoding.limits.maxFrameCount = configuration.maxFrames
+        managing.decoding.coders = configuration.coders
         managing.logger = logger
         managing.memoryBudget = memoryBudget
         // Its caches serve every client: a `private` source is kept in none of them, like a `no-store` one.
@@ -148,7 +149,8 @@ final class ImageProxy: Sendable {
         }
         let parameters: RenderParameters
         do {
-            parameters = try RenderParameters(query: query, maxOutputPixels: configuration.maxOutputPixels)
+            parameters = try RenderParameters(
+                query: query, maxOutputPixels: configuration.maxOutputPixels, coders: configuration.coders)
         } catch {
             return .failure(error)
         }
@@ -167,7 +169,7 @@ final class ImageProxy: Sendable {
         let variesByAccept = parameters.format == .auto
         if variesByAccept {
             // Resolved now for the key; the source's own format is the fallback once it is known.
-            resolved.format = acceptsWebP ? .webp : .auto
+            resolved.format = acceptsWebP ? .encoded(.webp) : .auto
         }
         let key = manager.cacheKey(for: parameters.source) + "#" + resolved.canonical
         let signed = parameters.signature != nil
@@ -206,7 +208,7 @@ final class ImageProxy: Sendable {
         _ parameters: RenderParameters, key: String, logger: Logger
     ) async -> Result<RenderedImage, ProxyError> {
         if let bytes = await diskResults.data(forKey: key) {
-            let image = RenderedImage(bytes: bytes)
+            let image = RenderedImage(bytes: bytes, format: configuration.coders.format(of: bytes))
             if image.format != .unknown {
                 metrics.hit(.resultDisk)
                 memoryResults.setValue(image, forKey: key, cost: bytes.count)
@@ -218,14 +220,15 @@ final class ImageProxy: Sendable {
         metrics.processing.record(ContinuousClock.now - start)
         let bytes: [UInt8]
         let permission: StoragePermission
+        let rendered: ImageFormat
         switch result {
-        case .success(let rendered):
-            (bytes, permission) = (rendered.bytes, rendered.permission)
-            metrics.hit(rendered.level)
+        case .success(let render):
+            (bytes, permission, rendered) = (render.bytes, render.permission, render.format)
+            metrics.hit(render.level)
         case .failure(let error):
             return .failure(error)
         }
-        let image = RenderedImage(bytes: bytes, storagePermission: permission)
+        let image = RenderedImage(bytes: bytes, format: rendered, storagePermission: permission)
         guard permission == .anyCache else { return .success(image) }
         memoryResults.setValue(image, forKey: key, cost: bytes.count)
         Task {
@@ -241,7 +244,9 @@ final class ImageProxy: Sendable {
     /// Loads the source through the manager (within the time limits), processes and encodes it.
     private func renderNow(
         _ parameters: RenderParameters, logger: Logger
-    ) async -> Result<(bytes: [UInt8], level: ProxyMetrics.Level, permission: StoragePermission), ProxyError> {
+    ) async -> Result<
+        (bytes: [UInt8], format: ImageFormat, level: ProxyMetrics.Level, permission: StoragePermission), ProxyError
+    > {
         var processors = parameters.processors
         if let frame = parameters.frame { processors.insert(SelectFrame(index: frame), at: 0) }
         var request: ImageRequest
@@ -252,7 +257,7 @@ final class ImageProxy: Sendable {
             return .failure(RenderParameters.invalidSource(reason))
         }
         // A still output needs one frame only.
-        if parameters.frame == nil, parameters.format == .jpeg || parameters.format == .png {
+        if parameters.frame == nil, parameters.format == .encoded(.jpeg) || parameters.format == .encoded(.png) {
             request.options.insert(.decodeFirstFrameOnly)
         }
         let loaded: ImageResult
@@ -272,8 +277,9 @@ final class ImageProxy: Sendable {
             return .failure(
                 .tooLarge("the output would be \(image.width)×\(image.height), over the limit; ask for 'w' or 'h'"))
         }
-        let format = Self.outputFormat(parameters.format, for: image)
+        let format = Self.outputFormat(parameters.format, for: image, coders: configuration.coders)
         var encoding = EncodingOptions()
+        encoding.coders = configuration.coders
         encoding.quality = parameters.quality ?? RenderParameters.defaultQuality
         encoding.metadata = parameters.metadata
         let bytes: [UInt8]
@@ -289,7 +295,7 @@ final class ImageProxy: Sendable {
             case .disk: .sourceDisk
             case .none: .origin
             }
-        return .success((bytes, level, loaded.storagePermission))
+        return .success((bytes, format, level, loaded.storagePermission))
     }
 
     /// The manager's load, abandoned (503) when the source and processing time limits have both passed.
@@ -323,26 +329,24 @@ final class ImageProxy: Sendable {
         return false
     }
 
-    /// The format written for `requested` (`nil`: the source's; `.auto` here: WebP was not accepted).
-    static func outputFormat(_ requested: RenderParameters.OutputFormat?, for image: Image) -> ImageFormat {
+    /// The format written for `requested` (`nil`: the source's when an encoder of `coders` writes it; `.auto` here:
+    /// WebP was not accepted).
+    static func outputFormat(
+        _ requested: RenderParameters.OutputFormat?, for image: Image, coders: ImageCoderRegistry
+    ) -> ImageFormat {
+        let fallback: ImageFormat = image.pixelFormat.hasAlpha ? .png : .jpeg
         switch requested {
-        case .jpeg: return .jpeg
-        case .png: return .png
-        case .webp: return .webp
-        case .gif: return .gif
+        case .encoded(let format):
+            return format
         case .auto:
             // No WebP: the source's format when the client surely takes it, else the common one that fits.
             switch image.sourceFormat {
             case .jpeg, .png, .gif: return image.sourceFormat
-            default:
-                if image.isAnimated { return .gif }
-                return image.pixelFormat.hasAlpha ? .png : .jpeg
+            default: return image.isAnimated ? .gif : fallback
             }
         case nil:
-            switch image.sourceFormat {
-            case .jpeg, .png, .gif, .webp: return image.sourceFormat
-            default: return image.pixelFormat.hasAlpha ? .png : .jpeg
-            }
+            let source = image.sourceFormat
+            return source != .unknown && coders.encoder(for: source) != nil ? source : fallback
         }
     }
 }

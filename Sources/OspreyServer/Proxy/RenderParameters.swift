@@ -5,14 +5,25 @@ import OspreyCodecs
 /// The query of `GET /img`, validated: the source URL and what to make of it.
 ///
 /// `url` (required, http or https), `w` and `h` (1–16384; the output never exceeds the source), `fit`
-/// (`inside`, the default; `cover` and `fill` need both sides), `format` (`jpeg`, `png`, `webp`, `gif`, `auto`;
-/// the source's by default), `q` (1–100, 80 by default, for JPEG and WebP), `blur` (a Gaussian sigma, 0.1–100),
+/// (`inside`, the default; `cover` and `fill` need both sides), `format` (`jpeg`, `png`, `webp`, `gif`, any format
+/// a registered encoder writes, or `auto`; the source's by default), `q` (1–100, 80 by default, for JPEG and WebP), `blur` (a Gaussian sigma, 0.1–100),
 /// `frame` (0-based: one frame of an animation, as a still), `strip` (`1`, the default: no EXIF or XMP in the
 /// output; `0`: all of it, orientation reset), `keep_copyright` (`1`: EXIF Artist and Copyright, XMP `dc:creator`
 /// and `dc:rights` survive stripping), `sig` (the signature). Anything else is refused.
 struct RenderParameters: Sendable {
-    enum OutputFormat: String, Sendable, CaseIterable {
-        case jpeg, png, webp, gif, auto
+    /// What `format=` asks for: a format an encoder of the server's registry writes, or `auto` (WebP when the client
+    /// accepts it, else the source's format or the common one that fits).
+    enum OutputFormat: Sendable, Equatable {
+        case auto
+        case encoded(ImageFormat)
+
+        /// As it appears in the canonical form.
+        var name: String {
+            switch self {
+            case .auto: "auto"
+            case .encoded(let format): format.name
+            }
+        }
     }
 
     var source: URL
@@ -35,7 +46,7 @@ struct RenderParameters: Sendable {
     /// Parses and validates a raw query string (`a=1&b=2`, percent-encoded, `+` for a space).
     ///
     /// - Throws: ``ProxyError/badRequest(_:)`` naming the parameter at fault.
-    init(query: String?, maxOutputPixels: Int) throws(ProxyError) {
+    init(query: String?, maxOutputPixels: Int, coders: ImageCoderRegistry = .shared) throws(ProxyError) {
         let pairs = try Self.decode(query ?? "")
         var values: [String: String] = [:]
         for (name, value) in pairs {
@@ -66,10 +77,14 @@ struct RenderParameters: Sendable {
             throw .badRequest("w×h is more than the output limit of \(maxOutputPixels) pixels")
         }
         if let text = values["format"] {
-            guard let format = OutputFormat(rawValue: text) else {
-                throw .badRequest("'format' must be jpeg, png, webp, gif or auto")
+            if text == "auto" {
+                format = .auto
+            } else if let encodable = coders.encodableFormat(named: text) {
+                format = .encoded(encodable)
+            } else {
+                let names = coders.encodableFormats.map(\.name) + ["auto"]
+                throw .badRequest("'format' must be " + names.dropLast().joined(separator: ", ") + " or auto")
             }
-            self.format = format
         }
         quality = try Self.integer(values["q"], name: "q", in: 1...100)
         if let text = values["blur"] {
@@ -105,7 +120,7 @@ struct RenderParameters: Sendable {
         var parts = ["fit=\(fit.rawValue)"]
         if let width { parts.append("w=\(width)") }
         if let height { parts.append("h=\(height)") }
-        parts.append("format=\(format?.rawValue ?? "source")")
+        parts.append("format=\(format?.name ?? "source")")
         parts.append("q=\(quality ?? Self.defaultQuality)")
         if let blur { parts.append("blur=\(blur)") }
         if let frame { parts.append("frame=\(frame)") }
