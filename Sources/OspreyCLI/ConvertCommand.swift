@@ -77,13 +77,11 @@ struct ConvertCommand: AsyncParsableCommand {
                 throw CommandError(message: "\(error)")
             }
             defer { reservation.release() }
-            let image: Image
-            if let downsample {
-                // Decoded scaled where the format allows (JPEG, WebP), then resized.
-                image = try downsample.process(try downsample.decode(bytes, options: decoding))
-            } else {
-                image = try ImageDecoder.decode(bytes, options: decoding)
-            }
+            // Decoded scaled where the format allows (JPEG, WebP), then resized.
+            let decoded =
+                try downsample?.decode(bytes, options: decoding) ?? ImageDecoder.decode(bytes, options: decoding)
+            for warning in decoded.warnings { printError("\(input): warning: \(warning)") }
+            let image = try downsample?.process(decoded) ?? decoded
             let encoded = try ImageEncoder.encode(image, as: target, options: metadata.applied(to: options))
             let directory = (output as NSString).deletingLastPathComponent
             OutputFile.removeLeftovers(in: directory.isEmpty ? "." : directory)

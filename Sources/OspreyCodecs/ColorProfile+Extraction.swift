@@ -26,19 +26,63 @@ extension ColorProfile {
     /// The profile `bytes` (an encoded image of `format`) embeds, or `nil` when it embeds none (a PNG's sRGB chunk
     /// counts as none) or one that cannot be used (damaged, truncated, absurd): such an image is decoded as untagged.
     static func embedded(in bytes: UnsafeRawBufferPointer, format: ImageFormat) -> ColorProfile? {
-        let profile: ColorProfile? =
-            switch format {
-            case .jpeg: jpegProfile(bytes).flatMap { ColorProfile(data: $0) }
-            case .png: pngProfile(bytes)
-            case .webp: webPProfile(bytes).flatMap { ColorProfile(data: $0) }
-            default: nil
-            }
-        return profile
+        lookup(in: bytes, format: format).profile
     }
 
-    /// The reassembled payload of a JPEG's `APP2 ICC_PROFILE` segments before the first scan, or `nil` when there are
+    /// What looking for the profile of an encoded image found.
+    enum Lookup {
+        case none
+        case found(ColorProfile)
+        /// There is one, but it cannot be used, for this reason.
+        case unusable(String)
+
+        var profile: ColorProfile? {
+            if case .found(let profile) = self { profile } else { nil }
+        }
+
+        var warnings: [DecodingWarning] {
+            if case .unusable(let reason) = self { [.colorProfileIgnored(reason: reason)] } else { [] }
+        }
+    }
+
+    /// The profile `bytes` (an encoded image of `format`) embeds, or why the one it embeds cannot be used.
+    static func lookup(in bytes: UnsafeRawBufferPointer, format: ImageFormat) -> Lookup {
+        switch format {
+        case .jpeg:
+            switch jpegProfile(bytes) {
+            case .none: return .none
+            case .incomplete: return .unusable("its APP2 ICC_PROFILE segments are incomplete or out of order")
+            case .bytes(let data): return parsed(data)
+            }
+        case .png:
+            return pngProfile(bytes)
+        case .webp:
+            return webPProfile(bytes).map(parsed) ?? .none
+        default:
+            return .none
+        }
+    }
+
+    /// `data` as a profile, or why it cannot be one.
+    private static func parsed(_ data: [UInt8]) -> Lookup {
+        if let profile = ColorProfile(data: data) { return .found(profile) }
+        if data.count > ColorProfiles.maximumSize {
+            return .unusable("it is \(data.count) bytes, over the limit of \(ColorProfiles.maximumSize)")
+        }
+        return .unusable("it is damaged or not an ICC profile Little CMS can read")
+    }
+
+    /// What a JPEG's `APP2 ICC_PROFILE` segments hold.
+    enum JPEGProfile {
+        case none
+        /// A segment missing, repeated or numbered out of range.
+        case incomplete
+        case bytes([UInt8])
+    }
+
+    /// The reassembled payload of a JPEG's `APP2 ICC_PROFILE` segments before the first scan, or whether there are
     /// none or they do not add up (a number missing, repeated, or out of range).
-    static func jpegProfile(_ jpeg: UnsafeRawBufferPointer) -> [UInt8]? {
+    static func jpegProfile(_ jpeg: UnsafeRawBufferPointer) -> JPEGProfile {
         let signature = Array("ICC_PROFILE".utf8) + [0]
         var chunks: [Int: UnsafeRawBufferPointer] = [:]
         var expectedCount: Int?
@@ -64,7 +108,7 @@ extension ColorProfile {
                     let count = Int(jpeg[start + signature.count + 1])
                     guard sequence >= 1, sequence <= count, expectedCount == nil || expectedCount == count,
                         chunks[sequence] == nil
-                    else { return nil }
+                    else { return .incomplete }
                     expectedCount = count
                     chunks[sequence] = UnsafeRawBufferPointer(
                         rebasing: jpeg[(start + signature.count + 2)..<(offset + 2 + length)])
@@ -72,25 +116,27 @@ extension ColorProfile {
             }
             offset += 2 + length
         }
-        guard let count = expectedCount, chunks.count == count else { return nil }
+        guard let count = expectedCount else { return .none }
+        guard chunks.count == count else { return .incomplete }
         var profile: [UInt8] = []
         for sequence in 1...count {
-            guard let chunk = chunks[sequence] else { return nil }
+            guard let chunk = chunks[sequence] else { return .incomplete }
             profile.append(contentsOf: chunk)
         }
-        return profile
+        return .bytes(profile)
     }
 
     /// A PNG's profile: its iCCP chunk inflated; nothing for an sRGB chunk; a profile made from gAMA and cHRM when
     /// both are there and neither of the others is.
-    static func pngProfile(_ png: UnsafeRawBufferPointer) -> ColorProfile? {
+    static func pngProfile(_ png: UnsafeRawBufferPointer) -> Lookup {
         if let chunk = PNGChunks.first("iCCP", in: png) {
-            return inflatedICCP(chunk).flatMap { ColorProfile(data: $0) }
+            guard let data = inflatedICCP(chunk) else { return .unusable("its iCCP chunk cannot be inflated") }
+            return parsed(data)
         }
-        if PNGChunks.contains("sRGB", in: png) { return nil }
+        if PNGChunks.contains("sRGB", in: png) { return .none }
         guard let gamma = PNGChunks.first("gAMA", in: png), gamma.count == 4,
             let chromaticities = PNGChunks.first("cHRM", in: png), chromaticities.count == 32
-        else { return nil }
+        else { return .none }
         func value(_ chunk: UnsafeRawBufferPointer, _ index: Int) -> Double {
             let raw =
                 Int(chunk[index]) << 24 | Int(chunk[index + 1]) << 16 | Int(chunk[index + 2]) << 8
@@ -99,10 +145,13 @@ extension ColorProfile {
         }
         let encodingGamma = value(gamma, 0)
         let xy = (0..<8).map { value(chromaticities, $0 * 4) }
-        guard encodingGamma > 0.01, encodingGamma < 10, xy.allSatisfy({ $0 > 0 && $0 < 1 }) else { return nil }
-        return syntheticProfile(
+        guard encodingGamma > 0.01, encodingGamma < 10, xy.allSatisfy({ $0 > 0 && $0 < 1 }) else {
+            return .unusable("its gAMA and cHRM chunks hold values out of range")
+        }
+        let profile = syntheticProfile(
             white: (xy[0], xy[1]), red: (xy[2], xy[3]), green: (xy[4], xy[5]), blue: (xy[6], xy[7]),
             gamma: 1 / encodingGamma)
+        return profile.map(Lookup.found) ?? .unusable("its gAMA and cHRM chunks describe no usable colour space")
     }
 
     /// The profile in an iCCP chunk's data: a name of 1–79 bytes, a NUL, compression method 0, a zlib stream.

@@ -25,6 +25,10 @@ public struct Image: Sendable, Equatable {
     /// Encoders write it as ``EncodingOptions/metadata`` says: by default, none of it.
     public var metadata = ImageMetadata()
 
+    /// What the decoder noticed and worked around (a colour profile it could not use): the image decoded, but not
+    /// entirely as the file asked. The manager logs them; `osprey convert` prints them.
+    public var warnings: [DecodingWarning] = []
+
     /// Makes an image from frames that all share the first frame's size and pixel format.
     ///
     /// - Throws: ``CodecError/invalidDimensions(width:height:)`` when `frames` is empty or the frames disagree.
@@ -88,7 +92,21 @@ extension Image {
         var image = try Image(frames: turned, loopCount: loopCount, orientation: .up, sourceFormat: sourceFormat)
         image.colorProfile = colorProfile
         image.metadata = metadata
+        image.warnings = warnings
         return image
+    }
+}
+
+/// Something a decoder worked around without failing the decode.
+public enum DecodingWarning: Sendable, Hashable, CustomStringConvertible {
+    /// The file's colour profile was not used — damaged, incomplete, absurd, or not fitting the pixels (an RGB
+    /// profile on a gray image) — so its pixels are taken as sRGB, as if it had none.
+    case colorProfileIgnored(reason: String)
+
+    public var description: String {
+        switch self {
+        case .colorProfileIgnored(let reason): "colour profile ignored: \(reason)"
+        }
     }
 }
 

@@ -77,7 +77,7 @@ extension ImageDecoder {
                 size = jpegDecodedSize(source, orientation: header.orientation, options: options)
                 // A CMYK file with a profile is decoded as stored, 4 bytes a pixel, and converted to RGB from there.
                 if header.storedChannels == 4, options.colorHandling != .ignore,
-                    ColorProfile.jpegProfile(bytes) != nil
+                    case .bytes = ColorProfile.jpegProfile(bytes)
                 {
                     working = saturating(sum: working, saturating(size.width, size.height, 4))
                 }

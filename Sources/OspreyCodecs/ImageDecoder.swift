@@ -79,15 +79,19 @@ public enum ImageDecoder {
         let (profile, loopCount, orientation) = (decoded.colorProfile, decoded.loopCount, decoded.orientation)
         let metadata = options.readsMetadata ? decoded.metadata : ImageMetadata()
         // Taken from the decoded image so that converting colours in place copies no pixels.
+        var warnings = decoded.warnings
         var frames = (consume decoded).frames
         var kept: ColorProfile?
+        var warning: DecodingWarning?
         for index in frames.indices {
-            kept = colorManage(&frames[index].pixels, profile: profile, options: options)
+            (kept, warning) = colorManage(&frames[index].pixels, profile: profile, options: options)
         }
+        if let warning { warnings.append(warning) }
         var image = try Image(
             frames: frames, loopCount: loopCount, orientation: orientation, sourceFormat: decoder.format)
         image.colorProfile = kept
         image.metadata = metadata
+        image.warnings = warnings
         return options.keepsStoredOrientation ? image : try image.upright()
     }
 
@@ -95,32 +99,35 @@ public enum ImageDecoder {
     /// embeds (see ``ColorHandling``), then turned upright unless the caller keeps the stored orientation.
     static func still(
         _ pixels: consuming PixelBuffer, orientation: ImageOrientation, format: ImageFormat, options: DecodingOptions,
-        profile: ColorProfile?
+        profile: ColorProfile?, warnings: [DecodingWarning] = []
     ) throws(CodecError) -> Image {
-        let kept = colorManage(&pixels, profile: profile, options: options)
+        let (kept, warning) = colorManage(&pixels, profile: profile, options: options)
         var image =
             options.keepsStoredOrientation
             ? Image(pixels: pixels, orientation: orientation, sourceFormat: format)
             : Image(pixels: try pixels.applying(orientation), orientation: .up, sourceFormat: format)
         image.colorProfile = kept
+        image.warnings = warnings + (warning.map { [$0] } ?? [])
         return image
     }
 
     /// Makes `pixels` what ``DecodingOptions/colorHandling`` wants for `profile` (converted to sRGB in place, or left
-    /// as stored) and returns the profile the image keeps. An sRGB profile, or one that does not fit the pixels (an
-    /// RGB profile on a gray image), converts nothing.
+    /// as stored) and returns the profile the image keeps. An sRGB profile converts nothing; one that does not fit
+    /// the pixels (an RGB profile on a gray image) or of which no transform can be made converts nothing either, and
+    /// says so in the warning.
     static func colorManage(
         _ pixels: inout PixelBuffer, profile: ColorProfile?, options: DecodingOptions
-    ) -> ColorProfile? {
-        guard let profile else { return nil }
+    ) -> (kept: ColorProfile?, warning: DecodingWarning?) {
+        guard let profile else { return (nil, nil) }
         switch options.colorHandling {
         case .ignore:
-            return nil
+            return (nil, nil)
         case .keepProfile:
-            return profile
+            return (profile, nil)
         case .convertToSRGB:
-            if !profile.isSRGB { _ = ColorConversion.convertToSRGB(&pixels, from: profile) }
-            return nil
+            guard !profile.isSRGB, !ColorConversion.convertToSRGB(&pixels, from: profile) else { return (nil, nil) }
+            let reason = "a \(profile.colorSpace.rawValue) profile cannot convert \(pixels.format) pixels"
+            return (nil, .colorProfileIgnored(reason: reason))
         }
     }
 

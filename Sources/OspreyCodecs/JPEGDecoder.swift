@@ -15,7 +15,8 @@ enum JPEGDecoder {
         request.maxScans = UInt32(clamping: options.limits.maxScanCount)
         request.allowPartial = options.allowsPartialImages ? 1 : 0
         // A profiled CMYK file is converted by its profile: the decoder hands the CMYK values over as stored.
-        let profile = options.colorHandling == .ignore ? nil : ColorProfile.embedded(in: bytes, format: .jpeg)
+        let lookup = options.colorHandling == .ignore ? .none : ColorProfile.lookup(in: bytes, format: .jpeg)
+        let profile = lookup.profile
         request.keepCMYK = profile?.colorSpace == .cmyk ? 1 : 0
         // An RGB or gray profile converts the rows as they are decoded, while they are in the cache, and for a large
         // image on a second processor, following the decoder.
@@ -64,7 +65,7 @@ enum JPEGDecoder {
             )
             return try ImageDecoder.still(
                 pixels, orientation: orientation, format: .jpeg, options: options,
-                profile: converter == nil ? profile : nil)
+                profile: converter == nil ? profile : nil, warnings: lookup.warnings)
         }
         // CMYK as stored, 4 bytes a pixel (carried in an RGBA-sized buffer): converted to sRGB by its profile, or
         // without one when Little CMS cannot use it.
@@ -73,12 +74,16 @@ enum JPEGDecoder {
             bytesPerRow: Int(result.bytesPerRow))
         let inverted = result.cmykInverted != 0
         let rgb: PixelBuffer
+        var warnings = lookup.warnings
         if let converted = ColorConversion.rgb(fromCMYK: cmyk, inverted: inverted, profile: profile) {
             rgb = converted
         } else {
             rgb = try Self.rgbWithoutProfile(cmyk, inverted: inverted)
+            let reason = "a \(profile.colorSpace.rawValue) profile cannot convert CMYK pixels"
+            warnings.append(.colorProfileIgnored(reason: reason))
         }
-        return try ImageDecoder.still(rgb, orientation: orientation, format: .jpeg, options: options, profile: nil)
+        return try ImageDecoder.still(
+            rgb, orientation: orientation, format: .jpeg, options: options, profile: nil, warnings: warnings)
     }
 
     /// CMYK (4 bytes a pixel) to RGB as the decoder converts it without a profile.

@@ -61,9 +61,10 @@ enum PNGDecoder {
             format: PixelFormat(components: Int(result.components)),
             bytesPerRow: Int(result.bytesPerRow)
         )
-        let profile = options.colorHandling == .ignore ? nil : ColorProfile.embedded(in: bytes, format: .png)
+        let lookup = options.colorHandling == .ignore ? .none : ColorProfile.lookup(in: bytes, format: .png)
         let image = try ImageDecoder.still(
-            pixels, orientation: orientation, format: .png, options: options, profile: profile)
+            pixels, orientation: orientation, format: .png, options: options, profile: lookup.profile,
+            warnings: lookup.warnings)
         return (image, result.fastPath != 0 ? .fast : .libpng)
     }
 }

@@ -12,15 +12,19 @@ enum WebPDecoder {
         }
         let canvas = ImageSize(width: Int(features.width), height: Int(features.height))
         let container = Container(base, count: bytes.count)
-        let profile = options.colorHandling == .ignore ? nil : ColorProfile.embedded(in: bytes, format: .webp)
+        let lookup = options.colorHandling == .ignore ? .none : ColorProfile.lookup(in: bytes, format: .webp)
         if features.has_animation != 0 {
-            return try decodeAnimation(
-                base, count: bytes.count, canvas: canvas, container: container, options: options, profile: profile)
+            var image = try decodeAnimation(
+                base, count: bytes.count, canvas: canvas, container: container, options: options,
+                profile: lookup.profile)
+            image.warnings = lookup.warnings + image.warnings
+            return image
         }
         let pixels = try decodeStill(
             base, count: bytes.count, features: features, container: container, options: options)
         return try ImageDecoder.still(
-            pixels, orientation: container.orientation, format: .webp, options: options, profile: profile)
+            pixels, orientation: container.orientation, format: .webp, options: options, profile: lookup.profile,
+            warnings: lookup.warnings)
     }
 
     /// The source size from which a still decodes on two threads.
@@ -152,6 +156,7 @@ enum WebPDecoder {
             throw .malformed(format: .webp, reason: "cannot read the animation header")
         }
         var frames: [ImageFrame] = []
+        var warning: DecodingWarning?
         var previousTimestamp: Int32 = 0
         while WebPAnimDecoderHasMoreFrames(decoder) != 0, frames.count < frameCount {
             var buffer: UnsafeMutablePointer<UInt8>?
@@ -163,7 +168,7 @@ enum WebPDecoder {
             var pixels = try PixelBuffer(
                 width: Int(info.canvas_width), height: Int(info.canvas_height), format: .rgba8,
                 bytes: UnsafeBufferPointer(start: buffer, count: Int(info.canvas_width) * Int(info.canvas_height) * 4))
-            _ = ImageDecoder.colorManage(&pixels, profile: profile, options: options)
+            warning = ImageDecoder.colorManage(&pixels, profile: profile, options: options).warning
             let upright = options.keepsStoredOrientation ? pixels : try pixels.applying(container.orientation)
             frames.append(ImageFrame(pixels: upright, duration: .milliseconds(Int(timestamp - previousTimestamp))))
             previousTimestamp = timestamp
@@ -175,6 +180,7 @@ enum WebPDecoder {
             orientation: options.keepsStoredOrientation ? container.orientation : .up,
             sourceFormat: .webp)
         image.colorProfile = options.colorHandling == .keepProfile ? profile : nil
+        if let warning { image.warnings = [warning] }
         return image
     }
 }

@@ -35,6 +35,23 @@ import Testing
         }
     }
 
+    @Test func aProfileThatCannotBeUsedIsReportedAndTheImageConverted() throws {
+        try withTemporaryDirectory { directory in
+            let jpeg = try ImageEncoder.encode(
+                Image(pixels: try PixelBuffer(width: 8, height: 8, format: .rgb8)), as: .jpeg)
+            // One APP2 ICC_PROFILE segment announcing two.
+            let segment = [0xFF, 0xE2, 0x00, 0x14] + Array("ICC_PROFILE".utf8) + [0, 1, 2, 9, 9, 9, 9]
+            let input = try write(Array(jpeg[0..<2]) + segment + jpeg[2...], to: directory + "/in.jpg")
+            let run = try OspreyBinary.run(["convert", input, directory + "/out.png"])
+            #expect(run.status == 0)
+            #expect(
+                run.standardError.contains(
+                    "warning: colour profile ignored: its APP2 ICC_PROFILE segments are incomplete or out of order"),
+                "\(run.standardError)")
+            #expect(FileManager.default.fileExists(atPath: directory + "/out.png"))
+        }
+    }
+
     @Test func keepsAnimations() throws {
         try withTemporaryDirectory { directory in
             let input = try write(try animation(as: .gif), to: directory + "/in.gif")

@@ -67,19 +67,23 @@ import Glibc
         let manifest = try TestData.manifest()
         var ignoring = DecodingOptions()
         ignoring.colorHandling = .ignore
-        var (untouched, profiled) = (0, 0)
+        var (untouched, profiled, warned) = (0, 0, 0)
         for entry in manifest.entries where entry.expected == .decodeOK {
             let bytes = try manifest.bytes(of: entry)
-            let managed = try ImageDecoder.decode(bytes)
+            var managed = try ImageDecoder.decode(bytes)
             let plain = try ImageDecoder.decode(bytes, options: ignoring)
             let profile = ColorProfile(embeddedIn: bytes)
             if profile == nil || profile?.isSRGB == true {
+                // A profile that cannot be used leaves the image as if it had none, and says so.
+                if !managed.warnings.isEmpty { warned += 1 }
+                managed.warnings = []
                 #expect(managed == plain, "\(entry.path)")
                 untouched += 1
             } else {
                 profiled += 1
             }
         }
+        #expect(warned == 6)
         // The corpus's JPEG, PNG, GIF and WebP files: nearly all untagged or sRGB.
         #expect(untouched + profiled == 788)
         #expect(untouched > 700)
@@ -211,6 +215,62 @@ extension ColorManagementTests {
         for index in jobs.indices {
             #expect(concurrent[index] == sequential[index], "job \(index): \(stored[jobs[index].index].file)")
         }
+    }
+}
+
+/// Profiles that cannot be used: the image decodes as untagged, and says why.
+@Suite struct UnusableProfileTests {
+    /// A 16 × 8 gradient JPEG, in colour or gray.
+    static func jpeg(gray: Bool = false) throws -> [UInt8] {
+        let format: PixelFormat = gray ? .gray8 : .rgb8
+        let count = 16 * 8 * format.bytesPerPixel
+        let pixels = try PixelBuffer(
+            width: 16, height: 8, format: format, bytes: (0..<count).map { UInt8(truncatingIfNeeded: $0 * 7) })
+        return try ImageEncoder.encode(Image(pixels: pixels), as: .jpeg, quality: 90)
+    }
+
+    /// `jpeg` with APP2 ICC_PROFILE segments after SOI: `chunks[i]` numbered `i + 1` of `count`.
+    static func tagged(_ jpeg: [UInt8], chunks: [[UInt8]], count: Int? = nil) -> [UInt8] {
+        var out = Array(jpeg[0..<2])
+        for (index, chunk) in chunks.enumerated() {
+            let length = 2 + 14 + chunk.count
+            out += [0xFF, 0xE2, UInt8(length >> 8), UInt8(length & 0xFF)] + Array("ICC_PROFILE".utf8) + [0]
+            out += [UInt8(index + 1), UInt8(count ?? chunks.count)] + chunk
+        }
+        return out + jpeg[2...]
+    }
+
+    @Test func aDamagedProfileDecodesAsUntaggedWithAWarning() throws {
+        let plain = try Self.jpeg()
+        let garbage = Array("acsp".utf8) + (0..<300).map { UInt8(truncatingIfNeeded: $0 * 31) }
+        let damaged = Self.tagged(plain, chunks: [garbage])
+        let image = try ImageDecoder.decode(damaged)
+        #expect(image.pixels == (try ImageDecoder.decode(plain)).pixels)
+        #expect(
+            image.warnings == [.colorProfileIgnored(reason: "it is damaged or not an ICC profile Little CMS can read")])
+        #expect(try ImageDecoder.decode(plain).warnings.isEmpty)
+        var ignoring = DecodingOptions()
+        ignoring.colorHandling = .ignore
+        #expect(try ImageDecoder.decode(damaged, options: ignoring).warnings.isEmpty)
+    }
+
+    @Test func segmentsThatDoNotAddUpAreReported() throws {
+        let missing = Self.tagged(try Self.jpeg(), chunks: [Array(repeating: 1, count: 200)], count: 2)
+        let image = try ImageDecoder.decode(missing)
+        #expect(image.colorProfile == nil)
+        #expect(
+            image.warnings == [
+                .colorProfileIgnored(reason: "its APP2 ICC_PROFILE segments are incomplete or out of order")
+            ])
+    }
+
+    @Test("an RGB profile on a gray JPEG converts nothing and says so", .requiresTestData)
+    func aProfileThatDoesNotFitThePixels() throws {
+        let p3 = try #require(ColorProfile(embeddedIn: try TestData.bytes("valid/colour/P3-sRGB-color-bars.jpg")))
+        let plain = try Self.jpeg(gray: true)
+        let image = try ImageDecoder.decode(Self.tagged(plain, chunks: [p3.data]))
+        #expect(image.pixels == (try ImageDecoder.decode(plain)).pixels)
+        #expect(image.warnings == [.colorProfileIgnored(reason: "a rgb profile cannot convert gray8 pixels")])
     }
 }
 

@@ -289,6 +289,10 @@ extension ImageJob {
             manager.failedURLs.record(request.url, failure: .decodingFailed(error))
             return .failure(.decodingFailed(error))
         }
+        for warning in decoded.warnings {
+            manager.configuration.logger.warning(
+                "decoded with a warning", metadata: ["osprey.url": "\(request.url)", "osprey.warning": "\(warning)"])
+        }
 
         await observe(.process)
         guard !Task.isCancelled else { return .failure(.cancelled) }
