@@ -65,6 +65,9 @@ public struct ServerConfiguration: Sendable {
     public var processingTimeout: Duration = .seconds(10)
     /// How long a source fetch may take, redirects and body included (504). 20 s by default.
     public var sourceTimeout: Duration = .seconds(20)
+    /// The clock ``sourceTimeout`` and ``processingTimeout`` are measured on: the system's continuous clock by
+    /// default; a test passes one it moves itself.
+    public var clock: any Clock<Duration> = ContinuousClock()
     /// The most `/img` requests handled at once; more are answered 503 with `Retry-After`. 256 by default.
     public var maxInFlight = 256
     /// The memory the proxy's images may take, in bytes: its in-memory caches take at most a quarter of it (shrunk in

@@ -232,26 +232,32 @@ struct ImageDownloaderHTTPTests {
     }
 
     @Test func aSteadyTrickleThatOverrunsTheDeadlineTimesOut() async throws {
+        let clock = TestClock()
+        var configuration = ImageDownloader.Configuration()
+        configuration.clock = clock
         try await withOriginServer { server in
-            try await withImageDownloader { downloader in
-                // Never silent for long (so the idle timeout never fires), but 40,000 chunks 5 ms apart take over
-                // three minutes: however late a busy machine runs the deadline's timer, the body cannot have arrived
-                // whole before it, and a deadline not kept fails the test at the suite's time limit.
-                let endless = [UInt8](repeating: 0x55, count: 4_000_000)
-                server.route("/steady.jpg", .ok(endless).trickled(bytes: 100, every: .milliseconds(5)))
+            try await withImageDownloader(configuration: configuration) { downloader in
+                // Never silent for long (so the idle timeout never fires), and 50 s to send in full.
+                let body = [UInt8](repeating: 0x55, count: 1_000_000)
+                server.route("/steady.jpg", .ok(body).trickled(bytes: 100, every: .milliseconds(5)))
                 var hurried = request(server, "/steady.jpg")
-                hurried.deadline = .milliseconds(300)
+                hurried.deadline = .seconds(30)
                 let received = Mutex(0)
-                let outcome = await Result { () async throws(DownloadError) in
+                async let outcome = Result { () async throws(DownloadError) in
                     try await downloader.data(for: hurried) { progress in
                         received.withLock { $0 = progress.receivedBytes }
                     }
                 }
-                guard case .timedOut = outcome.failure else {
-                    Issue.record("expected a timeout, got \(outcome)")
+                await clock.waitForSleepers(count: 1)
+                // Not yet: the deadline's sleeper is still there a second before it.
+                clock.advance(by: .seconds(29))
+                #expect(clock.sleeperCount == 1)
+                clock.advance(by: .seconds(1))
+                guard case .timedOut = await outcome.failure else {
+                    Issue.record("expected a timeout, got \(await outcome)")
                     return
                 }
-                #expect(received.withLock { $0 } < endless.count)
+                #expect(received.withLock { $0 } < body.count)
             }
         }
     }

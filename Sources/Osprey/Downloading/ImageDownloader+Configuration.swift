@@ -34,6 +34,9 @@ extension ImageDownloader {
         public var timeout: Duration = .seconds(15)
         /// A time limit for each whole download, redirects and body included. `nil` (none) by default; zero means none.
         public var deadline: Duration?
+        /// The clock ``deadline`` is measured on: the system's continuous clock by default; a test passes one it moves
+        /// itself (`OspreyTesting.TestClock`).
+        public var clock: any Clock<Duration> = ContinuousClock()
         /// The largest body accepted, in bytes, enforced while it streams (MISSION D14). 64 MiB by default.
         public var maximumBodySize = 64 << 20
         /// How many redirects are followed before giving up. 10 by default.

@@ -15,7 +15,7 @@ extension ImageDownloader {
     func performWithinDeadline(_ request: DownloadRequest, report: @escaping Report) async -> Outcome {
         let deadline = (request.deadline ?? configuration.deadline).flatMap { $0 > .zero ? $0 : nil }
         guard let deadline else { return await attempt(request, deadline: nil, report: report) }
-        return await withDeadline(deadline, overtime: .failure(.timedOut)) {
+        return await withDeadline(deadline, clock: configuration.clock, overtime: .failure(.timedOut)) {
             await self.attempt(request, deadline: deadline, report: report)
         }
     }

@@ -72,6 +72,7 @@ final class ImageProxy: Sendable {
         var downloading = ImageDownloader.Configuration.proxy
         downloading.maximumBodySize = configuration.maxSourceBytes
         downloading.deadline = configuration.sourceTimeout
+        downloading.clock = configuration.clock
         downloading.timeout = min(configuration.sourceTimeout, .seconds(10))
         downloading.maxConcurrentDownloads = max(64, configuration.maxInFlight)
         downloading.addressResolver = policy
@@ -301,7 +302,7 @@ final class ImageProxy: Sendable {
     /// The manager's load, abandoned (503) when the source and processing time limits have both passed.
     private func load(_ request: ImageRequest) async -> Result<ImageResult, LoadFailure> {
         let limit = configuration.sourceTimeout + configuration.processingTimeout
-        return await withDeadline(limit, overtime: .failure(.overtime)) {
+        return await withDeadline(limit, clock: configuration.clock, overtime: .failure(.overtime)) {
             do throws(ImageError) {
                 return .success(try await self.manager.image(for: request))
             } catch {
