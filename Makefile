@@ -48,17 +48,19 @@ fuzz: deps
 	SECONDS_PER_FUZZER=$(SECONDS) ./scripts/fuzz.sh
 
 ## bench: the benchmarks (release builds, nested package in Benchmarks/): package-benchmark's suite, decode
-## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets, what colour management
-## costs a 12 MP decode (Display P3 to sRGB, sRGB-tagged, untagged) beside pyvips' icc_transform, the caches' latency and
-## scaling, downloads from a local nginx beside curl, aiohttp and URLSession, then ImageManager's loads from memory,
-## disk and nginx beside a requests + Pillow loop, the processors' thumbnail job and resize beside Pillow and pyvips,
-## and osprey serve beside thumbor and nginx under wrk, then its memory budget under 64 concurrent 49 MP PNGs
+## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets, what colour
+## management costs a 12 MP decode (Display P3 to sRGB, sRGB-tagged, untagged) beside pyvips' icc_transform, the
+## caches' latency and scaling, downloads from a local nginx beside curl, aiohttp and URLSession, osprey prefetch and
+## fetch beside curl, then ImageManager's loads from memory, disk and nginx beside a requests + Pillow loop, the
+## processors' thumbnail job and resize beside Pillow and pyvips, and osprey serve beside thumbor and nginx under wrk,
+## then its memory budget under 64 concurrent 49 MP PNGs
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
 	python3 Benchmarks/compare_codecs.py
 	python3 Benchmarks/compare_colour.py
 	cd Benchmarks && $(SWIFT) build -c release --product cache-benchmark && "$$($(SWIFT) build -c release --show-bin-path)/cache-benchmark"
 	python3 Benchmarks/compare_downloads.py
+	python3 Benchmarks/compare_prefetch.py
 	python3 Benchmarks/compare_manager.py
 	python3 Benchmarks/compare_processors.py
 	python3 Benchmarks/compare_proxy.py

@@ -47,6 +47,13 @@ struct FetchCommand: AsyncParsableCommand {
     @Flag(help: "Overwrite existing files instead of choosing a new name.")
     var force = false
 
+    @Flag(
+        help: """
+            Decode every image in full. Without it, an image written as downloaded (no --format, no --resize) is \
+            only checked by its header, and never decoded.
+            """)
+    var verify = false
+
     @Flag(help: "Print one JSON object per URL.")
     var json = false
 
@@ -108,7 +115,9 @@ struct FetchCommand: AsyncParsableCommand {
         defer { progress.finish() }
         // The downloader runs --max-concurrent transfers at once, in --lifo or FIFO order, from a queue the loads fill:
         // up to 256 loads are under way (cache hits and decodes included), each printed as it ends.
-        try await withThrowingTaskGroup(of: (Int, Result<ImageResult, ImageError>, Double).self) { group in
+        // The bytes as downloaded need no decode: a data-only load checks their header and stores them.
+        let writesOriginal = format == .original && resize == nil && !verify
+        try await withThrowingTaskGroup(of: (Int, Result<Loaded, ImageError>, Double).self) { group in
             var next = 0
             func startNext() {
                 guard next < requests.count else { return }
@@ -118,15 +127,10 @@ struct FetchCommand: AsyncParsableCommand {
                 group.addTask {
                     let started = ContinuousClock.now
                     progress.start(index, label: request.url.lastPathComponent)
-                    var outcome: Result<ImageResult, ImageError> = .failure(.cancelled)
-                    for await event in manager.task(for: request).events {
-                        switch event {
-                        case .progress(let report):
-                            progress.update(index, received: report.receivedBytes, expected: report.expectedBytes)
-                        case .finished(let finished): outcome = finished
-                        case .preview: break
-                        }
-                    }
+                    let outcome =
+                        writesOriginal
+                        ? await Self.data(for: request, manager: manager, index: index, progress: progress)
+                        : await Self.image(for: request, manager: manager, index: index, progress: progress)
                     return (index, outcome, Self.milliseconds(since: started))
                 }
             }
@@ -135,9 +139,14 @@ struct FetchCommand: AsyncParsableCommand {
                 startNext()
                 var line = FetchLine(url: urls[index], ms: ms)
                 do {
-                    let result = try outcome.get()
-                    try write(result, line: &line, names: &names)
-                    (line.cached, line.cacheError) = await Self.diskState(of: result, manager: manager)
+                    switch try outcome.get() {
+                    case .image(let result):
+                        try write(result, line: &line, names: &names)
+                        (line.cached, line.cacheError) = await Self.diskState(of: result, manager: manager)
+                    case .data(let result):
+                        try write(result, line: &line, names: &names)
+                        (line.cached, line.cacheError) = Self.diskState(of: result)
+                    }
                 } catch {
                     failures += 1
                     line.error = Self.describe(error)
@@ -146,6 +155,67 @@ struct FetchCommand: AsyncParsableCommand {
             }
         }
         if failures > 0 { throw ExitCode(1) }
+    }
+
+    /// What a load brought: a decoded image, or the bytes alone.
+    enum Loaded: Sendable {
+        case image(ImageResult)
+        case data(DataResult)
+    }
+
+    /// Loads and decodes `request`, reporting its progress on line `index`.
+    static func image(
+        for request: ImageRequest, manager: ImageManager, index: Int, progress: TerminalProgress
+    ) async -> Result<Loaded, ImageError> {
+        var outcome: Result<ImageResult, ImageError> = .failure(.cancelled)
+        for await event in manager.task(for: request).events {
+            switch event {
+            case .progress(let report):
+                progress.update(index, received: report.receivedBytes, expected: report.expectedBytes)
+            case .finished(let finished): outcome = finished
+            case .preview: break
+            }
+        }
+        return outcome.map(Loaded.image)
+    }
+
+    /// Loads the bytes of `request` without decoding them, reporting progress on line `index`.
+    static func data(
+        for request: ImageRequest, manager: ImageManager, index: Int, progress: TerminalProgress
+    ) async -> Result<Loaded, ImageError> {
+        do throws(ImageError) {
+            let result = try await manager.data(for: request) { report in
+                progress.update(index, received: report.receivedBytes, expected: report.expectedBytes)
+            }
+            return .success(.data(result))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Writes bytes loaded without decoding as they are; the size and frame count come from the header.
+    private func write(_ result: DataResult, line: inout FetchLine, names: inout OutputNames) throws {
+        let path = names.reserve(for: result.url, format: result.header.format)
+        try OutputFile.write(result.data, to: path)
+        line.source = Self.source(of: result.cacheType)
+        line.file = path
+        line.format = result.header.format.name
+        let size = result.header.displaySize
+        (line.width, line.height) = (size.width, size.height)
+        line.frames = (try? ImageHeader.frames(in: result.data))?.count ?? 1
+        line.bytes = result.data.count
+    }
+
+    /// Whether bytes loaded without decoding are in the disk cache now, and why not when their write failed or was
+    /// forbidden.
+    static func diskState(of result: DataResult) -> (Bool, String?) {
+        switch (result.cacheType, result.diskStore) {
+        case (.disk, _): return (true, nil)
+        case (_, .stored?): return (true, nil)
+        case (_, .failed(let error)?): return (false, error.description)
+        case (_, .forbiddenByOrigin?): return (false, "the origin forbids storing it (Cache-Control: no-store)")
+        case (.memory, nil), (.none, nil): return (false, nil)  // --no-cache or --memory-only
+        }
     }
 
     /// Writes the image: its downloaded bytes when nothing asks for a change, else encoded.

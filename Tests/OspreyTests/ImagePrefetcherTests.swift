@@ -32,9 +32,32 @@ struct ImagePrefetcherTests {
             #expect(harness.server.requestCount("/cached.png") == 1)
             #expect(harness.loader.requests.filter { $0.url.path.hasPrefix("/ok") }.allSatisfy { $0.priority == .low })
 
+            // Prefetched into the disk cache, as downloaded: the later load decodes from disk.
             let later = try await harness.manager.image(for: harness.url("/ok2.png"))
-            #expect(later.cacheType == .memory)
+            #expect(later.cacheType == .disk)
             #expect(harness.server.requestCount("/ok2.png") == 1)
+        }
+    }
+
+    @Test("prefetching into memory decodes each image there; into the disk cache, nothing is decoded")
+    func destinations() async throws {
+        let events = Mutex<[ImageManager.Stage]>([])
+        try await withManager(configure: { $0.stageObserver = { stage, _ in events.withLock { $0.append(stage) } } }) {
+            harness in
+            harness.server.route("/a.png", .ok(ManagerFixtures.png))
+            harness.server.route("/b.png", .ok(ManagerFixtures.png))
+            let toDisk = await ImagePrefetcher(manager: harness.manager).prefetch([harness.url("/a.png")])
+            #expect(toDisk.finished == 1)
+            #expect(events.withLock { $0 }.isEmpty)
+            #expect(await harness.manager.isCachedOnDisk(harness.url("/a.png")))
+            #expect(harness.cache.imageInMemory(forKey: harness.manager.cacheKey(for: harness.url("/a.png"))) == nil)
+
+            let prefetcher = ImagePrefetcher(manager: harness.manager, destination: .memoryCache)
+            let toMemory = await prefetcher.prefetch([harness.url("/b.png")])
+            #expect(toMemory.finished == 1)
+            #expect(events.withLock { $0 }.contains(.decode))
+            let later = try await harness.manager.image(for: harness.url("/b.png"))
+            #expect(later.cacheType == .memory)
         }
     }
 
@@ -65,9 +88,10 @@ struct ImagePrefetcherTests {
             let work = Task { await prefetcher.prefetch(urls) }
             await harness.loader.waitForDownloads(2)
 
-            // The callback form joins synchronously: the priority is raised before the queue resumes.
+            // The real load's download joins the prefetch's in the downloader's queue, at its own priority.
             let real = Deliveries()
             _ = real.load(harness.manager, try ImageRequest(url: urls[1]))
+            await harness.loader.waitForDownloads(3)
             harness.downloader.isSuspended = false
             let summary = await work.value
             await harness.settle()
@@ -75,7 +99,8 @@ struct ImagePrefetcherTests {
 
             #expect(result.cacheType == .none)
             #expect(summary.finished == 2)
-            #expect(harness.loader.requests.count == 2)
+            #expect(harness.loader.requests.count == 3)
+            #expect(harness.server.requestCount("/p.png") == 2)
             let order = harness.server.requests(to: "/p.png").map { $0.uri.split(separator: "=").last! }
             #expect(order == ["1", "0"])
         }

@@ -12,7 +12,12 @@ import Synchronization
 /// print(summary.finished, summary.skipped, summary.failed)
 /// ```
 ///
-/// A URL already cached (memory or disk) is *skipped*; one that loads and is written to the disk cache is *finished*;
+/// By default a prefetch warms the disk cache with the bytes as downloaded, never decoding them
+/// (``Destination/diskCache``, as Nuke's prefetcher does): a load later decodes from disk. ``Destination/memoryCache``
+/// decodes each image into memory too, as a load would.
+///
+/// A URL already cached (on disk, or for ``Destination/memoryCache`` in memory or on disk) is *skipped*; one that
+/// loads and is written to the disk cache is *finished*;
 /// one that loads but could not be written (a full disk, an unwritable directory, an origin's `no-store`) is *not
 /// stored*; one that fails (or is cancelled) is *failed*. A prefetch waits for each disk write
 /// (``ImageRequest/Options/waitStoreCache``), so that it can tell. A real load of a URL being prefetched joins the
@@ -50,8 +55,19 @@ public final class ImagePrefetcher: Sendable {
         }
     }
 
+    /// Where a prefetch puts what it loads.
+    public enum Destination: Sendable, Hashable {
+        /// The disk cache, with the bytes as downloaded: nothing is decoded. The default.
+        case diskCache
+        /// The disk cache and, decoded, the memory cache: each image is loaded as ``ImageManager/image(for:)-(ImageRequest)``
+        /// loads it.
+        case memoryCache
+    }
+
     /// The manager that loads and caches.
     public let manager: ImageManager
+    /// Where prefetched images go: ``Destination/diskCache`` by default.
+    public let destination: Destination
     /// How many URLs load at once: 4 by default.
     public let maxConcurrentPrefetches: Int
     /// Options added to every load: ``ImageRequest/Options/lowPriority`` by default. ``ImageRequest/Options/waitStoreCache``
@@ -60,12 +76,14 @@ public final class ImagePrefetcher: Sendable {
     private let running = Mutex<[Int: Task<Progress, Never>]>([:])
     private let nextID = Atomic<Int>(0)
 
-    /// Makes a prefetcher that loads through `manager`, `maxConcurrentPrefetches` at a time, with `options`.
+    /// Makes a prefetcher that loads through `manager` into `destination`, `maxConcurrentPrefetches` at a time, with
+    /// `options`.
     public init(
-        manager: ImageManager = .shared, maxConcurrentPrefetches: Int = 4,
+        manager: ImageManager = .shared, destination: Destination = .diskCache, maxConcurrentPrefetches: Int = 4,
         options: ImageRequest.Options = [.lowPriority]
     ) {
         self.manager = manager
+        self.destination = destination
         self.maxConcurrentPrefetches = max(1, maxConcurrentPrefetches)
         self.options = options.union(.waitStoreCache)
     }
@@ -141,11 +159,21 @@ public final class ImagePrefetcher: Sendable {
     private func prefetch(_ url: URL) async -> Outcome {
         guard !Task.isCancelled else { return .failed }
         guard let request = try? ImageRequest(url: url, options: options) else { return .failed }
-        if await manager.isCached(url) { return .skipped }
         do {
-            let result = try await manager.image(for: request)
-            let bytes = result.data?.count ?? 0
-            switch result.diskStore {
+            let bytes: Int
+            let store: DiskStoreOutcome?
+            switch destination {
+            case .diskCache:
+                // One lookup: the data load answers from the disk cache when the bytes are there.
+                let result = try await manager.data(for: request)
+                if result.cacheType != .none { return .skipped }
+                (bytes, store) = (result.data.count, result.diskStore)
+            case .memoryCache:
+                if await manager.isCached(url) { return .skipped }
+                let result = try await manager.image(for: request)
+                (bytes, store) = (result.data?.count ?? 0, result.diskStore)
+            }
+            switch store {
             case .failed, .forbiddenByOrigin: return .notStored(bytes: bytes)
             case .stored, nil: return .finished(bytes: bytes)
             }

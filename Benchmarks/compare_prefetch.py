@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""What `osprey prefetch` and `osprey fetch` (original bytes, disk cache on) cost beside curl --parallel, in one run.
+
+nginx on 127.0.0.1 serves two workloads: "small", 1,000 URLs of the corpus's decodable JPEGs of 30-90 KB (query strings make
+every URL distinct, so every one is a download and a disk write), and "mixed", 400 URLs of its JPEG, PNG, WebP and
+GIF files of 100 KB-2 MB. Without the corpus, Pillow writes stand-ins. Each client runs at 6 and 32 connections, in
+alternating rounds, keeping its best: curl writing to /dev/null, and curl writing a file per URL into an empty
+directory (the disk work a prefetch does too); `osprey prefetch` into an empty disk cache; and
+`osprey fetch -o DIR` into an empty disk cache and an empty output directory. Neither osprey command decodes an
+image: prefetch warms the disk cache with the bytes as served, fetch writes them after reading their header.
+
+Prints requests per second and the ratios (to curl into /dev/null, and to curl into files), then the one-pipeline
+issue's target: both osprey commands >= 0.8x curl into /dev/null on both workloads at both concurrencies.
+"""
+import os, random, shutil, subprocess, sys, tempfile, time
+from pathlib import Path
+
+from benchkit import build_osprey, venv_python
+from compare_downloads import ensure_peers, free_port, run_child, start_nginx
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+DATA = HERE / ".build" / "bench-prefetch"
+ROUNDS = int(os.environ.get("ROUNDS", "3"))
+CONCURRENCIES = [6, 32]
+
+
+def workloads(python):
+    """{name: (root, [relative paths])} for the two workloads."""
+    corpus = Path(os.environ.get("OSPREY_TESTDATA", ROOT.parent / "shared" / "testdata")) / "images"
+    if (corpus / "valid").is_dir():
+        # Files the manifest says decode (not the 12-bit or lossless JPEGs that libjpeg-turbo refuses).
+        with open(corpus / "MANIFEST.tsv") as manifest:
+            columns = manifest.readline().rstrip("\n").split("\t")
+            rows = [dict(zip(columns, line.rstrip("\n").split("\t"))) for line in manifest]
+        decodable = {row["path"] for row in rows if row["expected"] == "decode-ok"}
+
+        def pick(folders, low, high):
+            return sorted(p.relative_to(corpus).as_posix() for folder in folders
+                          for p in (corpus / "valid" / folder).rglob("*")
+                          if p.is_file() and low <= p.stat().st_size <= high
+                          and p.relative_to(corpus).as_posix() in decodable)
+        return {"small": (corpus, pick(["jpeg"], 30_000, 90_000)),
+                "mixed": (corpus, pick(["jpeg", "png", "webp", "gif"], 100_000, 2_000_000))}
+    DATA.mkdir(parents=True, exist_ok=True)
+    script = """
+import sys, random
+from PIL import Image
+out, count, side = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+for i in range(count):
+    image = Image.effect_mandelbrot((side, side * 3 // 4), (-2 + i * 0.01, -1.2, 1, 1.2), 60).convert("RGB")
+    image.save(f"{out}/{side}-{i}.jpg", quality=90)
+"""
+    sh = lambda *a: subprocess.run(a, check=True)
+    sh(str(python), "-c", script, str(DATA), "20", "400")
+    sh(str(python), "-c", script, str(DATA), "10", "1600")
+    files = sorted(p.name for p in DATA.glob("*.jpg"))
+    return {"small": (DATA, [f for f in files if f.startswith("400-")]),
+            "mixed": (DATA, [f for f in files if f.startswith("1600-")])}
+
+
+def main():
+    ensure_peers()
+    python = venv_python(["PIL"], ["pillow"])
+    osprey = build_osprey()
+    failures = []
+    for name, (root, files) in workloads(python).items():
+        count = 1000 if name == "small" else 400
+        port = free_port()
+        prefix = Path(tempfile.mkdtemp(prefix="osprey-prefetch-"))
+        server = start_nginx(root, port, prefix)
+        try:
+            base = f"http://127.0.0.1:{port}/"
+            urls = [f"{base}{files[i % len(files)]}?i={i}" for i in range(count)]
+            random.Random(5).shuffle(urls)
+            url_file = prefix / "urls.txt"
+            url_file.write_text("\n".join(urls) + "\n")
+            curl_config = prefix / "curl.txt"
+            curl_config.write_text("".join(f'url = "{u}"\noutput = "/dev/null"\n' for u in urls))
+            # The same with a file written for each URL: the disk work a prefetch does too.
+            curl_files = prefix / "curl-files.txt"
+            curl_files.write_text("".join(f'url = "{u}"\noutput = "{i}"\n'
+                                          for i, u in enumerate(urls)))
+            total = sum((root / u[len(base):].split("?")[0]).stat().st_size for u in urls)
+            print(f"\n{name}: {count} URLs of {len(files)} files, {total / 1e6:.1f} MB "
+                  f"({total / count / 1e3:.0f} KB each on average)")
+
+            def fresh(path):
+                shutil.rmtree(path, ignore_errors=True)
+                return str(path)
+
+            clients = {
+                "curl": lambda n: ["curl", "-s", "--parallel", "--parallel-max", str(n), "-K", str(curl_config)],
+                "curl-files": lambda n: ["curl", "-s", "--parallel", "--parallel-max", str(n), "--create-dirs", "-K",
+                                         str(curl_files), "--output-dir", fresh(prefix / "curl-out")],
+                "prefetch": lambda n: [str(osprey), "prefetch", "--quiet", "-i", str(url_file), "--max-concurrent",
+                                       str(n), "--cache-dir", fresh(prefix / "cache")],
+                "fetch": lambda n: [str(osprey), "fetch", "--quiet", "--max-concurrent", str(n), "--cache-dir",
+                                    fresh(prefix / "cache"), "-o", fresh(prefix / "out")] + urls,
+            }
+            for command in clients.values():
+                run_child(command(6))  # nginx's file cache and first-run costs
+            best = {}
+            for _ in range(ROUNDS):
+                for concurrency in CONCURRENCIES:
+                    for client, command in clients.items():
+                        # The previous run's files written back first, so that no run pays for another's.
+                        os.sync()
+                        seconds = run_child(command(concurrency))["seconds"]
+                        key = (client, concurrency)
+                        best[key] = min(best.get(key, seconds), seconds)
+            for concurrency in CONCURRENCIES:
+                curl = count / best[("curl", concurrency)]
+                files_rate = count / best[("curl-files", concurrency)]
+                row = [f"  {concurrency:>2} connections: curl {curl:7.0f} req/s (to files {files_rate:6.0f})"]
+                for client in ("prefetch", "fetch"):
+                    rate = count / best[(client, concurrency)]
+                    ratio = rate / curl
+                    verdict = "PASS" if ratio >= 0.8 else "FAIL"
+                    if verdict == "FAIL":
+                        failures.append(f"{client} {name} at {concurrency}")
+                    row.append(f"{client} {rate:7.0f} req/s {ratio:5.2f}x {verdict} ({rate / files_rate:4.2f}x to files)")
+                print(" | ".join(row))
+        finally:
+            server.terminate()
+            server.wait()
+            shutil.rmtree(prefix, ignore_errors=True)
+    print("\ntargets (>= 0.8x curl --parallel): " + ("PASS" if not failures else "FAIL: " + ", ".join(failures)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
