@@ -30,6 +30,15 @@ public struct ImageRequest: Sendable {
     /// ``Options/scaleDownLargeImages`` uses the manager's ``ImageManager/Configuration/scaleDownPixelBudget``. Part
     /// of the cache key.
     public var pixelBudget: Int?
+    /// How small the image may be decoded, from its header (see ``DecodingSizeHint``); ignored when ``targetSize``
+    /// is set. By default the first processor's, when it is a hint (``ImageProcessors/Downsample`` is); setting it
+    /// (`nil` included) replaces that, and a hint set here is part of the cache key.
+    public var decodingSizeHint: (any DecodingSizeHint)? {
+        get { explicitHint ?? (processors.first as? any DecodingSizeHint) }
+        set { explicitHint = .some(newValue) }
+    }
+    /// The hint set on the request; `nil` when it comes from the first processor.
+    private(set) var explicitHint: (any DecodingSizeHint)??
     /// The cache to use instead of the manager's. `nil` by default.
     public var cache: ImageCache?
     /// The loader to use instead of the manager's. `nil` by default.

@@ -392,34 +392,37 @@ extension ImageJob {
     }
 }
 
-/// Decodes with a job's options, at a ``ImageProcessors/Downsample``'s decoding size when there is one.
+/// Decodes with a job's options, at the size the request's decoding-size hint gives from the header.
 struct JobDecoder: Sendable {
     let options: DecodingOptions
-    let downsample: ImageProcessors.Downsample?
+    let hint: (any DecodingSizeHint)?
 
-    /// Decodes with `options`, at the size the request's first processor asks for when that is a
-    /// ``ImageProcessors/Downsample`` and the request sets no target size of its own.
+    /// Decodes with `options`, at the size `request`'s ``ImageRequest/decodingSizeHint`` gives, unless the request
+    /// sets a target size of its own.
     init(options: DecodingOptions, request: ImageRequest) {
         self.options = options
-        downsample = request.targetSize == nil ? request.processors.first as? ImageProcessors.Downsample : nil
+        hint = request.targetSize == nil ? request.decodingSizeHint : nil
     }
 
     /// Decodes with `options` as they are.
     init(options: DecodingOptions) {
         self.options = options
-        downsample = nil
+        hint = nil
+    }
+
+    /// The options a decode of `bytes` runs with.
+    private func options(for bytes: [UInt8]) -> DecodingOptions {
+        hint?.decodingOptions(for: bytes, options: options) ?? options
     }
 
     func decode(_ bytes: [UInt8]) throws(CodecError) -> Image {
-        guard let downsample else { return try ImageDecoder.decode(bytes, options: options) }
-        return try downsample.decode(bytes, options: options)
+        try ImageDecoder.decode(bytes, options: options(for: bytes))
     }
 
     /// What decoding `bytes` will take, at the size ``decode(_:)`` decodes at; `nil` when the header cannot be read
     /// (the decode then fails before allocating).
     func estimate(_ bytes: [UInt8]) -> DecodingEstimate? {
-        let options = downsample?.decodingOptions(for: bytes, options: self.options) ?? self.options
-        return try? ImageDecoder.memoryEstimate(for: bytes, options: options)
+        try? ImageDecoder.memoryEstimate(for: bytes, options: options(for: bytes))
     }
 }
 

@@ -17,6 +17,10 @@ extension ImageManager {
         if let budget = decoding.pixelBudget { parts.append("budget=\(budget)") }
         if decoding.firstFrameOnly { parts.append("frame=first") }
         if !request.processors.isEmpty { parts.append("processors=\(request.processors.compositeIdentifier)") }
+        // A hint from the first processor is in its identifier already; one set on the request is not.
+        if case .some(let hint) = request.explicitHint, request.targetSize == nil {
+            parts.append("hint=\(hint?.identifier ?? "none")")
+        }
         return parts.isEmpty ? base : base + "#osprey:" + parts.joined(separator: ";")
     }
 
@@ -33,7 +37,7 @@ extension ImageManager {
         return options
     }
 
-    /// How a request's bytes are decoded: its decoding options, and a leading ``ImageProcessors/Downsample``'s size.
+    /// How a request's bytes are decoded: its decoding options, at the size its decoding-size hint gives.
     func decoder(for request: ImageRequest) -> JobDecoder {
         JobDecoder(options: decodingOptions(for: request), request: request)
     }

@@ -5,8 +5,8 @@ extension ImageProcessors {
     /// scaled by any factor, to the smallest size that still covers the output, and ``Resize`` finishes the job. A
     /// 4000 × 3000 JPEG made into a 256-pixel thumbnail is decoded at 500 × 375: one sixty-fourth of the pixels.
     ///
-    /// The manager does this by itself when a request's first processor is a `Downsample`: it reads the header and
-    /// decodes at ``decodingSize(for:)``. Other formats decode at full size. Called directly:
+    /// It is a ``DecodingSizeHint``: a request whose first processor it is decodes at ``decodingSize(for:)``, read
+    /// from the header. Other formats decode at full size. Called directly:
     ///
     /// ```swift
     /// let thumbnail = ImageProcessors.Downsample(width: 256, height: 256)
@@ -55,17 +55,6 @@ extension ImageProcessors {
         /// - Throws: ``CodecError`` when the data does not decode.
         public func decode(_ data: [UInt8], options: DecodingOptions = DecodingOptions()) throws(CodecError) -> Image {
             try ImageDecoder.decode(data, options: decodingOptions(for: data, options: options))
-        }
-
-        /// `options` with the target size ``decode(_:options:)`` decodes `data` at (unless they set one of their own).
-        public func decodingOptions(for data: [UInt8], options: DecodingOptions) -> DecodingOptions {
-            var options = options
-            if options.targetSize == nil, let header = try? ImageHeader(reading: data),
-                let size = try? decodingSize(for: header)
-            {
-                options.targetSize = size
-            }
-            return options
         }
     }
 }
