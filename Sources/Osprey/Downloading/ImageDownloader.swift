@@ -328,7 +328,7 @@ public final class ImageDownloader: DataLoading {
     /// Why `url` cannot be downloaded, or `nil`.
     static func problem(with url: URL) -> String? {
         do {
-            try ImageRequest.validate(url)
+            try URLValidation.validate(url)
             return nil
         } catch {
             return error.description

@@ -8,7 +8,9 @@ import Musl
 import Darwin
 #endif
 
-extension ImageRequest {
+/// What the downloader accepts as a URL, checked without any request type: the downloader validates with it, and
+/// ``ImageRequest`` does too, before a load reaches the network.
+public enum URLValidation {
     /// Checks that `url` can be sent to the network: scheme `http` or `https`, a host that is a DNS name (ASCII
     /// letters, digits, `-`, `_` and `.`, after percent-decoding) or an IP address, and no port, an empty one, or one
     /// in 1–65535.
@@ -73,5 +75,18 @@ extension ImageRequest {
         }
         guard let colon = authority.lastIndex(of: ":") else { return nil }
         return authority[authority.index(after: colon)...]
+    }
+}
+
+extension ImageRequest {
+    /// Checks that `url` can be sent to the network (see ``URLValidation/validate(_:)``).
+    ///
+    /// - Throws: ``OspreyError/invalidURL(_:reason:)`` saying what is wrong.
+    public static func validate(_ url: URL) throws(OspreyError) {
+        try URLValidation.validate(url)
+    }
+
+    static func validate(_ url: URL, original: String) throws(OspreyError) {
+        try URLValidation.validate(url, original: original)
     }
 }
