@@ -44,6 +44,7 @@ extension ImageManager {
     ) async throws(ImageError) -> DataResult {
         let url = request.url
         let options = request.options
+        if isShutDown { throw .cancelled }
         if !options.contains(.retryFailed), failedURLs.contains(url) {
             throw .previouslyFailed(url, reason: failedURLs.failure(for: url))
         }

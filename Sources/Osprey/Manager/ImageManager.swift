@@ -48,6 +48,8 @@ public final class ImageManager: Sendable {
         var nextTaskID = 0
         /// Every job whose work has not ended, abandoned and detached ones included.
         var runningJobs: [ObjectIdentifier: ImageJob] = [:]
+        /// ``shutdown()`` was called: loads fail at once with ``ImageError/cancelled``.
+        var isShutDown = false
     }
 
     /// Makes a manager from a cache and a loader of the caller's (M2): composition, not subclassing.
@@ -200,6 +202,29 @@ public final class ImageManager: Sendable {
         for task in tasks { task.cancel() }
     }
 
+    // MARK: Lifetime
+
+    /// Ends the manager's work: every load under way is cancelled (an async load throws ``ImageError/cancelled``; a
+    /// callback load, cancelled, is not called back), a detached job runs to its end, and once every job has ended
+    /// the manager's decoding and processing threads stop. Every load asked for afterwards fails at once with
+    /// ``ImageError/cancelled``. Calling it again waits for the same end. ``withImageManager(cache:configuration:downloader:_:)``
+    /// calls it for you.
+    public func shutdown() async {
+        let first = state.withLock { state -> Bool in
+            defer { state.isShutDown = true }
+            return !state.isShutDown
+        }
+        cancelAll()
+        await waitForJobs()
+        if first {
+            decodingPool.shutdown()
+            processingPool.shutdown()
+        }
+    }
+
+    /// Whether ``shutdown()`` was called.
+    public var isShutDown: Bool { state.withLock { $0.isShutDown } }
+
     // MARK: Failed URLs (M3)
 
     /// Takes `url` off the failed-URL list.
@@ -273,6 +298,7 @@ public final class ImageManager: Sendable {
 
     /// The outcome a load has before any job: a URL on the failed list, or a memory hit.
     func immediateOutcome(for request: ImageRequest) -> Result<ImageResult, ImageError>? {
+        if isShutDown { return .failure(.cancelled) }
         if !request.options.contains(.retryFailed), failedURLs.contains(request.url) {
             return .failure(.previouslyFailed(request.url, reason: failedURLs.failure(for: request.url)))
         }
@@ -289,13 +315,16 @@ public final class ImageManager: Sendable {
             return
         }
         let key = jobKey(for: task.request)
-        let job = state.withLock { state -> ImageJob? in
-            if let job = state.jobs[key], job.add(task) { return nil }
+        // Checked under the lock ``shutdown()`` sets the flag under: no job starts after it.
+        let job = state.withLock { state -> ImageJob?? in
+            guard !state.isShutDown else { return .none }
+            if let job = state.jobs[key], job.add(task) { return .some(nil) }
             let job = ImageJob(key: key, request: task.request, manager: self)
             _ = job.add(task)
             state.jobs[key] = job
-            return job
+            return .some(job)
         }
+        guard let job else { return task.deliver(.finished(.failure(.cancelled))) }
         job?.start()
     }
 
@@ -303,6 +332,33 @@ public final class ImageManager: Sendable {
     func removeJob(_ job: ImageJob) {
         state.withLock { state in
             if state.jobs[job.key] === job { state.jobs[job.key] = nil }
+        }
+    }
+}
+
+/// Runs `body` with a manager of its own — its own downloader (made with `downloader`), decoding and processing
+/// threads — and shuts both down when `body` returns or throws: loads still under way are cancelled, and nothing of
+/// the manager outlives the call.
+///
+/// ```swift
+/// let sizes = try await withImageManager { manager in
+///     try await manager.image(for: url).image.width
+/// }
+/// ```
+public func withImageManager<Result>(
+    cache: ImageCache = ImageCache(), configuration: ImageManager.Configuration = ImageManager.Configuration(),
+    downloader: ImageDownloader.Configuration = ImageDownloader.Configuration(),
+    _ body: (ImageManager) async throws -> Result
+) async throws -> Result {
+    try await withImageDownloader(configuration: downloader) { loader in
+        let manager = ImageManager(cache: cache, downloader: loader, configuration: configuration)
+        do {
+            let result = try await body(manager)
+            await manager.shutdown()
+            return result
+        } catch {
+            await manager.shutdown()
+            throw error
         }
     }
 }
