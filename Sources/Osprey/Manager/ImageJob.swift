@@ -24,6 +24,8 @@ final class ImageJob: Sendable {
         var isClosed = false
         var isDetached = false
         var runner: Task<Void, Never>?
+        /// Callers of ``wait()`` that came before ``start()`` made the runner.
+        var runnerWaiters: [CheckedContinuation<Task<Void, Never>, Never>] = []
         var dataTask: (any DataLoadingTask)?
         var isPreviewing = false
     }
@@ -100,19 +102,26 @@ final class ImageJob: Sendable {
     func start() {
         manager.jobStarted(self)
         let runner = Task { await self.run() }
-        let abandoned = state.withLock { state in
+        let (abandoned, waiters) = state.withLock { state in
             state.runner = runner
-            return state.isClosed
+            defer { state.runnerWaiters = [] }
+            return (state.isClosed, state.runnerWaiters)
         }
+        for waiter in waiters { waiter.resume(returning: runner) }
         if abandoned { runner.cancel() }
     }
 
-    /// Waits for the job's work to end.
+    /// Waits for the job's work to end (suspended, not polling, when its runner is not made yet).
     func wait() async {
-        while true {
-            if let runner = state.withLock({ $0.runner }) { return await runner.value }
-            await Task.yield()
+        let runner = await withCheckedContinuation { (continuation: CheckedContinuation<Task<Void, Never>, Never>) in
+            let existing = state.withLock { state -> Task<Void, Never>? in
+                if let runner = state.runner { return runner }
+                state.runnerWaiters.append(continuation)
+                return nil
+            }
+            if let existing { continuation.resume(returning: existing) }
         }
+        await runner.value
     }
 
     private func run() async {
