@@ -204,11 +204,12 @@ public final class ImageManager: Sendable {
 
     // MARK: Lifetime
 
-    /// Ends the manager's work: every load under way is cancelled (an async load throws ``ImageError/cancelled``; a
-    /// callback load, cancelled, is not called back), a detached job runs to its end, and once every job has ended
-    /// the manager's decoding and processing threads stop. Every load asked for afterwards fails at once with
-    /// ``ImageError/cancelled``. Calling it again waits for the same end. ``withImageManager(cache:configuration:downloader:_:)``
-    /// calls it for you.
+    /// Ends the manager's work: every image load under way is cancelled (an async load throws
+    /// ``ImageError/cancelled``; a callback load, cancelled, is not called back), a detached job runs to its end, and
+    /// once every job has ended the manager's decoding and processing threads stop. A data load under way, which
+    /// holds none of them, runs to its end in its caller's task. Every load asked for afterwards, image or data,
+    /// fails at once with ``ImageError/cancelled``. Calling it again waits for the same end.
+    /// ``withImageManager(cache:configuration:downloader:_:)`` calls it for you.
     public func shutdown() async {
         let first = state.withLock { state -> Bool in
             defer { state.isShutDown = true }
