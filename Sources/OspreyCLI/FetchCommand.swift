@@ -209,12 +209,21 @@ struct FetchCommand: AsyncParsableCommand {
     /// Whether bytes loaded without decoding are in the disk cache now, and why not when their write failed or was
     /// forbidden.
     static func diskState(of result: DataResult) -> (Bool, String?) {
-        switch (result.cacheType, result.diskStore) {
-        case (.disk, _): return (true, nil)
-        case (_, .stored?): return (true, nil)
-        case (_, .failed(let error)?): return (false, error.description)
-        case (_, .forbiddenByOrigin?): return (false, "the origin forbids storing it (Cache-Control: no-store)")
-        case (.memory, nil), (.none, nil): return (false, nil)  // --no-cache or --memory-only
+        diskState(result.cacheType, result.diskStore) ?? (false, nil)  // memory bytes: --memory-only
+    }
+
+    /// Whether a load's image is on disk from where it came and its store's outcome, and why not; `nil` for a memory
+    /// hit, which says nothing of the disk.
+    private static func diskState(
+        _ cacheType: ImageResult.CacheType, _ store: DiskStoreOutcome?
+    ) -> (Bool, String?)? {
+        switch (cacheType, store) {
+        case (.disk, _): (true, nil)
+        case (_, .stored?): (true, nil)
+        case (_, .failed(let error)?): (false, error.description)
+        case (_, .forbiddenByOrigin?): (false, "the origin forbids storing it (Cache-Control: no-store)")
+        case (.memory, nil): nil
+        case (.none, nil): (false, nil)  // --no-cache or --memory-only
         }
     }
 
@@ -249,14 +258,8 @@ struct FetchCommand: AsyncParsableCommand {
 
     /// Whether the image of `result` is in the disk cache now, and why not when its write failed or was forbidden.
     static func diskState(of result: ImageResult, manager: ImageManager) async -> (Bool, String?) {
-        switch (result.cacheType, result.diskStore) {
-        case (.disk, _): return (true, nil)
-        case (_, .stored?): return (true, nil)
-        case (_, .failed(let error)?): return (false, error.description)
-        case (_, .forbiddenByOrigin?): return (false, "the origin forbids storing it (Cache-Control: no-store)")
-        case (.memory, nil): return (await manager.isCachedOnDisk(result.url), nil)
-        case (.none, nil): return (false, nil)  // --no-cache or --memory-only
-        }
+        if let state = diskState(result.cacheType, result.diskStore) { return state }
+        return (await manager.isCachedOnDisk(result.url), nil)
     }
 
     /// How many loads `fetch` keeps under way; the downloader's queue decides which transfers run.

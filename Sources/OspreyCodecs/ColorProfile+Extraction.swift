@@ -1,4 +1,3 @@
-internal import COspreyDeflate
 internal import COspreyLCMS
 internal import COspreyWebP
 
@@ -43,6 +42,11 @@ extension ColorProfile {
         var warnings: [DecodingWarning] {
             if case .unusable(let reason) = self { [.colorProfileIgnored(reason: reason)] } else { [] }
         }
+    }
+
+    /// What a decoder with `options` finds: nothing when they ignore profiles, else ``lookup(in:format:)``.
+    static func lookup(in bytes: UnsafeRawBufferPointer, format: ImageFormat, options: DecodingOptions) -> Lookup {
+        options.colorHandling == .ignore ? .none : lookup(in: bytes, format: format)
     }
 
     /// The profile `bytes` (an encoded image of `format`) embeds, or why the one it embeds cannot be used.
@@ -158,25 +162,8 @@ extension ColorProfile {
     private static func inflatedICCP(_ chunk: UnsafeRawBufferPointer) -> [UInt8]? {
         guard let nul = chunk.prefix(80).firstIndex(of: 0), nul >= 1, nul + 2 < chunk.count, chunk[nul + 1] == 0
         else { return nil }
-        let stream = UnsafeRawBufferPointer(rebasing: chunk[(nul + 2)...])
-        guard let decompressor = libdeflate_alloc_decompressor() else { return nil }
-        defer { libdeflate_free_decompressor(decompressor) }
-        // Profiles are rarely over a few kilobytes: start at 64 KiB and grow, up to the largest profile read.
-        var capacity = 64 << 10
-        while capacity <= ColorProfiles.maximumSize {
-            var output = [UInt8](repeating: 0, count: capacity)
-            var produced = 0
-            let result = output.withUnsafeMutableBytes { target in
-                libdeflate_zlib_decompress(
-                    decompressor, stream.baseAddress, stream.count, target.baseAddress, capacity, &produced)
-            }
-            switch result {
-            case LIBDEFLATE_SUCCESS: return Array(output.prefix(produced))
-            case LIBDEFLATE_INSUFFICIENT_SPACE: capacity *= 4
-            default: return nil
-            }
-        }
-        return nil
+        // Up to the largest profile read.
+        return Zlib.inflated(UnsafeRawBufferPointer(rebasing: chunk[(nul + 2)...]), limit: ColorProfiles.maximumSize)
     }
 
     /// A matrix-shaper profile with these chromaticities (CIE xy) and a pure power-law tone curve.

@@ -61,28 +61,23 @@ struct TIFFReader {
         let count: Int
     }
 
-    let bytes: [UInt8]
-    let littleEndian: Bool
-    private(set) var entries: [Entry]
+    private let tiff: TIFFBytes<[UInt8]>
+    let entries: [Entry]
+
+    var bytes: [UInt8] { tiff.bytes }
+    var littleEndian: Bool { tiff.littleEndian }
 
     init?(_ bytes: [UInt8]) {
-        guard bytes.count >= 8 else { return nil }
-        switch (bytes[0], bytes[1]) {
-        case (0x49, 0x49): littleEndian = true
-        case (0x4D, 0x4D): littleEndian = false
-        default: return nil
-        }
-        self.bytes = bytes
-        self.entries = []
-        guard read16(2) == 42, let ifd = read32(4), let count = read16(ifd), count <= 1_000 else { return nil }
+        guard let tiff = TIFFBytes(bytes), let ifd = tiff.read32(4), let count = tiff.read16(ifd), count <= 1_000
+        else { return nil }
         var entries: [Entry] = []
         for index in 0..<count {
             let offset = ifd + 2 + index * 12
-            guard let tag = read16(offset), let type = read16(offset + 2), let count = read32(offset + 4) else {
-                return nil
-            }
+            guard let tag = tiff.read16(offset), let type = tiff.read16(offset + 2), let count = tiff.read32(offset + 4)
+            else { return nil }
             entries.append(Entry(offset: offset, tag: tag, type: type, count: count))
         }
+        self.tiff = tiff
         self.entries = entries
     }
 
@@ -94,21 +89,10 @@ struct TIFFReader {
     func data(of entry: Entry) -> [UInt8]? {
         guard entry.count >= 0, entry.count <= 65_536 else { return nil }
         if entry.count <= 4 { return Array(bytes[(entry.offset + 8)..<(entry.offset + 8 + entry.count)]) }
-        guard let start = read32(entry.offset + 8), start >= 0, start + entry.count <= bytes.count else { return nil }
+        guard let start = tiff.read32(entry.offset + 8), start >= 0, start + entry.count <= bytes.count else {
+            return nil
+        }
         return Array(bytes[start..<start + entry.count])
-    }
-
-    func read16(_ offset: Int) -> Int? {
-        guard offset >= 0, offset + 2 <= bytes.count else { return nil }
-        let (a, b) = (Int(bytes[offset]), Int(bytes[offset + 1]))
-        return littleEndian ? a | b << 8 : a << 8 | b
-    }
-
-    func read32(_ offset: Int) -> Int? {
-        guard let low = read16(littleEndian ? offset : offset + 2),
-            let high = read16(littleEndian ? offset + 2 : offset)
-        else { return nil }
-        return low | high << 16
     }
 }
 

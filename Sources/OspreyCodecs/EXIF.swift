@@ -7,31 +7,14 @@ enum EXIF {
         if bytes.count >= 6, Array(bytes[0..<6]) == [0x45, 0x78, 0x69, 0x66, 0, 0] {  // "Exif\0\0"
             bytes = UnsafeRawBufferPointer(rebasing: bytes[6...])
         }
-        guard bytes.count >= 8 else { return nil }
-        let littleEndian: Bool
-        switch (bytes[0], bytes[1]) {
-        case (0x49, 0x49): littleEndian = true  // "II"
-        case (0x4D, 0x4D): littleEndian = false  // "MM"
-        default: return nil
-        }
-        func read16(_ offset: Int) -> Int? {
-            guard offset >= 0, offset + 2 <= bytes.count else { return nil }
-            let a = Int(bytes[offset])
-            let b = Int(bytes[offset + 1])
-            return littleEndian ? a | b << 8 : a << 8 | b
-        }
-        func read32(_ offset: Int) -> Int? {
-            guard let low = read16(littleEndian ? offset : offset + 2),
-                let high = read16(littleEndian ? offset + 2 : offset)
-            else { return nil }
-            return low | high << 16
-        }
-        guard read16(2) == 42, let ifd = read32(4), let count = read16(ifd) else { return nil }
+        guard let tiff = TIFFBytes(bytes), let ifd = tiff.read32(4), let count = tiff.read16(ifd) else { return nil }
         for index in 0..<count {
             let entry = ifd + 2 + index * 12
-            guard let tag = read16(entry) else { return nil }
+            guard let tag = tiff.read16(entry) else { return nil }
             if tag == 0x0112 {
-                guard let type = read16(entry + 2), type == 3, let value = read16(entry + 8) else { return nil }
+                guard let type = tiff.read16(entry + 2), type == 3, let value = tiff.read16(entry + 8) else {
+                    return nil
+                }
                 return ImageOrientation(rawValue: value)
             }
         }
@@ -109,5 +92,37 @@ enum PNGChunks {
     /// Whether `png` has a chunk of `type`.
     static func contains(_ type: String, in png: UnsafeRawBufferPointer) -> Bool {
         first(type, in: png) != nil
+    }
+}
+
+/// The bytes of a TIFF structure (EXIF's), read in its byte order with every offset checked.
+struct TIFFBytes<Bytes: RandomAccessCollection> where Bytes.Element == UInt8, Bytes.Index == Int {
+    let bytes: Bytes
+    /// "II" (Intel) rather than "MM" (Motorola).
+    let littleEndian: Bool
+
+    /// `nil` unless `bytes` (indexed from 0) start with a TIFF header: a byte order and the number 42.
+    init?(_ bytes: Bytes) {
+        guard bytes.startIndex == 0, bytes.count >= 8 else { return nil }
+        switch (bytes[0], bytes[1]) {
+        case (0x49, 0x49): littleEndian = true  // "II"
+        case (0x4D, 0x4D): littleEndian = false  // "MM"
+        default: return nil
+        }
+        self.bytes = bytes
+        guard read16(2) == 42 else { return nil }
+    }
+
+    func read16(_ offset: Int) -> Int? {
+        guard offset >= 0, offset + 2 <= bytes.count else { return nil }
+        let (a, b) = (Int(bytes[offset]), Int(bytes[offset + 1]))
+        return littleEndian ? a | b << 8 : a << 8 | b
+    }
+
+    func read32(_ offset: Int) -> Int? {
+        guard let low = read16(littleEndian ? offset : offset + 2),
+            let high = read16(littleEndian ? offset + 2 : offset)
+        else { return nil }
+        return low | high << 16
     }
 }

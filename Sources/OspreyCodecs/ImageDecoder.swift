@@ -39,19 +39,17 @@ public enum ImageDecoder {
         Result { () throws(CodecError) -> Image in
             guard let decoder = options.coders.decoder(recognizing: bytes) else { throw .unsupportedFormat }
             guard decoder is any BuiltInCoder else { return try decodeRegistered(bytes, decoder, options: options) }
-            try checkDeclaredSize(bytes, decoder, limit: options.limits.maxSourcePixelCount)
+            // A header that cannot be read is left to the decoder, which reports it in its own words.
+            if let limit = options.limits.maxSourcePixelCount, let header = try? decoder.header(of: bytes) {
+                try check(header, within: limit)
+            }
             return try decoder.decode(bytes, options: options)
         }
     }
 
-    /// Throws ``CodecError/tooManyPixels(width:height:limit:)`` when the header declares more pixels than `limit`.
-    /// A header that cannot be read is left to the decoder, which reports it in its own words.
-    private static func checkDeclaredSize(
-        _ bytes: UnsafeRawBufferPointer, _ decoder: any ImageDecoding, limit: Int?
-    ) throws(CodecError) {
-        guard let limit, let header = try? decoder.header(of: bytes) else { return }
-        let (pixels, overflow) = header.width.multipliedReportingOverflow(by: header.height)
-        if overflow || pixels > limit {
+    /// Throws ``CodecError/tooManyPixels(width:height:limit:)`` when `header` declares more pixels than `limit`.
+    private static func check(_ header: ImageHeader, within limit: Int) throws(CodecError) {
+        guard saturating(header.width, header.height) <= limit else {
             throw .tooManyPixels(width: header.width, height: header.height, limit: limit)
         }
     }
@@ -64,11 +62,7 @@ public enum ImageDecoder {
         let limits = options.limits
         // Unlike a built-in decoder, which checks what it will allocate itself, this one runs only on a header
         // that says how large the image is, and is within the limits at full size.
-        let header = try decoder.header(of: bytes)
-        let limit = min(limits.maxPixelCount, limits.maxSourcePixelCount ?? .max)
-        guard saturating(header.width, header.height) <= limit else {
-            throw .tooManyPixels(width: header.width, height: header.height, limit: limit)
-        }
+        try check(decoder.header(of: bytes), within: min(limits.maxPixelCount, limits.maxSourcePixelCount ?? .max))
         let decoded = try decoder.decode(bytes, options: options)
         guard decoded.frames.count <= limits.maxFrameCount else {
             throw .tooManyFrames(count: decoded.frames.count, limit: limits.maxFrameCount)

@@ -1,4 +1,3 @@
-internal import COspreyDeflate
 internal import COspreyWebP
 
 /// What an image file says about itself beside its pixels and colour profile: EXIF and XMP, as the file held them.
@@ -117,7 +116,7 @@ public struct ImageMetadata: Sendable, Hashable {
                 rest = rest[(nul + 1)...]
             }
             let text = UnsafeRawBufferPointer(rebasing: rest)
-            metadata.xmp = compressed ? inflated(text) : Array(text)
+            metadata.xmp = compressed ? Zlib.inflated(text, limit: 16 << 20) : Array(text)
             return false
         }
         return metadata
@@ -137,26 +136,5 @@ public struct ImageMetadata: Sendable, Hashable {
             return bytes
         }
         return ImageMetadata(exif: chunk("EXIF"), xmp: chunk("XMP "))
-    }
-
-    /// A zlib stream inflated, up to 16 MiB.
-    private static func inflated(_ stream: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard let decompressor = libdeflate_alloc_decompressor() else { return nil }
-        defer { libdeflate_free_decompressor(decompressor) }
-        var capacity = 64 << 10
-        while capacity <= 16 << 20 {
-            var output = [UInt8](repeating: 0, count: capacity)
-            var produced = 0
-            let result = output.withUnsafeMutableBytes { target in
-                libdeflate_zlib_decompress(
-                    decompressor, stream.baseAddress, stream.count, target.baseAddress, capacity, &produced)
-            }
-            switch result {
-            case LIBDEFLATE_SUCCESS: return Array(output.prefix(produced))
-            case LIBDEFLATE_INSUFFICIENT_SPACE: capacity *= 4
-            default: return nil
-            }
-        }
-        return nil
     }
 }

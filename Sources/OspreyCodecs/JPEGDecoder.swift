@@ -15,7 +15,7 @@ enum JPEGDecoder {
         request.maxScans = UInt32(clamping: options.limits.maxScanCount)
         request.allowPartial = options.allowsPartialImages ? 1 : 0
         // A profiled CMYK file is converted by its profile: the decoder hands the CMYK values over as stored.
-        let lookup = options.colorHandling == .ignore ? .none : ColorProfile.lookup(in: bytes, format: .jpeg)
+        let lookup = ColorProfile.lookup(in: bytes, format: .jpeg, options: options)
         let profile = lookup.profile
         request.keepCMYK = profile?.colorSpace == .cmyk ? 1 : 0
         // An RGB or gray profile converts the rows as they are decoded, while they are in the cache, and for a large

@@ -61,7 +61,7 @@ enum PNGDecoder {
             format: PixelFormat(components: Int(result.components)),
             bytesPerRow: Int(result.bytesPerRow)
         )
-        let lookup = options.colorHandling == .ignore ? .none : ColorProfile.lookup(in: bytes, format: .png)
+        let lookup = ColorProfile.lookup(in: bytes, format: .png, options: options)
         let image = try ImageDecoder.still(
             pixels, orientation: orientation, format: .png, options: options, profile: lookup.profile,
             warnings: lookup.warnings)

@@ -12,7 +12,7 @@ enum WebPDecoder {
         }
         let canvas = ImageSize(width: Int(features.width), height: Int(features.height))
         let container = Container(base, count: bytes.count)
-        let lookup = options.colorHandling == .ignore ? .none : ColorProfile.lookup(in: bytes, format: .webp)
+        let lookup = ColorProfile.lookup(in: bytes, format: .webp, options: options)
         if features.has_animation != 0 {
             var image = try decodeAnimation(
                 base, count: bytes.count, canvas: canvas, container: container, options: options,

@@ -257,6 +257,17 @@ public final class DiskCache: Sendable {
     /// index yet).
     public var isMemoryOnly: Bool { state.withLock { $0.isMemoryOnly } }
 
+    /// Throws, for a store under `key`, when the cache is memory-only (its directory unusable, or read-only with no
+    /// index): a caller that reports what became of its store says so instead of counting a write that stored
+    /// nothing as done.
+    func requireDirectory(toStore key: String) throws(OspreyError) {
+        guard isMemoryOnly else { return }
+        let reason =
+            configuration.isReadOnly
+            ? "the disk cache is read-only" : "the disk cache's directory cannot be used; caching in memory only"
+        throw .cacheWriteFailed(key: key, reason: reason)
+    }
+
     /// Whether the cache reads its directory but writes nothing: ``Configuration/isReadOnly``, or a directory this
     /// process cannot write (a read-only mount). Stores then fail with ``OspreyError/cacheWriteFailed(key:reason:)``.
     public var isReadOnly: Bool { state.withLock { $0.isReadOnly } }

@@ -361,13 +361,7 @@ extension ImageJob {
         return { [self] in
             await observe(.store)
             do throws(OspreyError) {
-                guard !cache.diskCache.isMemoryOnly else {
-                    let reason =
-                        cache.diskCache.configuration.isReadOnly
-                        ? "the disk cache is read-only"
-                        : "the disk cache's directory cannot be used; caching in memory only"
-                    throw .cacheWriteFailed(key: baseKey, reason: reason)
-                }
+                try cache.diskCache.requireDirectory(toStore: baseKey)
                 if let staged {
                     try await cache.diskCache.finishStore(staged)
                 } else if let originalToEncode {

@@ -102,12 +102,7 @@ extension ImageManager {
             return loaded
         }
         do throws(OspreyError) {
-            if cache.diskCache.isMemoryOnly {
-                let reason =
-                    cache.diskCache.configuration.isReadOnly
-                    ? "the disk cache is read-only" : "the disk cache's directory cannot be used"
-                throw .cacheWriteFailed(key: baseKey, reason: reason)
-            }
+            try cache.diskCache.requireDirectory(toStore: baseKey)
             try await cache.diskCache.store(response.body, forKey: baseKey, validators: response.validators)
             loaded.diskStore = .stored
         } catch {
