@@ -35,7 +35,9 @@ extension EXIF {
 
     /// `tiff` with its IFD0 orientation (if any) set to 1, top-left: an encoder writes upright pixels.
     static func withOrientationReset(_ tiff: [UInt8]) -> [UInt8] {
-        guard let reader = TIFFReader(tiff), let entry = reader.entry(0x0112), entry.type == 3, entry.count == 1
+        // The value's two bytes must be there: the entry's first eight are all reading the IFD checked.
+        guard let reader = TIFFReader(tiff), let entry = reader.entry(0x0112), entry.type == 3, entry.count == 1,
+            entry.offset + 10 <= tiff.count
         else { return tiff }
         var output = tiff
         let value = entry.offset + 8
@@ -88,7 +90,11 @@ struct TIFFReader {
     /// An entry's value bytes (ASCII and BYTE types): inline when four bytes or fewer, else at its offset.
     func data(of entry: Entry) -> [UInt8]? {
         guard entry.count >= 0, entry.count <= 65_536 else { return nil }
-        if entry.count <= 4 { return Array(bytes[(entry.offset + 8)..<(entry.offset + 8 + entry.count)]) }
+        if entry.count <= 4 {
+            // Inline, in the entry's last four bytes, which an IFD cut short may not have.
+            guard entry.offset + 8 + entry.count <= bytes.count else { return nil }
+            return Array(bytes[(entry.offset + 8)..<(entry.offset + 8 + entry.count)])
+        }
         guard let start = tiff.read32(entry.offset + 8), start >= 0, start + entry.count <= bytes.count else {
             return nil
         }

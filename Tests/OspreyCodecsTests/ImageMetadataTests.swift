@@ -62,4 +62,25 @@ import Testing
         let xmp = String(decoding: try #require(kept.xmp), as: UTF8.self)
         #expect(xmp.contains("tiff:Orientation=\"1\"") && xmp.contains("private notes"))
     }
+
+    @Test(
+        "an IFD cut short after an entry's first eight bytes is read without running past its end",
+        arguments: [UInt16(0x013B), 0x0112])
+    func aTruncatedEntryIsNotReadPastTheEnd(tag: UInt16) throws {
+        // "II", 42, IFD0 at 8, one entry (Artist, ASCII × 3; or Orientation, SHORT × 1) whose value bytes are missing.
+        let type: UInt8 = tag == 0x0112 ? 3 : 2
+        let count: UInt8 = tag == 0x0112 ? 1 : 3
+        let exif: [UInt8] = [
+            0x49, 0x49, 42, 0, 8, 0, 0, 0, 1, 0, UInt8(tag & 0xFF), UInt8(tag >> 8), type, 0, count, 0, 0, 0,
+        ]
+        var image = Image(pixels: try PixelBuffer(width: 2, height: 2, format: .rgb8))
+        image.metadata = ImageMetadata(exif: exif)
+        for policy in [ImageMetadata.Policy.copyright, .all] {
+            var options = EncodingOptions()
+            options.metadata = policy
+            let written = ImageMetadata(embeddedIn: try ImageEncoder.encode(image, as: .jpeg, options: options))
+            // Nothing to keep for the copyright policy; everything, as it was, for .all.
+            #expect(written.exif == (policy == .all ? exif : nil), "\(policy)")
+        }
+    }
 }

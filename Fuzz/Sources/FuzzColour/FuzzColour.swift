@@ -5,7 +5,7 @@ import OspreyCodecs
 ///
 /// An input that is a JPEG, PNG or WebP (the seeds are the corpus's colour-managed files) is decoded as it is, so
 /// that the profile's container is fuzzed too: JPEG's numbered `APP2` segments, PNG's compressed `iCCP`, WebP's
-/// `ICCP`. Any other input is taken as the profile itself and embedded in the `APP2` segments of a small RGB JPEG
+/// `ICCP`; and its EXIF and XMP go through the metadata writers. Any other input is taken as the profile itself and embedded in the `APP2` segments of a small RGB JPEG
 /// and a small gray one, so that every byte of it reaches Little CMS and our transform tables.
 @_cdecl("FuzzColour_main")
 public func fuzzMain(_ argc: CInt, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> CInt {
@@ -30,9 +30,14 @@ private func decodeEveryWay(_ bytes: UnsafeRawBufferPointer) {
     _ = try? ImageDecoder.decode(bytes, options: options)
     options.colorHandling = .keepProfile
     if let image = try? ImageDecoder.decode(bytes, options: options) {
-        // The kept profile goes out again: the encoders' APP2, iCCP and ICCP writers.
-        _ = try? ImageEncoder.encode(image, as: .jpeg)
-        _ = try? ImageEncoder.encode(image, as: .webp)
+        // The kept profile goes out again (the encoders' APP2, iCCP and ICCP writers), with the file's EXIF and XMP
+        // as the copyright and keep-all policies rewrite them.
+        for policy in [ImageMetadata.Policy.copyright, .all] {
+            var encoding = EncodingOptions()
+            encoding.metadata = policy
+            _ = try? ImageEncoder.encode(image, as: .jpeg, options: encoding)
+            _ = try? ImageEncoder.encode(image, as: .webp, options: encoding)
+        }
     }
 }
 
