@@ -20,6 +20,8 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
     case decodingFailed(CodecError)
     /// A processor, or the transform hook, threw.
     case processingFailed(identifier: String, reason: String)
+    /// The image could not be encoded as `format` (``ImageManager/encodedImage(for:as:)``).
+    case encodingFailed(format: ImageFormat, CodecError)
     /// The manager's ``ImageManager/Configuration/memoryBudget`` did not grant what decoding and processing the image
     /// would take: it alone needs more than the budget (a lasting failure), or too many decodes waited, for too long.
     case insufficientMemory(MemoryBudget.Refusal)
@@ -47,6 +49,7 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
         case .downloadFailed(let error): "download.\(error.shortDescription)"
         case .decodingFailed: "decodingFailed"
         case .processingFailed: "processingFailed"
+        case .encodingFailed: "encodingFailed"
         case .insufficientMemory: "insufficientMemory"
         case .cancelled: "cancelled"
         }
@@ -62,6 +65,7 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
         case .downloadFailed(let error): "download failed: \(error)"
         case .decodingFailed(let error): "cannot decode the image: \(error)"
         case .processingFailed(let identifier, let reason): "processor '\(identifier)' failed: \(reason)"
+        case .encodingFailed(let format, let error): "cannot encode as \(format.name): \(error)"
         case .insufficientMemory(let refusal): "not enough memory: \(refusal)"
         case .cancelled: "cancelled"
         }

@@ -43,6 +43,9 @@ public struct ImageRequest: Sendable {
     public var cache: ImageCache?
     /// The loader to use instead of the manager's. `nil` by default.
     public var loader: (any DataLoading)?
+    /// Whether the final image is kept in memory, and with ``ImageManager/Configuration/storesProcessedImagesOnDisk``
+    /// on disk, under the variant key: not for the image an encoded load encodes, whose bytes are kept instead.
+    var keepsVariant = true
 
     /// Makes a request for `url`.
     ///

@@ -32,6 +32,7 @@ public func buildApplication(
     }
     router.get("/metrics") { _, _ in
         metrics.record(proxy.memoryBudget.usage)
+        metrics.record(proxy.manager.statistics)
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
         return Response(
@@ -222,12 +223,12 @@ struct ProxyService: Service {
 /// The body of `GET /health`.
 struct HealthResponse: ResponseEncodable {
     struct CacheStats: Encodable {
+        /// Encoded results in memory, and their bytes.
         let resultsInMemory: Int
         let resultsInMemoryBytes: Int
-        let resultsOnDisk: Int
-        let resultsOnDiskBytes: Int
-        let sourcesOnDisk: Int
-        let sourcesOnDiskBytes: Int
+        /// Entries on disk (sources and rendered results), and their bytes.
+        let entriesOnDisk: Int
+        let entriesOnDiskBytes: Int
     }
 
     let status: String
@@ -239,11 +240,10 @@ struct HealthResponse: ResponseEncodable {
         status = "ok"
         version = OspreyVersion.current
         requestsInFlight = proxy.requestsInFlight
-        let results = await proxy.diskResults.totals()
-        let sources = await proxy.manager.cache.diskCache.totals()
+        let memory = proxy.manager.cache.encodedMemoryTotals
+        let disk = await proxy.manager.cache.diskCache.totals()
         cache = CacheStats(
-            resultsInMemory: proxy.memoryResultCount, resultsInMemoryBytes: proxy.memoryResultBytes,
-            resultsOnDisk: results.count, resultsOnDiskBytes: results.size, sourcesOnDisk: sources.count,
-            sourcesOnDiskBytes: sources.size)
+            resultsInMemory: memory.count, resultsInMemoryBytes: memory.bytes, entriesOnDisk: disk.count,
+            entriesOnDiskBytes: disk.size)
     }
 }

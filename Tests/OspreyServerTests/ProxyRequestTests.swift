@@ -295,6 +295,39 @@ import Testing
         }
     }
 
+    @Test("20 concurrent requests for 10 sizes × 2 formats of one cold source: one origin fetch, 20 encodes")
+    func manyVariantsOfOneSourceShareItsFetch() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/photo.jpg", .ok(try Fixtures.jpeg(width: 1200, height: 900)))
+            try await withProxy { client in
+                let variants = stride(from: 60, through: 510, by: 50).flatMap { width in
+                    ["jpeg", "webp"].map { (width, $0) }
+                }
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for (width, format) in variants {
+                        group.addTask {
+                            let uri = imageURI([
+                                ("url", origin.url("/photo.jpg")), ("w", "\(width)"), ("format", format),
+                            ])
+                            let response = try await client.execute(uri: uri, method: .get)
+                            #expect(response.status == .ok)
+                            #expect(response.headers[.contentType] == "image/\(format)")
+                            #expect(try Fixtures.decode(response.body).width == width)
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                #expect(origin.requestCount("/photo.jpg") == 1)
+                let text = String(buffer: try await client.execute(uri: "/metrics", method: .get).body)
+                #expect(text.contains("osprey_pipeline_encodes 20"))
+                // Each size decoded at most once, whatever the timing; with the download shared, usually once in all.
+                let decodes = text.split(separator: "\n").first { $0.hasPrefix("osprey_pipeline_decodes ") }
+                let count = decodes.flatMap { Double($0.split(separator: " ").last ?? "") } ?? .infinity
+                #expect(count >= 1 && count <= 10)
+            }
+        }
+    }
+
     @Test func healthAndMetricsReport() async throws {
         try await withOriginServer(testDataDirectory: nil) { origin in
             origin.route("/photo.jpg", .ok(try Fixtures.jpeg()))

@@ -51,7 +51,9 @@ struct DecodingSizeHintTests {
             #expect(none.decodingSizeHint == nil)
             var explicit = try ImageRequest(url: url)
             explicit.decodingSizeHint = downsample
-            let keys = [byProcessor, none, explicit, try ImageRequest(url: url)].map(harness.manager.variantKey(for:))
+            let keys = [byProcessor, none, explicit, try ImageRequest(url: url)].map {
+                harness.manager.cacheKey(for: $0)
+            }
             #expect(Set(keys).count == 4, "\(keys)")
             // A request's own target size wins over the hint, and the key does not name the hint then.
             var sized = explicit

@@ -28,6 +28,13 @@ public final class ImageCache: Sendable {
         public var disk = DiskCache.Configuration()
         /// How disk hits are decoded. Default options by default.
         public var decoding = DecodingOptions()
+        /// The bytes of decoded sources an ``ImageManager`` keeps in memory beside the final images, so that another
+        /// variant of a source (another size, other processors, another output format) is made without reading and
+        /// decoding it again: `nil` (a quarter of the memory level's cost limit) by default, 0 for none.
+        public var decodedSourceCostLimit: Int?
+        /// The bytes of encoded images (``ImageManager/encodedImage(for:as:)``) kept in memory: `nil` (a quarter of
+        /// the memory level's cost limit) by default, 0 for none.
+        public var encodedCostLimit: Int?
 
         /// The default configuration, with the disk cache in `namespace`.
         public init(namespace: String = "default") {
@@ -60,6 +67,10 @@ public final class ImageCache: Sendable {
     private let dataCache: MemoryCache<String, [UInt8]>
     /// The disk level.
     public let diskCache: DiskCache
+    /// Decoded sources, by base key, for the variants that follow.
+    let decodedSources: MemoryCache<String, DecodedSource>
+    /// Encoded variants, by their key.
+    let encodedImages: MemoryCache<String, EncodedImage>
 
     /// Makes the two levels from `configuration`.
     public init(configuration: Configuration = Configuration()) {
@@ -71,6 +82,18 @@ public final class ImageCache: Sendable {
         dataConfiguration.respondsToMemoryPressure = configuration.memory.respondsToMemoryPressure
         self.dataCache = MemoryCache(configuration: dataConfiguration)
         self.diskCache = DiskCache(configuration: configuration.disk)
+        var sourcesConfiguration = MemoryCache<String, DecodedSource>.Configuration(
+            costLimit: configuration.decodedSourceCostLimit ?? configuration.memory.costLimit / 4,
+            countLimit: configuration.memory.countLimit)
+        sourcesConfiguration.entryLifetime = configuration.memory.entryLifetime
+        sourcesConfiguration.respondsToMemoryPressure = configuration.memory.respondsToMemoryPressure
+        self.decodedSources = MemoryCache(configuration: sourcesConfiguration)
+        var encodedConfiguration = MemoryCache<String, EncodedImage>.Configuration(
+            costLimit: configuration.encodedCostLimit ?? configuration.memory.costLimit / 4,
+            countLimit: configuration.memory.countLimit)
+        encodedConfiguration.entryLifetime = configuration.memory.entryLifetime
+        encodedConfiguration.respondsToMemoryPressure = configuration.memory.respondsToMemoryPressure
+        self.encodedImages = MemoryCache(configuration: encodedConfiguration)
     }
 
     // MARK: Storing
@@ -143,6 +166,38 @@ public final class ImageCache: Sendable {
         return memoryCache.value(forKey: key)
     }
 
+    /// The encoded image in memory for `key` (a key of ``ImageManager/cacheKey(for:as:)``), at once.
+    public func encodedImage(forKey key: String) -> EncodedImage? {
+        guard configuration.storesInMemory else { return nil }
+        return encodedImages.value(forKey: key)
+    }
+
+    /// Keeps `encoded` in memory for `key`.
+    func storeEncodedInMemory(_ encoded: EncodedImage, forKey key: String) {
+        guard configuration.storesInMemory else { return }
+        encodedImages.setValue(encoded, forKey: key, cost: encoded.bytes.count)
+    }
+
+    /// How many encoded images are in memory, and their bytes.
+    public var encodedMemoryTotals: (count: Int, bytes: Int) { (encodedImages.count, encodedImages.totalCost) }
+
+    /// The decoded source in memory for the base key `key`, when memory keeps decoded images.
+    func decodedSource(forKey key: String) -> DecodedSource? {
+        guard configuration.storesInMemory, configuration.decodeImages else { return nil }
+        return decodedSources.value(forKey: key)
+    }
+
+    /// Keeps `source` in memory for the base key `key`, unless a larger decode of it is there.
+    func storeDecodedSource(_ source: DecodedSource, forKey key: String) {
+        guard configuration.storesInMemory, configuration.decodeImages else { return }
+        if let kept = decodedSources.value(forKey: key), kept.header == source.header, kept.size != source.size,
+            kept.covers(source)
+        {
+            return
+        }
+        decodedSources.setValue(source, forKey: key, cost: source.image.cost)
+    }
+
     /// The bytes in memory for `key` when memory keeps bytes (``Configuration/decodeImages`` off).
     func dataInMemory(forKey key: String) -> [UInt8]? {
         guard configuration.storesInMemory, !configuration.decodeImages else { return nil }
@@ -205,6 +260,8 @@ public final class ImageCache: Sendable {
     public func removeImage(forKey key: String, fromDisk: Bool = true) async {
         memoryCache.removeValue(forKey: key)
         dataCache.removeValue(forKey: key)
+        decodedSources.removeValue(forKey: key)
+        encodedImages.removeValue(forKey: key)
         if fromDisk {
             await diskCache.removeData(forKey: key)
         }
@@ -214,6 +271,8 @@ public final class ImageCache: Sendable {
     public func clearMemory() {
         memoryCache.removeAll()
         dataCache.removeAll()
+        decodedSources.removeAll()
+        encodedImages.removeAll()
     }
 
     /// Empties the disk level.

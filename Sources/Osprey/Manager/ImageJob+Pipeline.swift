@@ -46,6 +46,12 @@ extension ImageJob {
 
         await observe(.download)
         guard !Task.isCancelled else { return (.failure(.cancelled), nil) }
+        // Said before the download, so that the first of the source's jobs to decode decodes for all of them.
+        let joinsDecode = sharesDecodes
+        if joinsDecode {
+            manager.sourceDecodes.join(sourceDecodeKey, job: ObjectIdentifier(self), decoder: decoder)
+        }
+        defer { if joinsDecode { manager.sourceDecodes.leave(sourceDecodeKey, job: ObjectIdentifier(self)) } }
         let response: DownloadResponse
         switch await download(validators: cached?.validators) {
         case .success(let downloaded): response = downloaded
@@ -61,6 +67,7 @@ extension ImageJob {
             // A copy stored before the origin said otherwise must not outlive its word.
             if !keepsInMemory { await cache.removeImage(forKey: key.variantKey, fromDisk: false) }
             if !keepsOnDisk { await cache.diskCache.removeData(forKey: baseKey) }
+            if response.body != cached?.originalBytes { cache.decodedSources.removeValue(forKey: baseKey) }
         }
         if let cached, response.isNotModified || cached.originalBytes == response.body {
             // The cached image is current; nothing new is delivered.
@@ -73,7 +80,7 @@ extension ImageJob {
         let decoded: Image
         let transformed: Image?
         let final: Image
-        switch await decodeAndProcess(response.body) {
+        switch await decodeAndProcess(response.body, keepsInMemory: keepsInMemory) {
         case .success(let images): (decoded, transformed, final) = images
         case .failure(let error): return (.failure(error), nil)
         }
@@ -83,7 +90,7 @@ extension ImageJob {
             image: final, data: transformed == nil ? response.body : nil, cacheType: .none, url: response.url,
             storagePermission: permission)
         let isOriginal = key.variantKey == baseKey
-        if keepsInMemory {
+        if keepsInMemory, request.keepsVariant {
             cache.storeInMemory(final, data: isOriginal ? result.data : nil, forKey: key.variantKey)
         }
         guard keepsOnDisk else {
@@ -114,6 +121,17 @@ extension ImageJob {
                 await preparedForRevalidation(
                     Cached(result: ImageResult(image: image, data: nil, cacheType: .memory, url: request.url))))
         }
+        if let derived = await derivedFromDecodedSource() {
+            switch derived {
+            case .success(let image):
+                if request.keepsVariant { cache.storeInMemory(image, data: nil, forKey: variantKey) }
+                return .success(
+                    await preparedForRevalidation(
+                        Cached(result: ImageResult(image: image, data: nil, cacheType: .memory, url: request.url))))
+            case .failure(let error):
+                return .failure(error)
+            }
+        }
         let diskCache = cache.diskCache
         let readsVariant = manager.configuration.storesProcessedImagesOnDisk && variantKey != baseKey
         var sources: [CachedSource] = []
@@ -132,13 +150,22 @@ extension ImageJob {
             defer { found.reservation?.release() }
             var image = found.image
             let isVariant = source == .variant
+            if !isVariant, sharesDecodes,
+                let header = try? ImageHeader(reading: found.bytes, coders: decoding.coders)
+            {
+                let size = decoder.size(for: header)
+                cache.storeDecodedSource(
+                    DecodedSource(image: image, header: header, size: size, options: decoding), forKey: baseKey)
+            }
             if !isVariant, !request.processors.isEmpty {
                 guard case .success(let processed) = await process(image) else { return .success(nil) }
                 image = processed
             }
             let original = isVariant ? nil : found.bytes
             let cacheType: ImageResult.CacheType = if case .memory = source { .memory } else { .disk }
-            cache.storeInMemory(image, data: variantKey == baseKey ? original : nil, forKey: variantKey)
+            if request.keepsVariant {
+                cache.storeInMemory(image, data: variantKey == baseKey ? original : nil, forKey: variantKey)
+            }
             return .success(
                 await preparedForRevalidation(
                     Cached(
@@ -146,6 +173,33 @@ extension ImageJob {
                         originalBytes: original)))
         }
         return .success(nil)
+    }
+
+    /// The variant made from a source decoded earlier and kept in memory, when one is there at a size this job's
+    /// decoder would not exceed: processed within the memory budget its processing needs. `nil` when there is none
+    /// (or the processors fail on it: the next source is tried).
+    private func derivedFromDecodedSource() async -> Result<Image, ImageError>? {
+        guard sharesDecodes, let source = cache.decodedSource(forKey: baseKey),
+            source.serves(decoder.size(for: source.header), options: decoding)
+        else { return nil }
+        var reservation: MemoryBudget.Reservation?
+        if let budget = manager.configuration.memoryBudget {
+            let image = source.image
+            let estimate = DecodingEstimate(
+                width: image.width, height: image.height, channels: image.pixelFormat.bytesPerPixel,
+                frameCount: image.frames.count, imageBytes: 0, peakBytes: 0)
+            let bytes = Self.processingBytes(after: estimate, processors: request.processors, transforms: false)
+            do throws(MemoryBudget.Refusal) {
+                reservation = try await budget.reserve(bytes)
+            } catch .cancelled {
+                return .failure(.cancelled)
+            } catch {
+                return .failure(.insufficientMemory(error))
+            }
+        }
+        defer { reservation?.release() }
+        guard case .success(let image) = await process(source.image) else { return nil }
+        return .success(image)
     }
 
     /// Where a cached image may be found, in the order they are tried.
@@ -193,6 +247,7 @@ extension ImageJob {
                 guard let granted = budget.reserveIfFree(count) else { return .needsMemory(bytes, count) }
                 reservation = granted
             }
+            manager.sourceDecodes.countDecode()
             guard let image = try? decoder.decode(bytes) else {
                 reservation?.release()
                 return .done(.miss)
@@ -212,6 +267,7 @@ extension ImageJob {
             } catch {
                 return .failure(.insufficientMemory(error))
             }
+            manager.sourceDecodes.countDecode()
             let image = await withTaskExecutorPreference(manager.decodingPool) { try? decoder.decode(bytes) }
             guard let image else {
                 reservation.release()
@@ -266,7 +322,7 @@ extension ImageJob {
     /// hook left it alone) and the final one. A lasting failure (undecodable, larger than the whole budget) enters
     /// the failed-URL list.
     private func decodeAndProcess(
-        _ bytes: [UInt8]
+        _ bytes: [UInt8], keepsInMemory: Bool
     ) async -> Result<(decoded: Image, transformed: Image?, final: Image), ImageError> {
         await observe(.decode)
         guard !Task.isCancelled else { return .failure(.cancelled) }
@@ -278,12 +334,8 @@ extension ImageJob {
             return .failure(error)
         }
         defer { reservation?.release() }
-        let decoder = self.decoder
         let decoded: Image
-        let outcome = await withTaskExecutorPreference(manager.decodingPool) {
-            Result { () throws(CodecError) in try decoder.decode(bytes) }
-        }
-        switch outcome {
+        switch await decode(bytes, keepsInMemory: keepsInMemory) {
         case .success(let image): decoded = image
         case .failure(let error):
             manager.failedURLs.record(request.url, failure: .decodingFailed(error))
@@ -301,6 +353,38 @@ extension ImageJob {
 
     /// How the job decodes bytes (see ``ImageManager/decoder(for:)``).
     var decoder: JobDecoder { JobDecoder(options: decoding, request: request) }
+
+    /// Whether the job shares its decode with the other variants of its source and uses a decoded source kept in
+    /// memory: not when the transform hook runs, which makes the source that variants derive from another image.
+    var sharesDecodes: Bool { manager.configuration.transformDownloadedImage == nil }
+
+    /// What makes the job's decode shareable with another's.
+    var sourceDecodeKey: SourceDecodes.Key {
+        SourceDecodes.Key(
+            baseKey: baseKey, firstFrameOnly: decoding.firstFrameOnly, pixelBudget: decoding.pixelBudget,
+            loader: ObjectIdentifier(loader as AnyObject))
+    }
+
+    /// Downloaded `bytes` decoded: by the decode the other variants of the source share (keeping its image in memory
+    /// for the variants that follow, when `keepsInMemory`), or alone on the decoding threads.
+    private func decode(_ bytes: [UInt8], keepsInMemory: Bool) async -> Result<Image, CodecError> {
+        let decoder = self.decoder
+        guard sharesDecodes else {
+            manager.sourceDecodes.countDecode()
+            return await withTaskExecutorPreference(manager.decodingPool) {
+                Result { () throws(CodecError) in try decoder.decode(bytes) }
+            }
+        }
+        let cache = self.cache
+        let baseKey = self.baseKey
+        return await manager.sourceDecodes.decode(
+            bytes, key: sourceDecodeKey, job: ObjectIdentifier(self), decoder: decoder, on: manager.decodingPool
+        ) { image, header, size in
+            guard keepsInMemory else { return }
+            cache.storeDecodedSource(
+                DecodedSource(image: image, header: header, size: size, options: self.decoding), forKey: baseKey)
+        }
+    }
 
     /// Runs the transform hook (unless the image is animated and the request did not ask) and the processors;
     /// returns the transformed image (`nil` when the hook left it alone) and the final one.
@@ -351,7 +435,8 @@ extension ImageJob {
         guard !request.options.contains(.cacheMemoryOnly) else { return nil }
         let baseKey = self.baseKey
         let variantKey = key.variantKey
-        let storesVariant = manager.configuration.storesProcessedImagesOnDisk && variantKey != baseKey
+        let storesVariant =
+            manager.configuration.storesProcessedImagesOnDisk && variantKey != baseKey && request.keepsVariant
         let cache = self.cache
         let logger = manager.configuration.logger
         let url = request.url
@@ -402,6 +487,13 @@ struct JobDecoder: Sendable {
     init(options: DecodingOptions) {
         self.options = options
         hint = nil
+    }
+
+    /// The size a decode of an image with `header` is asked for: the options' target size, else the hint's; `nil`
+    /// for the full size.
+    func size(for header: ImageHeader) -> ImageSize? {
+        if let size = options.targetSize { return size }
+        return (try? hint?.decodingSize(for: header)) ?? nil
     }
 
     /// The options a decode of `bytes` runs with.

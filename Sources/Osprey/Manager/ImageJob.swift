@@ -16,6 +16,8 @@ final class ImageJob: Sendable {
         let options: ImageRequest.Options
         let cache: ObjectIdentifier?
         let loader: ObjectIdentifier?
+        /// Whether the final image is kept as a variant (see ``ImageRequest/keepsVariant``).
+        let keepsVariant: Bool
     }
 
     private struct State {
@@ -214,8 +216,9 @@ extension ImageManager {
     /// will be delivered).
     func waitForJobs() async {
         while true {
-            let jobs = state.withLock { Array($0.runningJobs.values) }
-            guard !jobs.isEmpty else { return }
+            let (jobs, outputs) = state.withLock { (Array($0.runningJobs.values), Array($0.runningOutputs.values)) }
+            guard !jobs.isEmpty || !outputs.isEmpty else { return }
+            for output in outputs { await output.waitForEnd() }
             for job in jobs { await job.wait() }
         }
     }

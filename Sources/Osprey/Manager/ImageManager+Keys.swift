@@ -8,8 +8,9 @@ import OspreyCodecs
 // plus a canonical suffix for each of those, so a resized variant and the original never collide, and two requests
 // that would produce the same pixels share one entry.
 extension ImageManager {
-    /// The key a request's result is cached under: the base key, plus the decode size and processors when any.
-    func variantKey(for request: ImageRequest) -> String {
+    /// The key a request's result is cached under: the base key, plus the decode size and processors when any, and
+    /// the output it is encoded as.
+    func variantKey(for request: ImageRequest, output: ImageOutput? = nil) -> String {
         let base = cacheKey(for: request.url)
         let decoding = decodingOptions(for: request)
         var parts: [String] = []
@@ -21,6 +22,7 @@ extension ImageManager {
         if case .some(let hint) = request.explicitHint, request.targetSize == nil {
             parts.append("hint=\(hint?.identifier ?? "none")")
         }
+        if let output { parts.append(output.identifier) }
         return parts.isEmpty ? base : base + "#osprey:" + parts.joined(separator: ";")
     }
 
@@ -48,6 +50,6 @@ extension ImageManager {
             variantKey: variantKey(for: request),
             options: request.options.intersection(.shapingResult),
             cache: request.cache.map(ObjectIdentifier.init),
-            loader: request.loader.map { ObjectIdentifier($0 as AnyObject) })
+            loader: request.loader.map { ObjectIdentifier($0 as AnyObject) }, keepsVariant: request.keepsVariant)
     }
 }

@@ -38,6 +38,10 @@ public final class ImageManager: Sendable {
     public let failedURLs: FailedURLs
 
     let decodingPool: WorkerPool
+    /// The decodes the variants of a source share.
+    let sourceDecodes = SourceDecodes()
+    /// How many images ``encodedImage(for:as:)`` encoded.
+    let encodeCount = Atomic<Int>(0)
     let processingPool: WorkerPool
     let callbackQueue: DispatchQueue
     let state = Mutex(State())
@@ -50,6 +54,10 @@ public final class ImageManager: Sendable {
         var runningJobs: [ObjectIdentifier: ImageJob] = [:]
         /// ``shutdown()`` was called: loads fail at once with ``ImageError/cancelled``.
         var isShutDown = false
+        /// Encoded variants being made, by what makes two loads one (``encodedImage(for:as:)``).
+        var outputJobs: [ImageJob.Key: OutputJob] = [:]
+        /// Every encoded variant whose work has not ended, abandoned and detached ones included.
+        var runningOutputs: [ObjectIdentifier: OutputJob] = [:]
     }
 
     /// Makes a manager from a cache and a loader of the caller's (M2): composition, not subclassing.
@@ -196,10 +204,11 @@ public final class ImageManager: Sendable {
     /// How many loads are under way.
     public var runningCount: Int { state.withLock { $0.tasks.count } }
 
-    /// Cancels every load under way.
+    /// Cancels every load under way (an encode some load asked to be ``ImageRequest/Options/detached`` runs on).
     public func cancelAll() {
-        let tasks = state.withLock { Array($0.tasks.values) }
+        let (tasks, outputs) = state.withLock { (Array($0.tasks.values), Array($0.runningOutputs.values)) }
         for task in tasks { task.cancel() }
+        for output in outputs { output.cancelUnlessDetached() }
     }
 
     // MARK: Lifetime
@@ -225,6 +234,25 @@ public final class ImageManager: Sendable {
 
     /// Whether ``shutdown()`` was called.
     public var isShutDown: Bool { state.withLock { $0.isShutDown } }
+
+    // MARK: Statistics
+
+    /// What the manager has done so far, counted since it was made.
+    public struct Statistics: Sendable, Hashable {
+        /// Full decodes of downloaded or cached bytes (progressive previews are not counted).
+        public var decodes: Int
+        /// Loads that used a decode another load of the same source ran (another size, other processors).
+        public var sharedDecodes: Int
+        /// Images encoded by ``ImageManager/encodedImage(for:as:)``.
+        public var encodes: Int
+    }
+
+    /// What the manager has done so far.
+    public var statistics: Statistics {
+        Statistics(
+            decodes: sourceDecodes.decodeCount, sharedDecodes: sourceDecodes.sharedCount,
+            encodes: encodeCount.load(ordering: .relaxed))
+    }
 
     // MARK: Failed URLs (M3)
 

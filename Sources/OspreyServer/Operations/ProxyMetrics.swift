@@ -25,6 +25,9 @@ final class ProxyMetrics: Sendable {
     let memoryWaiting: Gauge
     let bytesServed: Counter
     let processing: DurationHistogram
+    let decodes: Gauge
+    let sharedDecodes: Gauge
+    let encodes: Gauge
 
     /// The statuses the proxy answers with, counted each under its own label.
     static let statuses = [200, 304, 400, 403, 404, 413, 415, 422, 500, 502, 503, 504]
@@ -68,6 +71,18 @@ final class ProxyMetrics: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "osprey", metricName: "served_bytes", unitName: "total",
                 helpText: "Bytes of images sent in response bodies."))
+        decodes = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "osprey", metricName: "pipeline_decodes", unitName: "",
+                helpText: "Source decodes since the start (one serves every variant of a source asked at once)."))
+        sharedDecodes = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "osprey", metricName: "pipeline_shared_decodes", unitName: "",
+                helpText: "Renders since the start that used a decode another render of the source ran."))
+        encodes = registry.makeGauge(
+            descriptor: MetricNameDescriptor(
+                namespace: "osprey", metricName: "pipeline_encodes", unitName: "",
+                helpText: "Results encoded since the start."))
         processing = registry.makeDurationHistogram(
             descriptor: MetricNameDescriptor(
                 namespace: "osprey", metricName: "render_duration", unitName: "seconds",
@@ -92,6 +107,13 @@ final class ProxyMetrics: Sendable {
         memoryBudget.set(Double(usage.capacity))
         memoryReserved.set(Double(usage.reserved))
         memoryWaiting.set(Double(usage.waiting))
+    }
+
+    /// Sets the pipeline gauges from the manager's statistics (at each scrape).
+    func record(_ statistics: ImageManager.Statistics) {
+        decodes.set(Double(statistics.decodes))
+        sharedDecodes.set(Double(statistics.sharedDecodes))
+        encodes.set(Double(statistics.encodes))
     }
 
     /// The exposition text of every metric in the registry.

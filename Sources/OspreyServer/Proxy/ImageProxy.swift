@@ -7,7 +7,8 @@ import OspreyCodecs
 import Prometheus
 import Synchronization
 
-/// An image rendered for a request: its encoded bytes, its format and its ETag. Kept in memory and on disk.
+/// An image rendered for a request, as the response sends it: its bytes, their format and ETag, and what caches may
+/// keep it.
 struct RenderedImage: Sendable {
     let bytes: ByteBuffer
     let format: ImageFormat
@@ -18,18 +19,18 @@ struct RenderedImage: Sendable {
     /// proxy's caches, and its response tells the caches in front.
     let storagePermission: StoragePermission
 
-    init(bytes: [UInt8], format: ImageFormat, storagePermission: StoragePermission = .anyCache) {
-        self.bytes = ByteBuffer(bytes: bytes)
+    init(_ encoded: EncodedImage, storagePermission: StoragePermission = .anyCache) {
+        bytes = ByteBuffer(bytes: encoded.bytes)
+        format = encoded.format
+        etag = encoded.digest
         self.storagePermission = storagePermission
-        self.format = format
-        let digest = SHA256.hash(data: bytes)
-        etag = "\"" + digest.prefix(16).map { byte in String(byte, radix: 16).leftPadded(to: 2) }.joined() + "\""
     }
 }
 
-/// The `/img` pipeline, apart from HTTP: admission, parameters, signature, host check, the result caches, and the
-/// render through ``Osprey/ImageManager`` (one origin fetch for concurrent requests of a source, the failed-URL list,
-/// the source caches). ``Application`` turns what it returns into responses.
+/// The `/img` endpoint apart from HTTP: admission, parameters, signature and the address policy. The rest is the
+/// library's pipeline: ``Osprey/ImageManager/encodedImage(for:as:)`` finds the encoded result in memory or on disk,
+/// or loads the source (one origin fetch and one decode for every variant of it asked at once), processes and
+/// encodes it on the manager's threads, and keeps the bytes. ``Application`` turns what it returns into responses.
 final class ImageProxy: Sendable {
     /// What a request gets.
     enum Outcome: Sendable {
@@ -44,14 +45,10 @@ final class ImageProxy: Sendable {
     let memoryBudget: MemoryBudget
     private let signer: URLSigner?
     private let policy: SourceAddressPolicy
-    private let memoryResults: MemoryCache<String, RenderedImage>
     /// Queries already parsed, checked and keyed, by the raw query and whether WebP is accepted: a repeated URL (the
     /// hot path) skips the parsing and the signature check, whose outcome for the same bytes cannot differ.
     private let knownQueries: MemoryCache<String, KnownQuery>
-    let diskResults: DiskCache
     private let inFlight = Atomic<Int>(0)
-    /// Renders under way by result key, shared by every request for the same result.
-    private let renders = Mutex<[String: Task<Result<RenderedImage, ProxyError>, Never>]>([:])
 
     init(configuration: ServerConfiguration, metrics: ProxyMetrics, logger: Logger) {
         self.configuration = configuration
@@ -65,10 +62,14 @@ final class ImageProxy: Sendable {
         signer = configuration.secret.map { URLSigner(secret: $0) }
         policy = SourceAddressPolicy(configuration: configuration)
 
-        var sources = ImageCache.Configuration(namespace: "proxy-sources")
-        sources.disk.baseDirectory = configuration.cacheDirectory
-        sources.disk.sizeLimit = configuration.diskCacheLimit
-        sources.memory.costLimit = memory.sources
+        var caching = ImageCache.Configuration(namespace: "proxy-sources")
+        caching.disk.baseDirectory = configuration.cacheDirectory
+        caching.disk.sizeLimit = configuration.diskCacheLimit
+        // Memory keeps the encoded results and the decoded sources their variants are made from; final images are
+        // encoded, not kept.
+        caching.memory.costLimit = memory.sources
+        caching.decodedSourceCostLimit = memory.sources
+        caching.encodedCostLimit = memory.results
         var downloading = ImageDownloader.Configuration.proxy
         downloading.maximumBodySize = configuration.maxSourceBytes
         downloading.deadline = configuration.sourceTimeout
@@ -87,29 +88,23 @@ final class ImageProxy: Sendable {
         managing.decoding.coders = configuration.coders
         managing.logger = logger
         managing.memoryBudget = memoryBudget
+        // Rendered results are kept on disk beside their sources.
+        managing.storesProcessedImagesOnDisk = true
         // Its caches serve every client: a `private` source is kept in none of them, like a `no-store` one.
         managing.isSharedCache = true
         manager = ImageManager(
-            cache: ImageCache(configuration: sources), downloader: ImageDownloader(configuration: downloading),
+            cache: ImageCache(configuration: caching), downloader: ImageDownloader(configuration: downloading),
             configuration: managing)
 
         var known = MemoryCache<String, KnownQuery>.Configuration()
         known.countLimit = 100_000
         known.costLimit = memory.queries
         knownQueries = MemoryCache(configuration: known)
-        var results = MemoryCache<String, RenderedImage>.Configuration()
-        results.costLimit = memory.results
-        memoryResults = MemoryCache(configuration: results)
-        var disk = DiskCache.Configuration()
-        disk.namespace = "proxy-results"
-        disk.baseDirectory = configuration.cacheDirectory
-        disk.sizeLimit = configuration.diskCacheLimit
-        diskResults = DiskCache(configuration: disk, logger: logger)
     }
 
     /// Stops fetching: cancels what is under way and shuts the downloader down.
     func shutdown() async {
-        manager.cancelAll()
+        await manager.shutdown()
         if let downloader = manager.loader as? ImageDownloader { try? await downloader.shutdown() }
     }
 
@@ -134,19 +129,15 @@ final class ImageProxy: Sendable {
 
     var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
 
-    /// How many rendered results are in memory, and their bytes.
-    var memoryResultCount: Int { memoryResults.count }
-    var memoryResultBytes: Int { memoryResults.totalCost }
-
     // MARK: The pipeline
 
     /// Answers the `/img` query `query` for a client that sent `accept`.
     func render(query: String?, path: String, accept: String?, logger: Logger) async -> Outcome {
         let acceptsWebP = Self.acceptsWebP(accept)
         let queryKey = (acceptsWebP ? "w:" : "-:") + path + "?" + (query ?? "")
-        if let known = knownQueries.value(forKey: queryKey), let hit = memoryResults.value(forKey: known.key) {
+        if let known = knownQueries.value(forKey: queryKey), let hit = manager.cache.encodedImage(forKey: known.key) {
             metrics.hit(.resultMemory)
-            return .image(hit, signed: known.signed, variesByAccept: known.variesByAccept)
+            return .image(RenderedImage(hit), signed: known.signed, variesByAccept: known.variesByAccept)
         }
         let parameters: RenderParameters
         do {
@@ -165,146 +156,93 @@ final class ImageProxy: Sendable {
         guard let host = parameters.source.host(percentEncoded: false), policy.allowsHost(host) else {
             return .failure(.forbiddenSource)
         }
-
-        var resolved = parameters
-        let variesByAccept = parameters.format == .auto
-        if variesByAccept {
-            // Resolved now for the key; the source's own format is the fallback once it is known.
-            resolved.format = acceptsWebP ? .encoded(.webp) : .auto
+        let request: ImageRequest
+        switch makeRequest(parameters) {
+        case .success(let made): request = made
+        case .failure(let error): return .failure(error)
         }
-        let key = manager.cacheKey(for: parameters.source) + "#" + resolved.canonical
+        let output = Self.output(parameters, acceptsWebP: acceptsWebP, coders: configuration.coders)
+        let key = manager.cacheKey(for: request, as: output)
         let signed = parameters.signature != nil
+        let variesByAccept = parameters.format == .auto
         knownQueries.setValue(
             KnownQuery(key: key, signed: signed, variesByAccept: variesByAccept), forKey: queryKey,
             cost: queryKey.utf8.count + key.utf8.count)
-        if let hit = memoryResults.value(forKey: key) {
-            metrics.hit(.resultMemory)
-            return .image(hit, signed: signed, variesByAccept: variesByAccept)
-        }
-        switch await sharedRender(of: resolved, key: key, logger: logger) {
-        case .success(let image): return .image(image, signed: signed, variesByAccept: variesByAccept)
-        case .failure(let error): return .failure(error)
-        }
-    }
 
-    /// The render of `key`, joined when one is under way, else started; it runs to its end (and is cached) even
-    /// when every request waiting for it has gone.
-    private func sharedRender(
-        of parameters: RenderParameters, key: String, logger: Logger
-    ) async -> Result<RenderedImage, ProxyError> {
-        let task = renders.withLock { renders in
-            if let running = renders[key] { return running }
-            let task = Task {
-                let result = await self.loadOrRender(parameters, key: key, logger: logger)
-                _ = self.renders.withLock { $0.removeValue(forKey: key) }
-                return result
-            }
-            renders[key] = task
-            return task
-        }
-        return await task.value
-    }
-
-    private func loadOrRender(
-        _ parameters: RenderParameters, key: String, logger: Logger
-    ) async -> Result<RenderedImage, ProxyError> {
-        if let bytes = await diskResults.data(forKey: key) {
-            let image = RenderedImage(bytes: bytes, format: configuration.coders.format(of: bytes))
-            if image.format != .unknown {
-                metrics.hit(.resultDisk)
-                memoryResults.setValue(image, forKey: key, cost: bytes.count)
-                return .success(image)
-            }
-        }
         let start = ContinuousClock.now
-        let result = await renderNow(parameters, logger: logger)
-        metrics.processing.record(ContinuousClock.now - start)
-        let bytes: [UInt8]
-        let permission: StoragePermission
-        let rendered: ImageFormat
-        switch result {
-        case .success(let render):
-            (bytes, permission, rendered) = (render.bytes, render.permission, render.format)
-            metrics.hit(render.level)
-        case .failure(let error):
-            return .failure(error)
-        }
-        let image = RenderedImage(bytes: bytes, format: rendered, storagePermission: permission)
-        guard permission == .anyCache else { return .success(image) }
-        memoryResults.setValue(image, forKey: key, cost: bytes.count)
-        Task {
-            do {
-                try await diskResults.store(bytes, forKey: key)
-            } catch {
-                logger.warning("cannot store a rendered image on disk", metadata: ["error": "\(error)"])
-            }
-        }
-        return .success(image)
-    }
-
-    /// Loads the source through the manager (within the time limits), processes and encodes it.
-    private func renderNow(
-        _ parameters: RenderParameters, logger: Logger
-    ) async -> Result<
-        (bytes: [UInt8], format: ImageFormat, level: ProxyMetrics.Level, permission: StoragePermission), ProxyError
-    > {
-        var processors = parameters.processors
-        if let frame = parameters.frame { processors.insert(SelectFrame(index: frame), at: 0) }
-        var request: ImageRequest
-        do throws(OspreyError) {
-            request = try ImageRequest(url: parameters.source, processors: processors)
-        } catch {
-            guard case .invalidURL(_, let reason) = error else { return .failure(.internalError) }
-            return .failure(RenderParameters.invalidSource(reason))
-        }
-        // A still output needs one frame only.
-        if parameters.frame == nil, parameters.format == .encoded(.jpeg) || parameters.format == .encoded(.png) {
-            request.options.insert(.decodeFirstFrameOnly)
-        }
-        let loaded: ImageResult
-        switch await load(request) {
+        let loaded: EncodedResult
+        switch await load(request, as: output) {
         case .success(let result): loaded = result
         case .failure(.overtime):
             return .failure(.unavailable("the image took longer than the processing limit", retryAfter: nil))
         case .failure(.image(.processingFailed(let identifier, let reason)))
         where identifier.hasPrefix(SelectFrame.name):
             return .failure(.badRequest(reason))
+        case .failure(.image(.processingFailed(let identifier, let reason)))
+        where identifier.hasPrefix(OutputPixelLimit.name):
+            return .failure(.tooLarge(reason))
         case .failure(.image(let error)):
             logger.info("cannot render", metadata: ["url": "\(parameters.source)", "error": "\(error)"])
             return .failure(ProxyError(error, limits: configuration))
         }
-        let image = loaded.image
-        guard image.width * image.height <= configuration.maxOutputPixels else {
-            return .failure(
-                .tooLarge("the output would be \(image.width)×\(image.height), over the limit; ask for 'w' or 'h'"))
+        switch (loaded.cacheType, loaded.imageCacheType) {
+        case (.memory, _): metrics.hit(.resultMemory)
+        case (.disk, _): metrics.hit(.resultDisk)
+        case (.none, .memory?): metrics.hit(.sourceMemory)
+        case (.none, .disk?): metrics.hit(.sourceDisk)
+        case (.none, _): metrics.hit(.origin)
         }
-        let format = Self.outputFormat(parameters.format, for: image, coders: configuration.coders)
-        var encoding = EncodingOptions()
-        encoding.coders = configuration.coders
-        encoding.quality = parameters.quality ?? RenderParameters.defaultQuality
-        encoding.metadata = parameters.metadata
-        let bytes: [UInt8]
-        do {
-            bytes = try ImageEncoder.encode(image, as: format, options: encoding)
-        } catch {
-            logger.error("cannot encode", metadata: ["format": "\(format)", "error": "\(error)"])
-            return .failure(.internalError)
-        }
-        let level: ProxyMetrics.Level =
-            switch loaded.cacheType {
-            case .memory: .sourceMemory
-            case .disk: .sourceDisk
-            case .none: .origin
-            }
-        return .success((bytes, format, level, loaded.storagePermission))
+        if loaded.cacheType == .none { metrics.processing.record(ContinuousClock.now - start) }
+        return .image(
+            RenderedImage(loaded.encoded, storagePermission: loaded.storagePermission), signed: signed,
+            variesByAccept: variesByAccept)
     }
 
-    /// The manager's load, abandoned (503) when the source and processing time limits have both passed.
-    private func load(_ request: ImageRequest) async -> Result<ImageResult, LoadFailure> {
+    /// The manager's request for `parameters`: the source, the frame and the processors, the output pixel limit
+    /// last; one frame only for a still output. A render runs to its end (and is cached) even when every request
+    /// waiting for it has gone.
+    private func makeRequest(_ parameters: RenderParameters) -> Result<ImageRequest, ProxyError> {
+        var processors = parameters.processors
+        if let frame = parameters.frame { processors.insert(SelectFrame(index: frame), at: 0) }
+        processors.append(OutputPixelLimit(maxPixels: configuration.maxOutputPixels))
+        var request: ImageRequest
+        do throws(OspreyError) {
+            request = try ImageRequest(url: parameters.source, options: [.detached], processors: processors)
+        } catch {
+            guard case .invalidURL(_, let reason) = error else { return .failure(.internalError) }
+            return .failure(RenderParameters.invalidSource(reason))
+        }
+        if parameters.frame == nil, parameters.format == .encoded(.jpeg) || parameters.format == .encoded(.png) {
+            request.options.insert(.decodeFirstFrameOnly)
+        }
+        return .success(request)
+    }
+
+    /// What the result is encoded as: the format asked for (with `auto` resolved by `accept`), quality and metadata.
+    static func output(
+        _ parameters: RenderParameters, acceptsWebP: Bool, coders: ImageCoderRegistry
+    ) -> ImageOutput {
+        var options = EncodingOptions()
+        options.coders = coders
+        options.quality = parameters.quality ?? RenderParameters.defaultQuality
+        options.metadata = parameters.metadata
+        let format: ImageOutput.Format =
+            switch parameters.format {
+            case .encoded(let format): .format(format)
+            case .auto where acceptsWebP: .format(.webp)
+            // No WebP: the source's format when the client surely takes it, else the common one that fits.
+            case .auto: .source(accepted: [.jpeg, .png, .gif])
+            case nil: .source()
+            }
+        return ImageOutput(format, options: options)
+    }
+
+    /// The manager's encoded load, abandoned (503) when the source and processing time limits have both passed.
+    private func load(_ request: ImageRequest, as output: ImageOutput) async -> Result<EncodedResult, LoadFailure> {
         let limit = configuration.sourceTimeout + configuration.processingTimeout
         return await withDeadline(limit, clock: configuration.clock, overtime: .failure(.overtime)) {
             do throws(ImageError) {
-                return .success(try await self.manager.image(for: request))
+                return .success(try await self.manager.encodedImage(for: request, as: output))
             } catch {
                 return .failure(.image(error))
             }
@@ -328,27 +266,6 @@ final class ImageProxy: Sendable {
             return !refused
         }
         return false
-    }
-
-    /// The format written for `requested` (`nil`: the source's when an encoder of `coders` writes it; `.auto` here:
-    /// WebP was not accepted).
-    static func outputFormat(
-        _ requested: RenderParameters.OutputFormat?, for image: Image, coders: ImageCoderRegistry
-    ) -> ImageFormat {
-        let fallback: ImageFormat = image.pixelFormat.hasAlpha ? .png : .jpeg
-        switch requested {
-        case .encoded(let format):
-            return format
-        case .auto:
-            // No WebP: the source's format when the client surely takes it, else the common one that fits.
-            switch image.sourceFormat {
-            case .jpeg, .png, .gif: return image.sourceFormat
-            default: return image.isAnimated ? .gif : fallback
-            }
-        case nil:
-            let source = image.sourceFormat
-            return source != .unknown && coders.encoder(for: source) != nil ? source : fallback
-        }
     }
 }
 
@@ -387,6 +304,26 @@ struct KnownQuery: Sendable {
     let key: String
     let signed: Bool
     let variesByAccept: Bool
+}
+
+/// The output pixel limit, checked on the final image before it is encoded.
+struct OutputPixelLimit: ImageProcessing {
+    static let name = "outputlimit"
+    let maxPixels: Int
+
+    var identifier: String { "\(Self.name)(\(maxPixels))" }
+
+    func process(_ image: Image) throws -> Image {
+        guard image.width * image.height <= maxPixels else {
+            throw Exceeded(
+                description: "the output would be \(image.width)×\(image.height), over the limit; ask for 'w' or 'h'")
+        }
+        return image
+    }
+
+    struct Exceeded: Error, CustomStringConvertible {
+        let description: String
+    }
 }
 
 /// `frame=N`: frame `index` of an animation as a still image.

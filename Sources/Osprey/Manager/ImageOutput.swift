@@ -1,0 +1,115 @@
+import Crypto
+public import Foundation
+public import OspreyCodecs
+
+/// What a load's image is encoded as (``ImageManager/encodedImage(for:as:)``): a format, or a rule that picks one
+/// from the image, and the encoder's options. Part of the variant's cache key.
+///
+/// ```swift
+/// var output = ImageOutput(.format(.webp))
+/// output.options.quality = 75
+/// let thumbnail = try await manager.encodedImage(for: request, as: output)
+/// send(thumbnail.encoded.bytes, type: thumbnail.encoded.format.mimeType, etag: thumbnail.encoded.digest)
+/// ```
+public struct ImageOutput: Sendable {
+    /// The format to write, or how to choose it once the image is known.
+    public enum Format: Sendable, Hashable {
+        /// Exactly this one.
+        case format(ImageFormat)
+        /// The source's format when it is one of `accepted` (any, when `nil`) and an encoder writes it; else GIF for
+        /// an animation (when accepted), PNG for an image with alpha, JPEG otherwise. What a proxy answers when the
+        /// client's `Accept` decides nothing better.
+        case source(accepted: Set<ImageFormat>? = nil)
+    }
+
+    /// The format, or the rule that picks it.
+    public var format: Format
+    /// The encoder's options (quality, metadata policy, colour profile, coders).
+    public var options: EncodingOptions
+
+    /// Encodes as `format` with `options`.
+    public init(_ format: Format, options: EncodingOptions = EncodingOptions()) {
+        self.format = format
+        self.options = options
+    }
+
+    /// The format `image` is written in.
+    public func format(for image: Image) -> ImageFormat {
+        switch format {
+        case .format(let format):
+            return format
+        case .source(let accepted):
+            let coders = options.coders
+            func writes(_ format: ImageFormat) -> Bool {
+                (accepted?.contains(format) ?? true) && coders.encoder(for: format) != nil
+            }
+            let source = image.sourceFormat
+            if source != .unknown, writes(source) { return source }
+            if image.isAnimated, writes(.gif) { return .gif }
+            return image.pixelFormat.hasAlpha ? .png : .jpeg
+        }
+    }
+
+    /// A stable text naming the format rule and every option that changes the bytes; part of the cache key.
+    public var identifier: String {
+        let format =
+            switch self.format {
+            case .format(let format): format.name
+            case .source(nil): "source"
+            case .source(let accepted?): "source(" + accepted.map(\.name).sorted().joined(separator: ",") + ")"
+            }
+        let background = options.background
+        return [
+            "output=\(format)", "q=\(options.quality)", "progressive=\(options.isProgressive)",
+            "chroma=\(options.chromaSubsampling)", "png=\(options.pngCompressionLevel)",
+            "lossless=\(options.isLossless)",
+            "background=\(background.red),\(background.green),\(background.blue)",
+            "profile=\(options.embedsColorProfile)", "metadata=\(options.metadata)", "srgb=\(options.tagsSRGB)",
+        ].joined(separator: ",")
+    }
+}
+
+/// An encoded image: its bytes, their format, and a digest of the bytes.
+public struct EncodedImage: Sendable {
+    /// The encoded bytes.
+    public let bytes: [UInt8]
+    /// Their format.
+    public let format: ImageFormat
+    /// The first 16 bytes of the bytes' SHA-256, in hexadecimal and quoted: a strong HTTP validator (`ETag`), which
+    /// changes exactly when the bytes do.
+    public let digest: String
+
+    /// Wraps `bytes` of `format`, computing their digest.
+    public init(bytes: [UInt8], format: ImageFormat) {
+        self.bytes = bytes
+        self.format = format
+        let hash = SHA256.hash(data: bytes)
+        let hex: [UInt8] = Array("0123456789abcdef".utf8)
+        var digest = "\""
+        for byte in hash.prefix(16) {
+            digest.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
+            digest.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
+        }
+        digest += "\""
+        self.digest = digest
+    }
+}
+
+/// What ``ImageManager/encodedImage(for:as:)`` produced.
+public struct EncodedResult: Sendable {
+    /// The encoded image.
+    public var encoded: EncodedImage
+    /// Where the encoded bytes came from: ``ImageResult/CacheType/memory`` or ``ImageResult/CacheType/disk`` (encoded
+    /// earlier), or ``ImageResult/CacheType/none`` (encoded now).
+    public var cacheType: ImageResult.CacheType
+    /// For bytes encoded now, where the image they were encoded from came from (memory, disk, or `.none`: downloaded
+    /// now); `nil` for encoded bytes found in a cache.
+    public var imageCacheType: ImageResult.CacheType?
+    /// The URL that answered, after redirects; the requested URL for a cache hit.
+    public var url: URL
+    /// Which caches the origin lets keep the image; ``StoragePermission/anyCache`` for a cache hit.
+    public var storagePermission: StoragePermission
+    /// What became of the disk write of bytes encoded now, when the load waited for it
+    /// (``ImageRequest/Options/waitStoreCache``); `nil` otherwise.
+    public var diskStore: DiskStoreOutcome?
+}

@@ -1,0 +1,146 @@
+import OspreyCodecs
+import Synchronization
+
+/// One decode of a source for every job that needs it: the jobs of different variants of one URL (sizes, processors,
+/// output formats) share the download already, and here they share the decoded image too.
+///
+/// A job that will decode a source says so before its download starts (``join(_:job:decoder:)``), with the decoder
+/// it would use. The first of them to have the bytes decodes once, at the largest size any of the joined jobs needs
+/// (full size when one of them needs it); the others wait for that decode and process its image. A job whose need the
+/// running decode does not cover (it joined after the decode started, with a larger size) decodes again, at the
+/// largest size needed then. The decoded image stays here while a joined job remains, so that a job reaching its
+/// decode late still finds it; later loads find it in the cache's memory (``ImageCache/decodedSource(forKey:)``).
+///
+/// The memory budget is reserved by each job for its own decode and processing, as if it decoded alone: the job
+/// that needs the largest size has reserved for it, so the shared image is covered once that job is past its
+/// reservation; until then the decode may run ahead of it by one image.
+final class SourceDecodes: Sendable {
+    /// What must agree for two jobs to share a decode: the source, and the decoding options other than the size.
+    struct Key: Hashable, Sendable {
+        let baseKey: String
+        let firstFrameOnly: Bool
+        let pixelBudget: Int?
+        /// Jobs with loaders of their own may get other bytes for one URL.
+        let loader: ObjectIdentifier
+    }
+
+    typealias Decoded = Result<Image, CodecError>
+
+    private struct Running {
+        /// What the decode was asked for: `nil` for the full size.
+        let size: ImageSize?
+        /// What it decodes: a job that downloaded other bytes (the source changed) decodes them itself.
+        let bytes: [UInt8]
+        let task: Task<Decoded, Never>
+    }
+
+    private struct Entry {
+        var decoders: [ObjectIdentifier: JobDecoder] = [:]
+        var running: Running?
+    }
+
+    private let entries = Mutex<[Key: Entry]>([:])
+    private let decodes = Atomic<Int>(0)
+    private let shared = Atomic<Int>(0)
+
+    /// How many decodes ran (shared or not).
+    var decodeCount: Int { decodes.load(ordering: .relaxed) }
+    /// How many jobs used a decode another job ran.
+    var sharedCount: Int { shared.load(ordering: .relaxed) }
+
+    /// Counts a decode that ran outside this table.
+    func countDecode() {
+        decodes.wrappingAdd(1, ordering: .relaxed)
+    }
+
+    /// Records that `job` will decode the source of `key` with `decoder`.
+    func join(_ key: Key, job: ObjectIdentifier, decoder: JobDecoder) {
+        entries.withLock { $0[key, default: Entry()].decoders[job] = decoder }
+    }
+
+    /// Records that `job` will not decode the source of `key` (any more); the last to leave drops its image.
+    func leave(_ key: Key, job: ObjectIdentifier) {
+        entries.withLock { entries in
+            entries[key]?.decoders[job] = nil
+            if entries[key]?.decoders.isEmpty == true { entries[key] = nil }
+        }
+    }
+
+    /// `bytes` decoded for `job`: by the decode under way when it covers the size `decoder` needs, else by a new one
+    /// at the largest size the joined jobs need, run on `pool`. `decoded` is called once with each new decode's
+    /// image and the size it was asked for.
+    func decode(
+        _ bytes: [UInt8], key: Key, job: ObjectIdentifier, decoder: JobDecoder, on pool: WorkerPool,
+        decoded: @escaping @Sendable (Image, ImageHeader, ImageSize?) -> Void
+    ) async -> Decoded {
+        let header = try? ImageHeader(reading: bytes, coders: decoder.options.coders)
+        let needed = header.map { decoder.size(for: $0) } ?? nil
+        let (task, isShared) = entries.withLock { entries -> (Task<Decoded, Never>, Bool) in
+            var entry = entries[key] ?? Entry()
+            if let running = entry.running, Self.size(running.size, covers: needed), running.bytes == bytes {
+                return (running.task, true)
+            }
+            var size = needed
+            if let header {
+                for other in entry.decoders.values { size = Self.larger(size, other.size(for: header)) }
+            }
+            var options = decoder.options
+            options.targetSize = size
+            decodes.wrappingAdd(1, ordering: .relaxed)
+            let task = Task(executorPreference: pool) { () -> Decoded in
+                let outcome = Result { () throws(CodecError) in try ImageDecoder.decode(bytes, options: options) }
+                if case .success(let image) = outcome, let header { decoded(image, header, size) }
+                return outcome
+            }
+            entry.running = Running(size: size, bytes: bytes, task: task)
+            // A job that has not joined (none else will wait) keeps nothing here.
+            if !entry.decoders.isEmpty { entries[key] = entry }
+            return (task, false)
+        }
+        if isShared { shared.wrappingAdd(1, ordering: .relaxed) }
+        return await task.value
+    }
+
+    /// Whether an image decoded at `size` is large enough for a need of `needed` (`nil`: the full size).
+    static func size(_ size: ImageSize?, covers needed: ImageSize?) -> Bool {
+        guard let size else { return true }
+        guard let needed else { return false }
+        return size.width >= needed.width && size.height >= needed.height
+    }
+
+    /// The size that covers both `a` and `b`.
+    private static func larger(_ a: ImageSize?, _ b: ImageSize?) -> ImageSize? {
+        guard let a, let b else { return nil }
+        return ImageSize(width: max(a.width, b.width), height: max(a.height, b.height))
+    }
+}
+
+/// A decoded source kept in memory for the variants that follow: the image, the header it was decoded from, the size
+/// it was asked for (`nil`: full size), and the other options that shaped it.
+struct DecodedSource: Sendable {
+    let image: Image
+    let header: ImageHeader
+    let size: ImageSize?
+    let firstFrameOnly: Bool
+    let pixelBudget: Int?
+
+    init(image: Image, header: ImageHeader, size: ImageSize?, options: DecodingOptions) {
+        self.image = image
+        self.header = header
+        self.size = size
+        firstFrameOnly = options.firstFrameOnly
+        pixelBudget = options.pixelBudget
+    }
+
+    /// Whether a decode with `options` at `size` would give this image or a smaller one.
+    func serves(_ size: ImageSize?, options: DecodingOptions) -> Bool {
+        firstFrameOnly == options.firstFrameOnly && pixelBudget == options.pixelBudget
+            && SourceDecodes.size(self.size, covers: size)
+    }
+
+    /// Whether this image serves every need `other` serves.
+    func covers(_ other: DecodedSource) -> Bool {
+        firstFrameOnly == other.firstFrameOnly && pixelBudget == other.pixelBudget
+            && SourceDecodes.size(size, covers: other.size)
+    }
+}
