@@ -1,24 +1,38 @@
 #!/usr/bin/env python3
-"""osprey serve beside thumbor (from PyPI, 2 processes, result storage on) on the same nginx origin, driven by wrk on
-127.0.0.1, in one run. Release build. Prints requests/s, p99 latency and the ratios issue 9 targets:
+"""osprey serve beside thumbor as thumbor's users deploy it, on the same nginx origin, driven by wrk on 127.0.0.1,
+in one run. Release build. Prints requests/s, p99 latency, CPU per request and the ratios the one-pipeline issue
+targets.
 
-- hot (one rendered URL asked again and again): osprey >= 10x thumbor, and >= 0.3x nginx serving the same bytes as
-  a static file;
-- cold (every request a new source: 1920x1080 JPEG -> 256 px): osprey >= 1.5x thumbor, and osprey's CPU time per
-  request within 1.3x of libjpeg-turbo's own scaled decode of the same source (`djpeg -scale 1/4`, the floor);
-- p99 latency below thumbor's in both.
+thumbor (from PyPI, file storage and result storage on) runs in its documented production layout: two
+single-process instances behind nginx (`least_conn`, keep-alive to the upstreams) — not `--processes 2`, whose
+first child takes every keep-alive connection. osprey runs as one process (it uses every core itself).
+
+Phases (sources are photos made from the corpus's 4032x3024 photo, or a generated picture without the corpus):
+- hot: one rendered URL asked again and again (1920x1080 -> 256 px). Beside nginx serving the same bytes.
+- cold, for 640x480, 1920x1080 and 4000x3000 sources: every request a new source -> fit 256x256 JPEG. Targets:
+  osprey >= 1.8x thumbor at 1920x1080 and >= 1.5x at 4000x3000; CPU per cold request <= 1.25x the in-process
+  thumbnail job's (processor-benchmark: decode scaled, fit 256x256, JPEG q80, one thread) on the same source.
+- many variants: each source asked in 30 variants (15 sizes x JPEG/WebP) at once, source after source (1920x1080).
+  Target: osprey >= 3x thumbor. With OSPREY_BEFORE=<an older osprey binary>, the hot, cold 1920x1080 and many-variants
+  phases also run against it (one at a time), for the "before" ratios (many variants >= 3x, hot within 5%).
+- p99 below thumbor's in every phase.
 """
 import os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchkit import apt_install, build_osprey, venv_python  # noqa: E402
+from benchkit import apt_install, build, build_osprey, venv_python  # noqa: E402
 from compare_downloads import free_port, start_nginx  # noqa: E402
+from compare_processors import DATA, MAKE_INPUTS, corpus_photo  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DURATION = int(os.environ.get("PROXY_BENCH_SECONDS", "8"))
-CONNECTIONS = 32
-SOURCES = 20000  # distinct source URLs for the cold run (symlinks to one file): more than any run asks for
+HOT_CONNECTIONS = 32
+CONNECTIONS = 16
+SOURCES = 20000  # distinct source URLs per size (symlinks to one file): more than any run asks for
+SIZES = ((640, 480), (1920, 1080), (4000, 3000))
+VARIANT_WIDTHS = list(range(64, 64 + 15 * 48, 48))  # 15 sizes
+VARIANT_FORMATS = ("jpeg", "webp")
 
 
 def wait_port(port, process, seconds=30):
@@ -46,20 +60,8 @@ def cpu_seconds(pids):
     return total
 
 
-def process_tree(pid):
-    pids = [pid]
-    for child in Path("/proc").iterdir():
-        if child.name.isdigit():
-            try:
-                if int((child / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
-                    pids += process_tree(int(child.name))
-            except (FileNotFoundError, ProcessLookupError, IndexError):
-                pass
-    return pids
-
-
-def wrk(url, script=None, duration=DURATION):
-    command = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{duration}s", "--latency"]
+def wrk(url, script=None, connections=CONNECTIONS, duration=DURATION):
+    command = ["wrk", "-t2", f"-c{connections}", f"-d{duration}s", "--latency"]
     if script:
         command += ["-s", str(script)]
     output = subprocess.run(command + [url], capture_output=True, text=True, check=True).stdout
@@ -71,9 +73,9 @@ def wrk(url, script=None, duration=DURATION):
     return rps, float(p99.group(1)) * scale, requests, int(non2xx.group(1)) if non2xx else 0
 
 
-def cold_script(directory, template):
-    """A wrk script asking for source 0, 1, 2, ... in turn (each thread its own range): every request a new source."""
-    script = directory / "cold.lua"
+def lua_script(directory, name, body):
+    """A wrk script whose threads each take their own range of sources; `body` returns the path for counter n."""
+    script = directory / f"{name}.lua"
     script.write_text(f"""
 local counter = 0
 local offset = 0
@@ -81,47 +83,126 @@ local threads = 0
 function setup(thread) thread:set("offset", threads * {SOURCES // 2}); threads = threads + 1 end
 function request()
   counter = counter + 1
-  local path = string.format("{template}", offset + counter)
+  local n = counter
+{body}
   return wrk.format("GET", path)
 end
 """)
     return script
 
 
+def cold_script(directory, name, template):
+    """Source 0, 1, 2, ... in turn: every request a new source."""
+    return lua_script(directory, name, f'  local path = string.format("{template}", offset + n)')
+
+
+def variants_script(directory, name, template):
+    """Thirty variants of source 0, then of source 1, ...: each thread's connections ask for one source's variants
+    at once. `template` takes the source, the width (twice) and the format."""
+    widths = "{" + ",".join(map(str, VARIANT_WIDTHS)) + "}"
+    formats = "{" + ",".join(f'"{f}"' for f in VARIANT_FORMATS) + "}"
+    count = len(VARIANT_WIDTHS) * len(VARIANT_FORMATS)
+    return lua_script(directory, name, f"""  local widths = {widths}
+  local formats = {formats}
+  local source = offset + (n - 1) // {count}
+  local variant = (n - 1) % {count}
+  local width = widths[variant // {len(VARIANT_FORMATS)} + 1]
+  local format = formats[variant % {len(VARIANT_FORMATS)} + 1]
+  local path = string.format("{template}", source, width, width, format)""")
+
+
+def start_thumbor_fleet(thumbor, conf, work, instances=2):
+    """Single-process thumbors behind nginx (least_conn, keep-alive): thumbor's documented production layout."""
+    processes, ports = [], []
+    for _ in range(instances):
+        port = free_port()
+        process = subprocess.Popen([str(thumbor), "--port", str(port), "--conf", str(conf), "-l", "error"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        processes.append(process)
+        wait_port(port, process)
+        ports.append(port)
+    front = free_port()
+    prefix = work / "thumbor-nginx"
+    (prefix / "logs").mkdir(parents=True, exist_ok=True)
+    upstreams = "".join(f"server 127.0.0.1:{port};" for port in ports)
+    (prefix / "nginx.conf").write_text(f"""
+worker_processes 1;
+pid {prefix}/nginx.pid;
+error_log {prefix}/logs/error.log warn;
+events {{ worker_connections 4096; }}
+http {{
+    access_log off;
+    client_body_temp_path {prefix}/body; proxy_temp_path {prefix}/proxy; fastcgi_temp_path {prefix}/fastcgi;
+    uwsgi_temp_path {prefix}/uwsgi; scgi_temp_path {prefix}/scgi;
+    keepalive_timeout 60; keepalive_requests 1000000;
+    upstream thumbors {{ least_conn; {upstreams} keepalive 64; }}
+    server {{
+        listen 127.0.0.1:{front};
+        location / {{
+            proxy_pass http://thumbors; proxy_http_version 1.1; proxy_set_header Connection "";
+            proxy_read_timeout 120s;
+        }}
+    }}
+}}
+""")
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    front_process = subprocess.Popen([nginx, "-p", str(prefix), "-c", str(prefix / "nginx.conf"), "-g", "daemon off;"])
+    processes.append(front_process)
+    wait_port(front, front_process)
+    return front, processes
+
+
+def start_osprey(binary, cache, port):
+    env = dict(os.environ, OSPREY_CACHE_DIR=str(cache))
+    process = subprocess.Popen([str(binary), "serve", "--port", str(port), "--allow-unsigned",
+                                "--allow-private-networks", "--log-level", "warning", "--max-in-flight", "1024"],
+                               env=env, stderr=subprocess.DEVNULL)
+    wait_port(port, process)
+    return process
+
+
+def measure(name, pids, url, script=None, connections=CONNECTIONS):
+    before = cpu_seconds(pids)
+    rps, p99, requests, errors = wrk(url, script, connections)
+    cpu = (cpu_seconds(pids) - before) / max(requests, 1)
+    print(f"  {name:16} {rps:9.0f} req/s  p99 {p99:8.2f} ms  non-2xx {errors:5}  CPU {cpu * 1e3:6.2f} ms/request",
+          flush=True)
+    return {"rps": rps, "p99": p99, "requests": requests, "errors": errors, "cpu": cpu}
+
+
 def main():
-    apt_install(["wrk", "nginx", "libjpeg-turbo-progs"])
+    apt_install(["wrk", "nginx"])
     python = str(venv_python(["PIL", "thumbor"], ["Pillow", "thumbor"]))
     thumbor = Path(python).parent / "thumbor"
     osprey = build_osprey()
+    thumbnailer = build("processor-benchmark")
+    before_binary = os.environ.get("OSPREY_BEFORE")
+    DATA.mkdir(parents=True, exist_ok=True)
+    if not (DATA / "photo-4000x3000.jpeg").exists():
+        photo = corpus_photo()
+        subprocess.run([python, "-c", MAKE_INPUTS, str(photo) if photo else "", str(DATA)], check=True)
 
     work = Path(tempfile.mkdtemp(prefix="osprey-proxy-bench-"))
     work.chmod(0o755)  # nginx's workers run unprivileged when it is started as root
     processes = []
     try:
         root = work / "origin"
-        (root / "s").mkdir(parents=True)
-        subprocess.run([python, "-c", """
-import sys
-from PIL import Image
-w, h = 1920, 1080
-image = Image.merge("RGB", (Image.linear_gradient("L").resize((w, h)), Image.effect_noise((w, h), 60).convert("L"),
-                            Image.radial_gradient("L").resize((w, h))))
-image.save(sys.argv[1], quality=85)
-""", str(root / "photo.jpg")], check=True)
-        for i in range(SOURCES):
-            os.symlink(root / "photo.jpg", root / "s" / f"{i}.jpg")
+        for w, h in SIZES:
+            directory = root / f"s{w}"
+            directory.mkdir(parents=True)
+            shutil.copy(DATA / f"photo-{w}x{h}.jpeg", root / f"photo-{w}.jpg")
+            for i in range(SOURCES):
+                os.symlink(root / f"photo-{w}.jpg", directory / f"{i}.jpg")
+        for name in ("v-osprey", "v-thumbor", "v-before"):
+            (root / name).symlink_to(root / "s1920")
         nginx_port = free_port()
         processes.append(start_nginx(root, nginx_port, work / "nginx"))
+        origin = f"http://127.0.0.1:{nginx_port}"
 
         osprey_port = free_port()
-        env = dict(os.environ, OSPREY_CACHE_DIR=str(work / "osprey-cache"))
-        server = subprocess.Popen([str(osprey), "serve", "--port", str(osprey_port), "--allow-unsigned",
-                                   "--allow-private-networks", "--log-level", "warning", "--max-in-flight", "1024"],
-                                  env=env, stderr=subprocess.DEVNULL)
+        server = start_osprey(osprey, work / "osprey-cache", osprey_port)
         processes.append(server)
-        wait_port(osprey_port, server)
 
-        thumbor_port = free_port()
         conf = work / "thumbor.conf"
         conf.write_text(f"""
 ALLOW_UNSAFE_URL = True
@@ -131,80 +212,106 @@ FILE_STORAGE_ROOT_PATH = '{work}/thumbor-storage'
 RESULT_STORAGE = 'thumbor.result_storages.file_storage'
 RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '{work}/thumbor-results'
 RESULT_STORAGE_STORES_UNSAFE = True
+AUTO_WEBP = False
 QUALITY = 80
 HTTP_LOADER_MAX_CLIENTS = 64
 """)
-        thumbor_process = subprocess.Popen([str(thumbor), "--port", str(thumbor_port), "--conf", str(conf),
-                                            "--processes", "2", "-l", "error"],
-                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        processes.append(thumbor_process)
-        wait_port(thumbor_port, thumbor_process)
+        thumbor_port, fleet = start_thumbor_fleet(thumbor, conf, work)
+        processes += fleet
+        thumbor_pids = [process.pid for process in fleet]
 
-        origin = f"http://127.0.0.1:{nginx_port}"
-        hot_osprey = f"http://127.0.0.1:{osprey_port}/img?url={origin}/photo.jpg&w=256&format=jpeg"
-        hot_thumbor = f"http://127.0.0.1:{thumbor_port}/unsafe/fit-in/256x256/{origin}/photo.jpg"
-        # Render once each, and put osprey's bytes where nginx serves them as a static file.
+        targets = {"osprey": (osprey_port, [server.pid]), "thumbor": (thumbor_port, thumbor_pids)}
+        before = None
+        if before_binary:
+            before_port = free_port()
+            before = start_osprey(before_binary, work / "before-cache", before_port)
+            processes.append(before)
+            targets["before"] = (before_port, [before.pid])
+
+        def osprey_path(source, width, height, form="jpeg"):
+            return f"/img?url={origin}/{source}&w={width}&h={height}&format={form}"
+
+        def thumbor_path(source, width, height, form="jpeg"):
+            return f"/unsafe/fit-in/{width}x{height}/filters:format({form})/{origin}/{source}"
+
         import urllib.request
-        rendered = urllib.request.urlopen(hot_osprey).read()
-        urllib.request.urlopen(hot_thumbor).read()
+        results = {}
+        hot_paths = {"osprey": osprey_path("photo-1920.jpg", 256, 256),
+                     "thumbor": thumbor_path("photo-1920.jpg", 256, 256)}
+        hot_paths["before"] = hot_paths["osprey"]
+        rendered = None
+        for name, (port, _) in targets.items():
+            body = urllib.request.urlopen(f"http://127.0.0.1:{port}{hot_paths[name]}").read()
+            rendered = rendered or body
         (root / "rendered.jpg").write_bytes(rendered)
+        print(f"hot: one rendered URL ({len(rendered)} bytes), wrk -t2 -c{HOT_CONNECTIONS} -d{DURATION}s", flush=True)
+        for name, (port, pids) in targets.items():
+            results["hot", name] = measure(name, pids, f"http://127.0.0.1:{port}{hot_paths[name]}",
+                                           connections=HOT_CONNECTIONS)
+        results["hot", "nginx"] = measure("nginx static", [], f"{origin}/rendered.jpg", connections=HOT_CONNECTIONS)
 
-        print(f"hot: one rendered URL ({len(rendered)} bytes), wrk -t2 -c{CONNECTIONS} -d{DURATION}s")
-        hot = {}
-        for name, url in [("osprey", hot_osprey), ("thumbor", hot_thumbor),
-                          ("nginx static", f"{origin}/rendered.jpg")]:
-            hot[name] = wrk(url)
-            rps, p99, _, errors = hot[name]
-            print(f"  {name:13} {rps:10.0f} req/s  p99 {p99:8.2f} ms  non-2xx {errors}")
+        thumbnail_ms = {}
+        for w, h in SIZES:
+            label = f"{w}x{h}"
+            out = work / f"thumb-{w}.jpg"
+            output = subprocess.run([str(thumbnailer), "thumbnail", str(root / f"photo-{w}.jpg"), "9", str(out)],
+                                    check=True, capture_output=True, text=True).stdout
+            thumbnail_ms[label] = float(re.search(r'"best":([\d.]+)', output).group(1))
+            print(f"cold {label} -> fit 256x256 JPEG, every request a new source, wrk -t2 -c{CONNECTIONS} "
+                  f"-d{DURATION}s; in-process thumbnail job {thumbnail_ms[label]:.2f} ms CPU per image", flush=True)
+            for name, (port, pids) in targets.items():
+                if name == "before" and w != 1920:
+                    continue
+                template = (osprey_path if name != "thumbor" else thumbor_path)(f"s{w}/%d.jpg", 256, 256)
+                # Every server has caches of its own: the same source names are cold for each.
+                script = cold_script(work, f"cold-{name}-{w}", template)
+                results["cold", label, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script)
 
-        print(f"cold: every request a new 1920x1080 JPEG source -> 256 px, wrk -t2 -c{CONNECTIONS} -d{DURATION}s")
-        cold = {}
-        pids = {"osprey": process_tree(server.pid), "thumbor": process_tree(thumbor_process.pid)}
-        for name, template in [
-            ("osprey", f"/img?url={origin}/s/%d.jpg&w=256&h=256&format=jpeg"),
-            ("thumbor", f"/unsafe/fit-in/256x256/{origin}/s/%d.jpg"),
-        ]:
-            port = osprey_port if name == "osprey" else thumbor_port
-            before = cpu_seconds(pids[name])
-            rps, p99, requests, errors = wrk(f"http://127.0.0.1:{port}/", cold_script(work, template))
-            cpu = cpu_seconds(pids[name]) - before
-            cold[name] = (rps, p99, requests, errors, cpu / max(requests, 1))
-            print(f"  {name:13} {rps:10.0f} req/s  p99 {p99:8.2f} ms  non-2xx {errors}  "
-                  f"CPU {cold[name][4] * 1e3:.2f} ms/request")
+        count = len(VARIANT_WIDTHS) * len(VARIANT_FORMATS)
+        print(f"many variants: {count} variants ({len(VARIANT_WIDTHS)} sizes x {'/'.join(VARIANT_FORMATS)}) of each "
+              f"1920x1080 source at once, source after source, wrk -t2 -c{CONNECTIONS} -d{DURATION}s", flush=True)
+        for name, (port, pids) in targets.items():
+            directory = {"osprey": "v-osprey", "thumbor": "v-thumbor", "before": "v-before"}[name]
+            builder = osprey_path if name != "thumbor" else thumbor_path
+            template = builder(f"{directory}/%d.jpg", "%d", "%d", "%s")
+            results["variants", name] = measure(
+                name, pids, f"http://127.0.0.1:{port}/", variants_script(work, f"variants-{name}", template))
+            print(f"  {'':16} {results['variants', name]['requests'] / count:9.0f} sources", flush=True)
 
-        # The floor: libjpeg-turbo's own scaled decode of the same source, CPU time per image.
-        runs = 200
-        start = os.times()
-        for _ in range(runs):
-            subprocess.run(["djpeg", "-scale", "1/4", "-outfile", os.devnull, str(root / "photo.jpg")], check=True)
-        end = os.times()
-        whole = (end.children_user + end.children_system - start.children_user - start.children_system) / runs
-        # A process's start and exit are not decoding: measured on an 8 x 8 JPEG, and taken off.
-        subprocess.run([python, "-c", "import sys; from PIL import Image; Image.new('RGB', (8, 8)).save(sys.argv[1])",
-                        str(work / "tiny.jpg")], check=True)
-        start = os.times()
-        for _ in range(runs):
-            subprocess.run(["djpeg", "-scale", "1/4", "-outfile", os.devnull, str(work / "tiny.jpg")], check=True)
-        end = os.times()
-        overhead = (end.children_user + end.children_system - start.children_user - start.children_system) / runs
-        djpeg = whole - overhead
-        print(f"  djpeg -scale 1/4: {djpeg * 1e3:.2f} ms CPU per image ({whole * 1e3:.2f} minus a process's "
-              f"{overhead * 1e3:.2f})")
+        def ratio(a, b, key="rps"):
+            return a[key] / b[key]
 
         checks = [
-            ("hot vs thumbor", hot["osprey"][0] / hot["thumbor"][0], 10.0),
-            ("hot vs nginx static", hot["osprey"][0] / hot["nginx static"][0], 0.3),
-            ("cold vs thumbor", cold["osprey"][0] / cold["thumbor"][0], 1.5),
-            ("cold CPU vs djpeg (lower is better)", djpeg * 1.3 / cold["osprey"][4], 1.0),
-            ("hot p99 below thumbor's", hot["thumbor"][1] / hot["osprey"][1], 1.0),
-            ("cold p99 below thumbor's", cold["thumbor"][1] / cold["osprey"][1], 1.0),
+            ("hot vs thumbor", ratio(results["hot", "osprey"], results["hot", "thumbor"]), 10.0),
+            ("hot vs nginx static", ratio(results["hot", "osprey"], results["hot", "nginx"]), 0.3),
+            ("cold 1920x1080 vs thumbor", ratio(results["cold", "1920x1080", "osprey"],
+                                                 results["cold", "1920x1080", "thumbor"]), 1.8),
+            ("cold 4000x3000 vs thumbor", ratio(results["cold", "4000x3000", "osprey"],
+                                                 results["cold", "4000x3000", "thumbor"]), 1.5),
+            ("cold 640x480 vs thumbor", ratio(results["cold", "640x480", "osprey"],
+                                               results["cold", "640x480", "thumbor"]), 1.0),
+            ("many variants vs thumbor", ratio(results["variants", "osprey"], results["variants", "thumbor"]), 3.0),
         ]
+        for w, h in SIZES:
+            label = f"{w}x{h}"
+            checks.append((f"cold {label} CPU vs thumbnail job (lower is better)",
+                           thumbnail_ms[label] * 1.25 / (results["cold", label, "osprey"]["cpu"] * 1e3), 1.0))
+        for phase in [("hot",), ("cold", "640x480"), ("cold", "1920x1080"), ("cold", "4000x3000"), ("variants",)]:
+            checks.append((f"{' '.join(phase)} p99 below thumbor's",
+                           results[(*phase, "thumbor")]["p99"] / results[(*phase, "osprey")]["p99"], 1.0))
+        if before:
+            checks += [
+                ("hot vs before (within 5%)", ratio(results["hot", "osprey"], results["hot", "before"]), 0.95),
+                ("cold 1920x1080 vs before", ratio(results["cold", "1920x1080", "osprey"],
+                                                    results["cold", "1920x1080", "before"]), 1.0),
+                ("many variants vs before", ratio(results["variants", "osprey"], results["variants", "before"]), 3.0),
+            ]
         print("ratios (target):")
         failed = 0
-        for name, ratio, target in checks:
-            ok = ratio >= target
+        for name, value, target in checks:
+            ok = value >= target
             failed += not ok
-            print(f"  {name:38} {ratio:8.2f}  (>= {target})  {'PASS' if ok else 'FAIL'}")
+            print(f"  {name:52} {value:8.2f}  (>= {target})  {'PASS' if ok else 'FAIL'}")
         print("targets:", "PASS" if not failed else f"FAIL ({failed})")
     finally:
         for process in processes:

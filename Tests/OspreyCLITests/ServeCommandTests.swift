@@ -49,6 +49,48 @@ import Testing
             #expect(await server.exitStatus == 0)
         }
     }
+
+    @Test(
+        "a proxy request after `osprey fetch` of the same source in the same cache directory does not go to the origin")
+    func proxyUsesWhatFetchCached() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            let pixels = try PixelBuffer(
+                width: 64, height: 48, format: .rgb8, bytes: [UInt8](repeating: 120, count: 64 * 48 * 3))
+            let png = try ImageEncoder.encode(Image(pixels: pixels), as: .png)
+            origin.route("/shared.png", .ok(png, contentType: "image/png"))
+            // What only a private cache may keep: fetch keeps it, the proxy must not serve it from there.
+            origin.route(
+                "/private.png", .ok(png, contentType: "image/png").header("Cache-Control", "private"))
+            let directory = NSTemporaryDirectory() + "osprey-serve-" + UUID().uuidString
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let fetched = try OspreyBinary.run(
+                [
+                    "fetch", "-o", directory + "/out", "--cache-dir", directory + "/cache",
+                    origin.url("/shared.png"), origin.url("/private.png"),
+                ])
+            #expect(fetched.status == 0, "\(fetched.standardError)")
+            #expect(origin.requestCount("/shared.png") == 1)
+
+            let server = try ServeProcess(arguments: [
+                "serve", "--port", "0", "--allow-unsigned", "--allow-private-networks", "--cache-dir",
+                directory + "/cache",
+            ])
+            let port = try await server.port
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            defer { _ = client.shutdown() }
+            for path in ["/shared.png", "/private.png"] {
+                let url = "http://127.0.0.1:\(port)/img?url=\(origin.url(path))&w=32"
+                let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+                #expect(response.status == .ok)
+                let body = try await response.body.collect(upTo: 1 << 20)
+                #expect(try ImageDecoder.decode(Array(body.readableBytesView)).width == 32)
+            }
+            #expect(origin.requestCount("/shared.png") == 1)
+            #expect(origin.requestCount("/private.png") == 2)
+            server.terminate()
+            #expect(await server.exitStatus == 0)
+        }
+    }
 }
 
 /// `osprey serve` running in a child process: its port, read from the log line that announces it, and its exit.

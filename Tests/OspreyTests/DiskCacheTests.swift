@@ -235,6 +235,32 @@ final class ManualTime: Sendable {
         #expect(await cache.entry(forKey: "b")?.isInIndex == (inlineSizeLimit > 0))
     }
 
+    @Test("an entry stored as private is a miss for a shared cache on the same directory, in the index and in a file")
+    func privateEntriesAreMissesForASharedCache() async throws {
+        // Given a private cache that stored a private and a public entry, small (in the index) and large (a file)
+        let privateCache = makeCache()
+        for size in [100, 200_000] {
+            try await privateCache.store(
+                Self.bytes(size), forKey: "private-\(size)", validators: HTTPValidators(isPrivate: true))
+            try await privateCache.store(Self.bytes(size), forKey: "public-\(size)")
+        }
+        #expect(await privateCache.entry(forKey: "private-100")?.validators.isPrivate == true)
+        #expect(await privateCache.entry(forKey: "public-100")?.validators.isPrivate == false)
+
+        // When a shared cache opens the same directory
+        var configuration = privateCache.configuration
+        configuration.isShared = true
+        let shared = DiskCache(configuration: configuration, now: { [time] in time.now }, clock: TestClock())
+
+        // Then it reads the public entries and misses the private ones, which stay for the private cache
+        for size in [100, 200_000] {
+            #expect(await shared.data(forKey: "public-\(size)") == Self.bytes(size))
+            #expect(await shared.data(forKey: "private-\(size)") == nil)
+            #expect(await privateCache.data(forKey: "private-\(size)") == Self.bytes(size))
+        }
+        #expect(await shared.totals().count == 4)
+    }
+
     @Test("read-only directories are searched on a miss, and never written")
     func readOnlyDirectories() async throws {
         // Given a read-only directory holding an entry named as the cache names it

@@ -23,6 +23,12 @@ extension DiskCache {
         /// and `ls`) and loads that must leave the disk as it was (`--memory-only`).
         public var isReadOnly = false
 
+        /// Whether the cache serves many users, as a proxy's does: then an entry stored as private
+        /// (``HTTPValidators/isPrivate``: the origin sent `Cache-Control: private`, and a private cache sharing the
+        /// directory kept it) is a miss. `false` by default. Set it with ``ImageManager/Configuration/isSharedCache``
+        /// (`osprey serve` does).
+        public var isShared = false
+
         /// Directories searched, read-only, when an entry is not in the cache (files named as the cache names them,
         /// holding the bytes as they are: say, images bundled with a deployment). None by default.
         public var readOnlyDirectories: [String] = []

@@ -222,7 +222,10 @@ extension DiskCache {
     /// checked version — a few milliseconds — keeps the stamp.)
     private func loadEntryBytes(named name: String, retrying: Bool) -> [UInt8]? {
         let path = configuration.directory + "/" + name
+        // A shared cache does not serve what a private one sharing the directory stored as private.
+        let isShared = configuration.isShared
         if let known = state.withLock({ $0.verified[name] }), !isExpired(lastAccess: known.record.accessed) {
+            if isShared, known.record.isPrivate { return nil }
             if let (bytes, stamp) = (try? FileSystem.readStamped(path, expectedSize: known.record.size)) ?? nil,
                 stamp == known.stamp
             {
@@ -239,6 +242,7 @@ extension DiskCache {
             remove(names: [name], reason: .expired, ifUnchanged: record)
             return nil
         }
+        if isShared, record.isPrivate { return nil }
         if record.blob != nil {
             if let inIndex, inIndex.count == record.size,
                 record.checksum == nil || record.checksum == inIndex.withUnsafeBytes(Self.checksum)
@@ -327,7 +331,7 @@ extension DiskCache {
             lastAccess: UnixTime(seconds: record.accessed), expires: record.expires.map { UnixTime(seconds: $0) },
             validators: Validators(
                 etag: record.etag, lastModified: record.lastModified,
-                maxAge: record.expires.map { .seconds($0 - record.created) }))
+                maxAge: record.expires.map { .seconds($0 - record.created) }, isPrivate: record.isPrivate))
     }
 
     // MARK: Staging
@@ -406,7 +410,7 @@ extension DiskCache {
         var record = DiskIndex.Record(
             name: name, key: key, size: bytes.count, checksum: bytes.withUnsafeBytes(Self.checksum), created: time,
             accessed: time, expires: validators.maxAge.map { time + $0.seconds }, etag: validators.etag,
-            lastModified: validators.lastModified)
+            lastModified: validators.lastModified, isPrivate: validators.isPrivate)
         // The row first, then the rename, in one transaction: a failed row write leaves the old entry untouched, and
         // no other process's cleaning can delete the file between the rename and the row.
         let final = directory + "/" + name

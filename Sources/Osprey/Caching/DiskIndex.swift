@@ -25,6 +25,8 @@ final class DiskIndex {
         var lastModified: String? = nil
         /// The row of the entry's bytes in the index's `blobs` table; `nil` when they are a file in the directory.
         var blob: Int64? = nil
+        /// Stored by a private cache from a response only private caches may keep (`Cache-Control: private`).
+        var isPrivate = false
 
         /// Whether `other` is the same stored entry (same write), whatever its access time.
         func isSameEntry(as other: Record) -> Bool {
@@ -56,6 +58,8 @@ final class DiskIndex {
             // Absent, or written before entries could be kept inside it: upgrading it would be a write.
             throw SQLiteDatabase.Error(code: 1, message: "the index has no entries table of this version")
         }
+        // Written before entries recorded whether they are private: read as none is.
+        self.columns = Self.columns(hasPrivate: columns.contains("private"))
     }
 
     /// Opens or creates the index at `path`. Throws when the file cannot be opened or is damaged (the error's
@@ -63,6 +67,7 @@ final class DiskIndex {
     init(path: String) throws(SQLiteDatabase.Error) {
         isNew = !FileSystem.exists(path)
         isReadOnly = false
+        columns = Self.columns(hasPrivate: true)
         database = try SQLiteDatabase(path: path)
         try database.execute("PRAGMA journal_mode=WAL")
         // No fsync at all: a process crash loses nothing (the WAL is in the OS's page cache), and a power loss that
@@ -79,13 +84,17 @@ final class DiskIndex {
                 CREATE TABLE IF NOT EXISTS entries(
                     name TEXT PRIMARY KEY, key TEXT, size INTEGER NOT NULL, checksum INTEGER,
                     created REAL NOT NULL, accessed REAL NOT NULL, expires REAL, etag TEXT, last_modified TEXT,
-                    blob INTEGER
+                    blob INTEGER, private INTEGER
                 ) WITHOUT ROWID;
                 """)
-            // An index written before entries could be kept inside it lacks the column: add it.
+            // An index written before entries could be kept inside it, or before they recorded whether they are
+            // private, lacks the column: add it.
             let columns = try database.query("PRAGMA table_info(entries)").compactMap { $0[1].text }
             if !columns.contains("blob") {
                 try database.execute("ALTER TABLE entries ADD COLUMN blob INTEGER")
+            }
+            if !columns.contains("private") {
+                try database.execute("ALTER TABLE entries ADD COLUMN private INTEGER")
             }
             try database.execute(
                 """
@@ -113,22 +122,33 @@ final class DiskIndex {
 
     private static let columnNames = [
         "name", "key", "size", "checksum", "created", "accessed", "expires", "etag", "last_modified", "blob",
+        "private",
     ]
-    private static let columns = columnNames.joined(separator: ", ")
     private static let placeholders = columnNames.map { _ in "?" }.joined(separator: ", ")
-    private static let recordAndBytesQuery =
-        "SELECT \(columnNames.map { "entries." + $0 }.joined(separator: ", ")), blobs.data "
-        + "FROM entries LEFT JOIN blobs ON blobs.id = entries.blob WHERE entries.name = ?"
+
+    /// The columns a record is read from (`NULL` for `private` in an index without it). None is ambiguous in the
+    /// join with `blobs`, whose columns are `id` and `data`.
+    private static func columns(hasPrivate: Bool) -> String {
+        columnNames.map { $0 == "private" && !hasPrivate ? "NULL" : $0 }.joined(separator: ", ")
+    }
+
+    /// What a record is read from, in the order of `columnNames`.
+    private let columns: String
+    /// The columns a record is written to.
+    private static let writtenColumns = columnNames.joined(separator: ", ")
 
     /// The record for the entry `name`.
     func record(named name: String) throws(SQLiteDatabase.Error) -> Record? {
-        try database.query("SELECT \(Self.columns) FROM entries WHERE name = ?", [.text(name)]).first.map(Self.record)
+        try database.query("SELECT \(columns) FROM entries WHERE name = ?", [.text(name)]).first.map(Self.record)
     }
 
     /// The record for the entry `name` and, when the index holds its bytes, those bytes (`nil` for a file entry, or
     /// for a blob that is missing, which only a damaged index can do): one query.
     func recordAndBytes(named name: String) throws(SQLiteDatabase.Error) -> (record: Record, bytes: [UInt8]?)? {
-        guard let row = try database.query(Self.recordAndBytesQuery, [.text(name)]).first else { return nil }
+        let query =
+            "SELECT \(columns), blobs.data FROM entries LEFT JOIN blobs ON blobs.id = entries.blob "
+            + "WHERE entries.name = ?"
+        guard let row = try database.query(query, [.text(name)]).first else { return nil }
         return (Self.record(row), row[Self.columnNames.count].blob)
     }
 
@@ -140,7 +160,7 @@ final class DiskIndex {
 
     /// Every record, least recently used first.
     func allRecords() throws(SQLiteDatabase.Error) -> [Record] {
-        try database.query("SELECT \(Self.columns) FROM entries ORDER BY accessed").map(Self.record)
+        try database.query("SELECT \(columns) FROM entries ORDER BY accessed").map(Self.record)
     }
 
     // MARK: Writing
@@ -154,10 +174,11 @@ final class DiskIndex {
     func upsert(_ record: Record) throws(SQLiteDatabase.Error) {
         try database.query(
             """
-            INSERT INTO entries(\(Self.columns)) VALUES (\(Self.placeholders))
+            INSERT INTO entries(\(Self.writtenColumns)) VALUES (\(Self.placeholders))
             ON CONFLICT(name) DO UPDATE SET key = excluded.key, size = excluded.size, checksum = excluded.checksum,
                 created = excluded.created, accessed = excluded.accessed, expires = excluded.expires,
-                etag = excluded.etag, last_modified = excluded.last_modified, blob = excluded.blob
+                etag = excluded.etag, last_modified = excluded.last_modified, blob = excluded.blob,
+                private = excluded.private
             """,
             Self.values(record))
     }
@@ -184,13 +205,14 @@ final class DiskIndex {
             record.checksum.map { .integer(Int64($0)) } ?? .null, .real(record.created), .real(record.accessed),
             record.expires.map { .real($0) } ?? .null, record.etag.map { .text($0) } ?? .null,
             record.lastModified.map { .text($0) } ?? .null, record.blob.map { .integer($0) } ?? .null,
+            .integer(record.isPrivate ? 1 : 0),
         ]
     }
 
     /// Inserts `record` unless a record of the same name exists.
     func insertIfAbsent(_ record: Record) throws(SQLiteDatabase.Error) {
         try database.query(
-            "INSERT OR IGNORE INTO entries(\(Self.columns)) VALUES (\(Self.placeholders))", Self.values(record))
+            "INSERT OR IGNORE INTO entries(\(Self.writtenColumns)) VALUES (\(Self.placeholders))", Self.values(record))
     }
 
     /// Records when entries were last read (a batch collected since the last call).
@@ -206,7 +228,7 @@ final class DiskIndex {
         var removed: [Record] = []
         for name in names {
             let rows = try database.query(
-                "DELETE FROM entries WHERE name = ? RETURNING \(Self.columns)", [.text(name)])
+                "DELETE FROM entries WHERE name = ? RETURNING \(columns)", [.text(name)])
             removed += rows.map(Self.record)
         }
         return removed
@@ -224,7 +246,7 @@ final class DiskIndex {
                 """
                 DELETE FROM entries WHERE name IN
                     (SELECT name FROM entries WHERE accessed < ? ORDER BY accessed LIMIT ?)
-                RETURNING \(Self.columns)
+                RETURNING \(columns)
                 """,
                 [.real(accessedBefore), .integer(Int64(count))]
             ).map(Self.record)
@@ -232,7 +254,7 @@ final class DiskIndex {
         return try database.query(
             """
             DELETE FROM entries WHERE name IN (SELECT name FROM entries ORDER BY accessed LIMIT ?)
-            RETURNING \(Self.columns)
+            RETURNING \(columns)
             """,
             [.integer(Int64(count))]
         ).map(Self.record)
@@ -241,13 +263,13 @@ final class DiskIndex {
     /// The `limit` least recently used records.
     func leastRecentlyUsed(limit: Int) throws(SQLiteDatabase.Error) -> [Record] {
         try database.query(
-            "SELECT \(Self.columns) FROM entries ORDER BY accessed LIMIT ?", [.integer(Int64(limit))]
+            "SELECT \(columns) FROM entries ORDER BY accessed LIMIT ?", [.integer(Int64(limit))]
         ).map(Self.record)
     }
 
     /// Deletes every record.
     func removeAll() throws(SQLiteDatabase.Error) -> [Record] {
-        try database.query("DELETE FROM entries RETURNING \(Self.columns)").map(Self.record)
+        try database.query("DELETE FROM entries RETURNING \(columns)").map(Self.record)
     }
 
     private static func record(_ row: [SQLiteDatabase.Value]) -> Record {
@@ -255,6 +277,6 @@ final class DiskIndex {
             name: row[0].text ?? "", key: row[1].text, size: Int(row[2].integer ?? 0),
             checksum: row[3].integer.map { UInt32(truncatingIfNeeded: $0) }, created: row[4].real ?? 0,
             accessed: row[5].real ?? 0, expires: row[6].real, etag: row[7].text, lastModified: row[8].text,
-            blob: row[9].integer)
+            blob: row[9].integer, isPrivate: row[10].integer == 1)
     }
 }

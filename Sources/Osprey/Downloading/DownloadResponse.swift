@@ -73,6 +73,8 @@ extension HTTPValidators {
                 return .seconds(seconds)
             }
             .first
-        self.init(etag: headers.first(name: "ETag"), lastModified: headers.first(name: "Last-Modified"), maxAge: maxAge)
+        self.init(
+            etag: headers.first(name: "ETag"), lastModified: headers.first(name: "Last-Modified"), maxAge: maxAge,
+            isPrivate: StoragePermission(headers) == .privateCacheOnly)
     }
 }

@@ -133,7 +133,8 @@ extension ImageJob {
             }
         }
         let diskCache = cache.diskCache
-        let readsVariant = manager.configuration.storesProcessedImagesOnDisk && variantKey != baseKey
+        let readsVariant =
+            manager.configuration.storesProcessedImagesOnDisk && variantKey != baseKey && request.keepsVariant
         var sources: [CachedSource] = []
         if let memoryData = cache.dataInMemory(forKey: baseKey) { sources.append(.memory(memoryData)) }
         if readsVariant { sources.append(.variant) }

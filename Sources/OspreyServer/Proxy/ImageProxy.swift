@@ -62,9 +62,12 @@ final class ImageProxy: Sendable {
         signer = configuration.secret.map { URLSigner(secret: $0) }
         policy = SourceAddressPolicy(configuration: configuration)
 
-        var caching = ImageCache.Configuration(namespace: "proxy-sources")
+        // The namespace `osprey fetch` and `osprey prefetch` use: a cache they filled in the same directory serves
+        // the proxy, except what they kept as private.
+        var caching = ImageCache.Configuration()
         caching.disk.baseDirectory = configuration.cacheDirectory
         caching.disk.sizeLimit = configuration.diskCacheLimit
+        caching.disk.isShared = true
         // Memory keeps the encoded results and the decoded sources their variants are made from; final images are
         // encoded, not kept.
         caching.memory.costLimit = memory.sources
