@@ -98,17 +98,17 @@ def cold_script(directory, name, template):
 
 def variants_script(directory, name, template):
     """Thirty variants of source 0, then of source 1, ...: each thread's connections ask for one source's variants
-    at once. `template` takes the source, the width (twice) and the format."""
+    at once. `template` names them SOURCE, WIDTH (for the width and the height) and FORMAT."""
     widths = "{" + ",".join(map(str, VARIANT_WIDTHS)) + "}"
     formats = "{" + ",".join(f'"{f}"' for f in VARIANT_FORMATS) + "}"
     count = len(VARIANT_WIDTHS) * len(VARIANT_FORMATS)
     return lua_script(directory, name, f"""  local widths = {widths}
   local formats = {formats}
-  local source = offset + (n - 1) // {count}
+  local source = offset + math.floor((n - 1) / {count})
   local variant = (n - 1) % {count}
-  local width = widths[variant // {len(VARIANT_FORMATS)} + 1]
+  local width = widths[math.floor(variant / {len(VARIANT_FORMATS)}) + 1]
   local format = formats[variant % {len(VARIANT_FORMATS)} + 1]
-  local path = string.format("{template}", source, width, width, format)""")
+  local path = ("{template}"):gsub("SOURCE", tostring(source)):gsub("WIDTH", tostring(width)):gsub("FORMAT", format)""")
 
 
 def start_thumbor_fleet(thumbor, conf, work, instances=2):
@@ -256,7 +256,7 @@ HTTP_LOADER_MAX_CLIENTS = 64
             out = work / f"thumb-{w}.jpg"
             output = subprocess.run([str(thumbnailer), "thumbnail", str(root / f"photo-{w}.jpg"), "9", str(out)],
                                     check=True, capture_output=True, text=True).stdout
-            thumbnail_ms[label] = float(re.search(r'"best":([\d.]+)', output).group(1))
+            thumbnail_ms[label] = float(re.search(r'"best":([\d.e-]+)', output).group(1)) * 1e3  # seconds
             print(f"cold {label} -> fit 256x256 JPEG, every request a new source, wrk -t2 -c{CONNECTIONS} "
                   f"-d{DURATION}s; in-process thumbnail job {thumbnail_ms[label]:.2f} ms CPU per image", flush=True)
             for name, (port, pids) in targets.items():
@@ -273,7 +273,7 @@ HTTP_LOADER_MAX_CLIENTS = 64
         for name, (port, pids) in targets.items():
             directory = {"osprey": "v-osprey", "thumbor": "v-thumbor", "before": "v-before"}[name]
             builder = osprey_path if name != "thumbor" else thumbor_path
-            template = builder(f"{directory}/%d.jpg", "%d", "%d", "%s")
+            template = builder(f"{directory}/SOURCE.jpg", "WIDTH", "WIDTH", "FORMAT")
             results["variants", name] = measure(
                 name, pids, f"http://127.0.0.1:{port}/", variants_script(work, f"variants-{name}", template))
             print(f"  {'':16} {results['variants', name]['requests'] / count:9.0f} sources", flush=True)

@@ -1,3 +1,4 @@
+import Foundation
 import OspreyTesting
 import Synchronization
 import Testing
@@ -233,6 +234,43 @@ final class ManualTime: Sendable {
         #expect(await cache.data(forKey: "a") == nil)
         #expect(await cache.totals() == (20, 1))
         #expect(await cache.entry(forKey: "b")?.isInIndex == (inlineSizeLimit > 0))
+    }
+
+    @Test("300 stores at once (written in group commits): every entry reads back, replaced keys hold the last bytes")
+    func concurrentStoresAreGroupCommitted() async throws {
+        let cache = makeCache()
+        // 250 keys, 50 of them stored twice (the second store of a key starts after the first has begun); sizes
+        // on both sides of the inline limit.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<250 {
+                let size = index % 5 == 0 ? 100_000 + index : 500 + index
+                group.addTask { try await cache.store(Self.bytes(size, seed: 1), forKey: "key-\(index)") }
+            }
+            try await group.waitForAll()
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<50 {
+                group.addTask { try await cache.store(Self.bytes(700 + index, seed: 2), forKey: "key-\(index)") }
+            }
+            try await group.waitForAll()
+        }
+        for index in 0..<250 {
+            let expected =
+                index < 50
+                ? Self.bytes(700 + index, seed: 2)
+                : Self.bytes(index % 5 == 0 ? 100_000 + index : 500 + index, seed: 1)
+            #expect(await cache.data(forKey: "key-\(index)") == expected, "key-\(index)")
+        }
+        let sizes = (0..<250).map { index in
+            index < 50 ? 700 + index : index % 5 == 0 ? 100_000 + index : 500 + index
+        }
+        let totals = await cache.totals()
+        #expect(totals.count == 250)
+        #expect(totals.size == sizes.reduce(0, +))
+        // No temporary file is left behind, and each file entry is one file.
+        let files = try FileManager.default.contentsOfDirectory(atPath: cache.configuration.directory)
+        #expect(files.filter { $0.hasPrefix(".") || $0.hasSuffix(".tmp") }.isEmpty, "\(files)")
+        #expect(files.filter { !$0.hasPrefix("index.sqlite") }.count == (50..<250).filter { $0 % 5 == 0 }.count)
     }
 
     @Test("an entry stored as private is a miss for a shared cache on the same directory, in the index and in a file")

@@ -162,6 +162,33 @@ struct ImageManagerEncodedTests {
         }
     }
 
+    @Test("the last caller leaving abandons the encode unless it is detached; a later load starts afresh")
+    func lastWaiterLeavingAbandonsTheWork() async throws {
+        for detached in [false, true] {
+            let gate = StageGate(.download)
+            let source = try ManagerFixtures.jpeg(width: 200, height: 150)
+            try await withManager(configure: { $0.stageObserver = gate.observer }) { harness in
+                harness.server.route("/a.jpg", .ok(source, contentType: "image/jpeg"))
+                var made = try Self.request(harness.url("/a.jpg"), width: 50)
+                if detached { made.options.insert(.detached) }
+                let request = made
+                let output = ImageOutput(.format(.png))
+                let manager = harness.manager
+                let leaving = Task { try await manager.encodedImage(for: request, as: output) }
+                await gate.reached()
+                leaving.cancel()
+                await #expect(throws: ImageError.self) { try await leaving.value }
+                gate.release()
+                await harness.settle()
+                // Detached, the encode ran to its end and its bytes are in memory; else nothing was encoded.
+                #expect(harness.manager.statistics.encodes == (detached ? 1 : 0))
+                let again = try await manager.encodedImage(for: request, as: output)
+                #expect(again.cacheType == (detached ? .memory : ImageResult.CacheType.none))
+                #expect(try ImageDecoder.decode(again.encoded.bytes).width == 50)
+            }
+        }
+    }
+
     @Test("shutdown with encoded loads under way ends each exactly once, cancelled")
     func shutdownCancelsEncodedLoads() async throws {
         let gate = StageGate(.download)

@@ -382,6 +382,18 @@ extension DiskCache {
         }
     }
 
+    /// Writes `stores` in one index transaction; when that fails, one at a time (so each gets its own outcome and a
+    /// deleted directory is recreated). Each result is the cache's total size afterwards, 0 when nothing was written.
+    func saveBatch(_ stores: [PendingStore]) -> [Result<Int, OspreyError>] {
+        func one(_ store: PendingStore) -> Result<Int, OspreyError> {
+            Result { () throws(OspreyError) in
+                try saveData(store.bytes, forKey: store.key, validators: store.validators, generation: store.generation)
+            }
+        }
+        guard stores.count > 1, let totals = try? writeEntries(stores) else { return stores.map(one) }
+        return totals.map { .success($0) }
+    }
+
     private static func storeError(_ error: FileSystem.Error, key: String) -> OspreyError {
         error.isDiskFull ? .diskFull(key: key) : .cacheWriteFailed(key: key, reason: error.description)
     }
@@ -457,6 +469,103 @@ extension DiskCache {
             if let temporary { FileSystem.remove(renamed ? final : temporary) }
             logger.warning("disk cache index write failed", metadata: ["osprey.error": "\(error)"])
             throw .indexWriteFailed(directory, isDiskFull: error.isDiskFull)
+        }
+    }
+
+    /// ``writeEntry(_:forKey:validators:generation:)`` for several stores, in one transaction: file entries are
+    /// written to temporary files first, then every row and rename is done under one commit. Throws (having written
+    /// nothing, or rolled back) when any step fails; the caller then writes them one by one.
+    private func writeEntries(_ stores: [PendingStore]) throws(FileSystem.Error) -> [Int] {
+        let directory = configuration.directory
+        let (isMemoryOnly, isReadOnly) = state.withLock { ($0.isMemoryOnly, $0.isReadOnly) }
+        if isReadOnly { throw FileSystem.Error(operation: "store in", path: directory, code: EROFS) }
+        guard !isMemoryOnly else { return stores.map { _ in 0 } }
+        let indexPath = directory + "/" + Self.indexName
+        guard FileSystem.exists(indexPath) else {
+            throw FileSystem.Error(operation: "open", path: indexPath, code: ENOENT)
+        }
+        struct Prepared {
+            var record: DiskIndex.Record
+            let bytes: [UInt8]
+            let temporary: String?
+            let generation: UInt64?
+        }
+        var prepared: [Prepared] = []
+        prepared.reserveCapacity(stores.count)
+        let time = now().seconds
+        do throws(FileSystem.Error) {
+            for store in stores {
+                let inIndex = configuration.keepsInIndex(size: store.bytes.count)
+                let validators = store.validators
+                let record = DiskIndex.Record(
+                    name: Self.fileName(forKey: store.key), key: store.key, size: store.bytes.count,
+                    checksum: store.bytes.withUnsafeBytes(Self.checksum), created: time, accessed: time,
+                    expires: validators.maxAge.map { time + $0.seconds }, etag: validators.etag,
+                    lastModified: validators.lastModified, isPrivate: validators.isPrivate)
+                let temporary = inIndex ? nil : try FileSystem.writeTemporary(store.bytes, in: directory)
+                prepared.append(
+                    Prepared(record: record, bytes: store.bytes, temporary: temporary, generation: store.generation))
+            }
+        } catch {
+            for item in prepared { if let temporary = item.temporary { FileSystem.remove(temporary) } }
+            throw error
+        }
+        var written = [Bool](repeating: false, count: prepared.count)
+        var renamed: [String] = []
+        let outcome = index.withLock { index -> Result<Int, SQLiteDatabase.Error>? in
+            guard let index else { return nil }
+            return Result { () throws(SQLiteDatabase.Error) in
+                try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
+                    for position in prepared.indices {
+                        var record = prepared[position].record
+                        let name = record.name
+                        // Under the index lock, as in a single write: a removal or a later store of the key wins.
+                        guard state.withLock({ Self.isCurrent(prepared[position].generation, of: name, in: $0) })
+                        else { continue }
+                        let final = directory + "/" + name
+                        let inIndex = prepared[position].temporary == nil
+                        let previous = inIndex ? try index.record(named: name) : nil
+                        if inIndex { record.blob = try index.insertBlob(prepared[position].bytes) }
+                        try index.upsert(record)
+                        if let temporary = prepared[position].temporary {
+                            do throws(FileSystem.Error) {
+                                try FileSystem.rename(temporary, to: final)
+                                renamed.append(final)
+                            } catch {
+                                throw SQLiteDatabase.Error(code: 4, message: "rename failed")  // SQLITE_ABORT
+                            }
+                        } else if let previous, previous.blob == nil {
+                            FileSystem.remove(final)
+                        }
+                        written[position] = true
+                    }
+                    return try index.totals().size
+                }
+            }
+        }
+        state.withLock { state in
+            for item in prepared { state.verified.removeValue(forKey: item.record.name) }
+        }
+        switch outcome {
+        case .success(let total):
+            for (position, item) in prepared.enumerated() where !written[position] {
+                if let temporary = item.temporary { FileSystem.remove(temporary) }
+            }
+            return written.map { $0 ? total : 0 }
+        case nil:
+            // Memory-only since: nothing was written.
+            for item in prepared { if let temporary = item.temporary { FileSystem.remove(temporary) } }
+            return prepared.map { _ in 0 }
+        case .failure:
+            // Rolled back: the renamed files belong to rows that were not written (the old rows, if any, no longer
+            // match them and are removed when read); the others are still temporary.
+            for final in renamed { FileSystem.remove(final) }
+            for item in prepared {
+                if let temporary = item.temporary, !renamed.contains(directory + "/" + item.record.name) {
+                    FileSystem.remove(temporary)
+                }
+            }
+            throw FileSystem.Error(operation: "write the index of", path: directory, code: EIO)
         }
     }
 

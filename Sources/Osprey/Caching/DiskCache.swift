@@ -87,6 +87,9 @@ public final class DiskCache: Sendable {
         var verified: [String: Verified] = [:]
         var lastAccessFlush: Double = 0
         var cleaningTask: Task<Void, Never>?
+        /// Stores waiting for their write, and whether a writer is taking them (see ``finishStore(_:)``).
+        var writes: [(PendingStore, CheckedContinuation<Result<Int, OspreyError>, Never>)] = []
+        var isWriting = false
     }
 
     /// Opens the cache at `configuration.directory`, creating it (and rebuilding a missing or damaged index) as
@@ -179,12 +182,18 @@ public final class DiskCache: Sendable {
     }
 
     /// The second half of ``store(_:forKey:validators:)``: writes a staged store, then ends its staging.
+    ///
+    /// Stores are written by one writer at a time on the thread pool, which takes every store waiting when it starts
+    /// and commits them in one index transaction (a group commit: one SQLite commit for many stores, where each
+    /// used to take its own); a store waits at most for the batch before its own.
     func finishStore(_ pending: PendingStore) async throws(OspreyError) {
-        let result = try? await threadPool.runIfActive {
-            Result { () throws(OspreyError) in
-                try self.saveData(
-                    pending.bytes, forKey: pending.key, validators: pending.validators, generation: pending.generation)
+        let result = await withCheckedContinuation { continuation in
+            let startsWriter = state.withLock { state in
+                state.writes.append((pending, continuation))
+                defer { state.isWriting = true }
+                return !state.isWriting
             }
+            if startsWriter { startWriter() }
         }
         if let generation = pending.generation { unstage(Self.fileName(forKey: pending.key), generation: generation) }
         switch result {
@@ -193,6 +202,36 @@ public final class DiskCache: Sendable {
             // Crossing the limit starts a cleaning, which this store does not wait for.
             Task { await self.clean() }
         default: break
+        }
+    }
+
+    /// Writes the waiting stores, batch after batch, on the thread pool, until none waits. A pool that is shut down
+    /// writes nothing (as a store then never did).
+    private func startWriter() {
+        let pool = threadPool
+        Task {
+            let written: Void? = try? await pool.runIfActive { self.writeWaitingStores() }
+            guard written == nil else { return }
+            // The pool is shut down: answer every waiting store without writing it.
+            let waiting = self.state.withLock { state in
+                state.isWriting = false
+                defer { state.writes = [] }
+                return state.writes
+            }
+            for (_, continuation) in waiting { continuation.resume(returning: .success(0)) }
+        }
+    }
+
+    private func writeWaitingStores() {
+        while true {
+            let batch = state.withLock { state in
+                defer { state.writes = [] }
+                if state.writes.isEmpty { state.isWriting = false }
+                return state.writes
+            }
+            guard !batch.isEmpty else { return }
+            let results = saveBatch(batch.map(\.0))
+            for ((_, continuation), result) in zip(batch, results) { continuation.resume(returning: result) }
         }
     }
 
