@@ -461,6 +461,7 @@ extension DiskCache {
             if let temporary { FileSystem.remove(temporary) }
             return 0
         case .success(let total):
+            storeCommits.wrappingAdd(1, ordering: .relaxed)
             return total
         case .failure(let error):
             if let renameError { throw renameError }
@@ -548,6 +549,7 @@ extension DiskCache {
         }
         switch outcome {
         case .success(let total):
+            storeCommits.wrappingAdd(1, ordering: .relaxed)
             for (position, item) in prepared.enumerated() where !written[position] {
                 if let temporary = item.temporary { FileSystem.remove(temporary) }
             }

@@ -54,6 +54,8 @@ public final class DiskCache: Sendable {
     let broadcaster = EventBroadcaster<Event>()
     /// Held for a whole cleaning pass (on a pool thread), so passes never overlap; reads and writes do not take it.
     private let cleaning = Mutex(())
+    /// How many store transactions were committed (tests read it to see stores grouped).
+    let storeCommits = Atomic<Int>(0)
 
     struct Verified {
         var record: DiskIndex.Record
