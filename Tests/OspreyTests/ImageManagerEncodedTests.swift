@@ -98,23 +98,6 @@ struct ImageManagerEncodedTests {
         }
     }
 
-    @Test("variants asked smallest first decode the source twice: at the first size, then at full size")
-    func growingVariantsDecodeAtMostTwice() async throws {
-        let source = try ManagerFixtures.jpeg(width: 1600, height: 1200)
-        try await withManager { harness in
-            harness.server.route("/big.jpg", .ok(source, contentType: "image/jpeg"))
-            let url = harness.url("/big.jpg")
-            for width in [100, 300, 500, 700, 900, 1200] {
-                let result = try await harness.manager.encodedImage(
-                    for: try Self.request(url, width: width), as: ImageOutput(.format(.jpeg)))
-                #expect(try ImageDecoder.decode(result.encoded.bytes).width == width)
-            }
-            // 100 decodes at 1/8 (200 wide); 300 needs more and decodes at full size, which serves every later one.
-            #expect(harness.manager.statistics.decodes == 2)
-            #expect(harness.server.requestCount("/big.jpg") == 1)
-        }
-    }
-
     @Test("with storesProcessedImagesOnDisk the encoded bytes are kept on disk and served from there")
     func encodedBytesOnDisk() async throws {
         let source = try ManagerFixtures.jpeg(width: 400, height: 300)

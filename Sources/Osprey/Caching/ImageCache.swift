@@ -75,25 +75,26 @@ public final class ImageCache: Sendable {
     /// Makes the two levels from `configuration`.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
-        self.memoryCache = MemoryCache(configuration: configuration.memory)
-        var dataConfiguration = MemoryCache<String, [UInt8]>.Configuration(
-            costLimit: configuration.memory.costLimit, countLimit: configuration.memory.countLimit)
-        dataConfiguration.entryLifetime = configuration.memory.entryLifetime
-        dataConfiguration.respondsToMemoryPressure = configuration.memory.respondsToMemoryPressure
-        self.dataCache = MemoryCache(configuration: dataConfiguration)
+        let memory = configuration.memory
+        self.memoryCache = MemoryCache(configuration: memory)
+        self.dataCache = MemoryCache(configuration: Self.level(like: memory, costLimit: memory.costLimit))
         self.diskCache = DiskCache(configuration: configuration.disk)
-        var sourcesConfiguration = MemoryCache<String, DecodedSource>.Configuration(
-            costLimit: configuration.decodedSourceCostLimit ?? configuration.memory.costLimit / 4,
-            countLimit: configuration.memory.countLimit)
-        sourcesConfiguration.entryLifetime = configuration.memory.entryLifetime
-        sourcesConfiguration.respondsToMemoryPressure = configuration.memory.respondsToMemoryPressure
-        self.decodedSources = MemoryCache(configuration: sourcesConfiguration)
-        var encodedConfiguration = MemoryCache<String, EncodedImage>.Configuration(
-            costLimit: configuration.encodedCostLimit ?? configuration.memory.costLimit / 4,
-            countLimit: configuration.memory.countLimit)
-        encodedConfiguration.entryLifetime = configuration.memory.entryLifetime
-        encodedConfiguration.respondsToMemoryPressure = configuration.memory.respondsToMemoryPressure
-        self.encodedImages = MemoryCache(configuration: encodedConfiguration)
+        self.decodedSources = MemoryCache(
+            configuration: Self.level(
+                like: memory, costLimit: configuration.decodedSourceCostLimit ?? memory.costLimit / 4))
+        self.encodedImages = MemoryCache(
+            configuration: Self.level(like: memory, costLimit: configuration.encodedCostLimit ?? memory.costLimit / 4))
+    }
+
+    /// A memory level beside the images' one: its count limit, entry lifetime and memory-pressure response, with a
+    /// cost limit of its own.
+    private static func level<Value>(
+        like memory: MemoryCache<String, Image>.Configuration, costLimit: Int
+    ) -> MemoryCache<String, Value>.Configuration {
+        var level = MemoryCache<String, Value>.Configuration(costLimit: costLimit, countLimit: memory.countLimit)
+        level.entryLifetime = memory.entryLifetime
+        level.respondsToMemoryPressure = memory.respondsToMemoryPressure
+        return level
     }
 
     // MARK: Storing

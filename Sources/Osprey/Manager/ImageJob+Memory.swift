@@ -19,10 +19,9 @@ extension ImageJob {
         }
     }
 
-    /// The bytes to reserve for `bytes` decoded by `decoder` (the job's own by default), or `nil` when its header
-    /// cannot be read.
-    func memoryNeeded(for bytes: [UInt8], decoder: JobDecoder? = nil) -> Int? {
-        guard let estimate = (decoder ?? self.decoder).estimate(bytes) else { return nil }
+    /// The bytes to reserve for `bytes`, or `nil` when its header cannot be read.
+    func memoryNeeded(for bytes: [UInt8]) -> Int? {
+        guard let estimate = decoder.estimate(bytes) else { return nil }
         let transforms = manager.configuration.transformDownloadedImage != nil
         let processing = Self.processingBytes(after: estimate, processors: request.processors, transforms: transforms)
         return max(estimate.peakBytes, ImageDecoder.saturating(sum: estimate.imageBytes, processing))

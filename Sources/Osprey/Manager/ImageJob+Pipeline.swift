@@ -141,12 +141,11 @@ extension ImageJob {
         sources.append(.original)
         for source in sources {
             guard !Task.isCancelled else { return .success(nil) }
-            let found: (image: Image, bytes: [UInt8], reservation: MemoryBudget.Reservation?, isFullSize: Bool)
+            let found: (image: Image, bytes: [UInt8], reservation: MemoryBudget.Reservation?)
             switch await decodeCached(source, diskCache: diskCache) {
             case .miss: continue
             case .failure(let error): return .failure(error)
-            case .hit(let image, let bytes, let reservation, let isFullSize):
-                found = (image, bytes, reservation, isFullSize)
+            case .hit(let image, let bytes, let reservation): found = (image, bytes, reservation)
             }
             // The reservation covers the processors too: it goes once the final image is made.
             defer { found.reservation?.release() }
@@ -155,7 +154,7 @@ extension ImageJob {
             if !isVariant, sharesDecodes,
                 let header = try? ImageHeader(reading: found.bytes, coders: decoding.coders)
             {
-                let size = found.isFullSize ? nil : decoder.size(for: header)
+                let size = decoder.size(for: header)
                 cache.storeDecodedSource(
                     DecodedSource(image: image, header: header, size: size, options: decoding), forKey: baseKey)
             }
@@ -216,7 +215,7 @@ extension ImageJob {
 
     private enum CachedDecode {
         /// Decoded, with the memory reserved for it and its processing (none without a budget).
-        case hit(Image, bytes: [UInt8], reservation: MemoryBudget.Reservation?, isFullSize: Bool)
+        case hit(Image, bytes: [UInt8], reservation: MemoryBudget.Reservation?)
         case miss
         case failure(ImageError)
     }
@@ -225,25 +224,16 @@ extension ImageJob {
     /// the budget has room, else after waiting for it off those threads, so a waiting decode never holds one. A hit
     /// keeps its reservation for the caller to release after processing.
     private func decodeCached(_ source: CachedSource, diskCache: DiskCache) async -> CachedDecode {
-        // A variant is stored processed: decoded plainly, with nothing to process after. The original is decoded at
-        // full size when memory keeps a smaller decode of it (see `decodesFullSize`).
-        let plain = JobDecoder(options: manager.configuration.decoding)
-        var full = decoding
-        full.targetSize = nil
-        let fullDecoder = JobDecoder(options: full)
+        // A variant is stored processed: decoded plainly, with nothing to process after.
+        let decoder = source == .variant ? JobDecoder(options: manager.configuration.decoding) : self.decoder
         let key = source == .variant ? self.key.variantKey : baseKey
         let budget = manager.configuration.memoryBudget
-        let choose: @Sendable ([UInt8]) -> (JobDecoder, isFull: Bool) = { [self] bytes in
-            if source == .variant { return (plain, false) }
-            if sharesDecodes, decodesFullSize(bytes, decoder: decoder) { return (fullDecoder, true) }
-            return (decoder, false)
-        }
-        let needed: @Sendable ([UInt8], JobDecoder) -> Int? = { [self] bytes, decoder in
-            source == .variant ? decoder.estimate(bytes)?.peakBytes : memoryNeeded(for: bytes, decoder: decoder)
+        let needed: @Sendable ([UInt8]) -> Int? = { [self] bytes in
+            source == .variant ? decoder.estimate(bytes)?.peakBytes : memoryNeeded(for: bytes)
         }
         enum Attempt {
             case done(CachedDecode)
-            case needsMemory([UInt8], Int, JobDecoder, isFull: Bool)
+            case needsMemory([UInt8], Int)
         }
         let attempt = await withTaskExecutorPreference(manager.decodingPool) { () -> Attempt in
             let bytes: [UInt8]
@@ -253,12 +243,9 @@ extension ImageJob {
                 guard let data = diskCache.blockingData(forKey: key) else { return .done(.miss) }
                 bytes = data
             }
-            let (decoder, isFull) = choose(bytes)
             var reservation: MemoryBudget.Reservation?
-            if let budget, let count = needed(bytes, decoder) {
-                guard let granted = budget.reserveIfFree(count) else {
-                    return .needsMemory(bytes, count, decoder, isFull: isFull)
-                }
+            if let budget, let count = needed(bytes) {
+                guard let granted = budget.reserveIfFree(count) else { return .needsMemory(bytes, count) }
                 reservation = granted
             }
             manager.sourceDecodes.countDecode()
@@ -266,12 +253,12 @@ extension ImageJob {
                 reservation?.release()
                 return .done(.miss)
             }
-            return .done(.hit(image, bytes: bytes, reservation: reservation, isFullSize: isFull))
+            return .done(.hit(image, bytes: bytes, reservation: reservation))
         }
         switch attempt {
         case .done(let outcome):
             return outcome
-        case .needsMemory(let bytes, let count, let decoder, let isFull):
+        case .needsMemory(let bytes, let count):
             guard let budget else { return .miss }
             let reservation: MemoryBudget.Reservation
             do throws(MemoryBudget.Refusal) {
@@ -287,7 +274,7 @@ extension ImageJob {
                 reservation.release()
                 return .miss
             }
-            return .hit(image, bytes: bytes, reservation: reservation, isFullSize: isFull)
+            return .hit(image, bytes: bytes, reservation: reservation)
         }
     }
 
@@ -379,21 +366,6 @@ extension ImageJob {
             loader: ObjectIdentifier(loader as AnyObject))
     }
 
-    /// Whether `bytes` are decoded at full size rather than at the size this job needs: when memory keeps a smaller
-    /// decode of them, made for other variants, and can keep the full one. Variants asked smallest first (a page's
-    /// `srcset`, a thumbnail then the larger view) would otherwise decode the source again for each larger size; this
-    /// way a source is decoded at most twice.
-    private func decodesFullSize(_ bytes: [UInt8], decoder: JobDecoder) -> Bool {
-        guard let kept = cache.decodedSource(forKey: baseKey),
-            let header = try? ImageHeader(reading: bytes, coders: decoding.coders), kept.header == header,
-            !kept.serves(decoder.size(for: header), options: decoding)
-        else { return false }
-        var full = decoding
-        full.targetSize = nil
-        guard let estimate = try? ImageDecoder.memoryEstimate(for: bytes, options: full) else { return false }
-        return estimate.imageBytes <= cache.decodedSources.configuration.maximumEntryCost
-    }
-
     /// Downloaded `bytes` decoded: by the decode the other variants of the source share (keeping its image in memory
     /// for the variants that follow, when `keepsInMemory`), or alone on the decoding threads.
     private func decode(_ bytes: [UInt8], keepsInMemory: Bool) async -> Result<Image, CodecError> {
@@ -407,8 +379,7 @@ extension ImageJob {
         let cache = self.cache
         let baseKey = self.baseKey
         return await manager.sourceDecodes.decode(
-            bytes, key: sourceDecodeKey, job: ObjectIdentifier(self), decoder: decoder,
-            fullSize: keepsInMemory && decodesFullSize(bytes, decoder: decoder), on: manager.decodingPool
+            bytes, key: sourceDecodeKey, job: ObjectIdentifier(self), decoder: decoder, on: manager.decodingPool
         ) { image, header, size in
             guard keepsInMemory else { return }
             cache.storeDecodedSource(

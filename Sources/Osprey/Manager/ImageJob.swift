@@ -25,9 +25,7 @@ final class ImageJob: Sendable {
         /// Finishing or abandoned: takes no new subscribers.
         var isClosed = false
         var isDetached = false
-        var runner: Task<Void, Never>?
-        /// Callers of ``wait()`` that came before ``start()`` made the runner.
-        var runnerWaiters: [CheckedContinuation<Task<Void, Never>, Never>] = []
+        var runner = RunnerSlot()
         var dataTask: (any DataLoadingTask)?
         var isPreviewing = false
     }
@@ -76,7 +74,7 @@ final class ImageJob: Sendable {
             state.subscribers.removeAll { $0 === task }
             guard state.subscribers.isEmpty, !state.isDetached, !state.isClosed else { return .none }
             state.isClosed = true
-            return .some(state.runner)
+            return .some(state.runner.runner)
         }
         guard let runner else { return prioritiesChanged() }
         manager.removeJob(self)
@@ -104,26 +102,14 @@ final class ImageJob: Sendable {
     func start() {
         manager.jobStarted(self)
         let runner = Task { await self.run() }
-        let (abandoned, waiters) = state.withLock { state in
-            state.runner = runner
-            defer { state.runnerWaiters = [] }
-            return (state.isClosed, state.runnerWaiters)
-        }
+        let (abandoned, waiters) = state.withLock { state in (state.isClosed, state.runner.set(runner)) }
         for waiter in waiters { waiter.resume(returning: runner) }
         if abandoned { runner.cancel() }
     }
 
     /// Waits for the job's work to end (suspended, not polling, when its runner is not made yet).
     func wait() async {
-        let runner = await withCheckedContinuation { (continuation: CheckedContinuation<Task<Void, Never>, Never>) in
-            let existing = state.withLock { state -> Task<Void, Never>? in
-                if let runner = state.runner { return runner }
-                state.runnerWaiters.append(continuation)
-                return nil
-            }
-            if let existing { continuation.resume(returning: existing) }
-        }
-        await runner.value
+        await RunnerSlot.waitForEnd { waiter in state.withLock { $0.runner.runner(orKeep: waiter) } }
     }
 
     private func run() async {

@@ -180,9 +180,7 @@ final class OutputJob: Sendable {
         /// Finished, or abandoned: takes no new waiters.
         var isClosed = false
         var outcome: Outcome?
-        var runner: Task<Void, Never>?
-        /// Callers of ``waitForEnd()`` that came before ``start(_:)`` made the runner.
-        var runnerWaiters: [CheckedContinuation<Task<Void, Never>, Never>] = []
+        var runner = RunnerSlot()
         var isAbandoned = false
     }
 
@@ -207,11 +205,7 @@ final class OutputJob: Sendable {
             self.deliver(outcome)
             for store in self.afterwards.withLock({ $0 }) { _ = await store() }
         }
-        let (abandoned, waiters) = state.withLock { state in
-            state.runner = runner
-            defer { state.runnerWaiters = [] }
-            return (state.isAbandoned, state.runnerWaiters)
-        }
+        let (abandoned, waiters) = state.withLock { state in (state.isAbandoned, state.runner.set(runner)) }
         for waiter in waiters { waiter.resume(returning: runner) }
         if abandoned { runner.cancel() }
     }
@@ -250,7 +244,7 @@ final class OutputJob: Sendable {
             else { return (continuation, nil) }
             state.isAbandoned = true
             state.isClosed = true
-            return (continuation, state.runner)
+            return (continuation, state.runner.runner)
         }
         continuation?.resume(returning: .failure(.cancelled))
         runner?.cancel()
@@ -268,20 +262,12 @@ final class OutputJob: Sendable {
 
     /// Waits for the work, and what runs after its delivery, to end.
     func waitForEnd() async {
-        let runner = await withCheckedContinuation { (continuation: CheckedContinuation<Task<Void, Never>, Never>) in
-            let existing = state.withLock { state -> Task<Void, Never>? in
-                if let runner = state.runner { return runner }
-                state.runnerWaiters.append(continuation)
-                return nil
-            }
-            if let existing { continuation.resume(returning: existing) }
-        }
-        await runner.value
+        await RunnerSlot.waitForEnd { waiter in state.withLock { $0.runner.runner(orKeep: waiter) } }
     }
 
     /// Cancels the work unless a waiter asked for it to run to its end.
     func cancelUnlessDetached() {
-        let runner = state.withLock { $0.isDetached ? nil : $0.runner }
+        let runner = state.withLock { $0.isDetached ? nil : $0.runner.runner }
         runner?.cancel()
     }
 }

@@ -66,15 +66,15 @@ final class SourceDecodes: Sendable {
         }
     }
 
-    /// `bytes` decoded for `job`: by the decode under way when it covers the size `decoder` needs (the full size with
-    /// `fullSize`), else by a new one at the largest size the joined jobs need, run on `pool`. `decoded` is called
-    /// once with each new decode's image and the size it was asked for.
+    /// `bytes` decoded for `job`: by the decode under way when it covers the size `decoder` needs, else by a new one
+    /// at the largest size the joined jobs need, run on `pool`. `decoded` is called once with each new decode's
+    /// image and the size it was asked for.
     func decode(
-        _ bytes: [UInt8], key: Key, job: ObjectIdentifier, decoder: JobDecoder, fullSize: Bool = false,
-        on pool: WorkerPool, decoded: @escaping @Sendable (Image, ImageHeader, ImageSize?) -> Void
+        _ bytes: [UInt8], key: Key, job: ObjectIdentifier, decoder: JobDecoder, on pool: WorkerPool,
+        decoded: @escaping @Sendable (Image, ImageHeader, ImageSize?) -> Void
     ) async -> Decoded {
         let header = try? ImageHeader(reading: bytes, coders: decoder.options.coders)
-        let needed = fullSize ? nil : header.map { decoder.size(for: $0) } ?? nil
+        let needed = header.map { decoder.size(for: $0) } ?? nil
         let (task, isShared) = entries.withLock { entries -> (Task<Decoded, Never>, Bool) in
             var entry = entries[key] ?? Entry()
             if let running = entry.running, Self.size(running.size, covers: needed), running.bytes == bytes {
