@@ -120,9 +120,10 @@ extension ImageManager {
             }
         }
         encodeCount.wrappingAdd(1, ordering: .relaxed)
-        guard case .success(let encodedImage) = encoded else {
-            guard case .failure(let error) = encoded else { return .failure(.cancelled) }
-            return .failure(.encodingFailed(format: format, error))
+        let encodedImage: EncodedImage
+        switch encoded {
+        case .success(let image): encodedImage = image
+        case .failure(let error): return .failure(.encodingFailed(format: format, error))
         }
 
         let permission = loaded.storagePermission
@@ -135,7 +136,9 @@ extension ImageManager {
         let store: @Sendable () async -> DiskStoreOutcome = { [configuration] in
             do throws(OspreyError) {
                 try cache.diskCache.requireDirectory(toStore: key)
-                try await cache.diskCache.store(encodedImage.bytes, forKey: key)
+                // Marked private like its source, so that a shared cache on the same directory does not serve it.
+                let validators = HTTPValidators(isPrivate: permission == .privateCacheOnly)
+                try await cache.diskCache.store(encodedImage.bytes, forKey: key, validators: validators)
                 return .stored
             } catch {
                 configuration.logger.warning(
