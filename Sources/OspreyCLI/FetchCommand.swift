@@ -154,6 +154,7 @@ struct FetchCommand: AsyncParsableCommand {
                 progress.complete(index, failed: line.error != nil, line: json ? line.json : line.text)
             }
         }
+        await manager.finishRun()
         if failures > 0 { throw ExitCode(1) }
     }
 

@@ -76,6 +76,7 @@ struct PrefetchCommand: AsyncParsableCommand {
             display.setCounts(done: counts.completed, failed: counts.failed + counts.notStored)
         }
         display.finish()
+        await manager.finishRun()
         let ms = Int(FetchCommand.milliseconds(since: started).rounded())
         if json {
             var line = JSONLine()

@@ -275,6 +275,21 @@ final class ManualTime: Sendable {
         #expect(files.filter { !$0.hasPrefix("index.sqlite") }.count == (50..<250).filter { $0 % 5 == 0 }.count)
     }
 
+    @Test("flush() folds the write-ahead log into the index file: an immutable reader (a read-only copy) sees it all")
+    func flushLeavesTheIndexCompleteForImmutableReaders() async throws {
+        let cache = makeCache()
+        for index in 0..<20 { try await cache.store(Self.bytes(100 + index), forKey: "key-\(index)") }
+        let path = cache.configuration.directory + "/" + DiskCache.indexName
+        // While the cache is open, the entries are in the log, which an immutable reader does not read.
+        let before = try? DiskIndex(readingAt: path, immutable: true).totals()
+        #expect(before == nil || before?.count == 0)
+
+        await cache.flush()
+        let after = try DiskIndex(readingAt: path, immutable: true).totals()
+        #expect(after.count == 20)
+        #expect(after.size == (0..<20).map { 100 + $0 }.reduce(0, +))
+    }
+
     @Test("an entry stored as private is a miss for a shared cache on the same directory, in the index and in a file")
     func privateEntriesAreMissesForASharedCache() async throws {
         // Given a private cache that stored a private and a public entry, small (in the index) and large (a file)

@@ -36,21 +36,31 @@ struct ImageManagerOptionsTests {
 
     @Test("M3: a timeout and a 503 are transient and never enter the list; undecodable data does")
     func transientFailuresAreNotListed() async throws {
-        // Long enough for the 503 to arrive under ThreadSanitizer on a busy machine; /slow.png is held past it.
-        try await withManager(downloading: { $0.deadline = .seconds(1) }) { harness in
+        // The deadline runs on a test clock: /slow.png times out when the test moves the clock past it, once the
+        // origin holds the request, and nothing else can time out however slow the machine (ThreadSanitizer).
+        let clock = TestClock()
+        try await withManager(downloading: {
+            $0.deadline = .seconds(1)
+            $0.clock = clock
+        }) { harness in
             let gate = OriginGate()
             defer { gate.open() }
             harness.server.route("/slow.png", .ok(ManagerFixtures.png).held(by: gate))
             harness.server.route("/busy.png", .status(503))
             harness.server.route("/garbage.png", .ok(Array("not an image".utf8)))
+            let manager = harness.manager
 
-            // Both tries of each reach the downloader (a listed URL would fail with previouslyFailed instead). How
-            // many requests to /slow.png the origin has seen is not asserted: on a slow machine the deadline can
-            // pass before a request reaches it.
+            // Both tries of each reach the downloader (a listed URL would fail with previouslyFailed instead).
+            var slowRequests = 0
             for path in ["/slow.png", "/busy.png", "/slow.png", "/busy.png"] {
-                let error = await #expect(throws: ImageError.self) {
-                    try await harness.manager.image(for: harness.url(path))
+                let url = harness.url(path)
+                async let outcome = Result { () async throws(ImageError) in try await manager.image(for: url) }
+                if path == "/slow.png" {
+                    slowRequests += 1
+                    await harness.server.waitForRequests(to: path, count: slowRequests)
+                    clock.advance(by: .seconds(1))
                 }
+                let error = await outcome.failure
                 switch (path, error) {
                 case ("/slow.png", .downloadFailed(.timedOut)?), ("/busy.png", .downloadFailed(.httpStatus(503, _))?):
                     break

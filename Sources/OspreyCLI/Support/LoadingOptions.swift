@@ -151,3 +151,12 @@ struct LoadingOptions: ParsableArguments {
         return downloading
     }
 }
+
+extension ImageManager {
+    /// Ends a command's loads: waits for the disk writes still under way (a fetch's stores run after its images are
+    /// delivered), stops the manager, and leaves the disk cache complete for any reader.
+    func finishRun() async {
+        await shutdown()
+        await cache.diskCache.flush()
+    }
+}
