@@ -275,8 +275,8 @@ final class ManualTime: Sendable {
         #expect(files.filter { !$0.hasPrefix("index.sqlite") }.count == (50..<250).filter { $0 % 5 == 0 }.count)
     }
 
-    @Test("flush() folds the write-ahead log into the index file: an immutable reader (a read-only copy) sees it all")
-    func flushLeavesTheIndexCompleteForImmutableReaders() async throws {
+    @Test("close() leaves the index complete for an immutable reader (a read-only copy), and no log beside it")
+    func closeLeavesTheIndexCompleteForImmutableReaders() async throws {
         let cache = makeCache()
         for index in 0..<20 { try await cache.store(Self.bytes(100 + index), forKey: "key-\(index)") }
         let path = cache.configuration.directory + "/" + DiskCache.indexName
@@ -284,10 +284,14 @@ final class ManualTime: Sendable {
         let before = try? DiskIndex(readingAt: path, immutable: true).totals()
         #expect(before == nil || before?.count == 0)
 
-        await cache.flush()
+        await cache.close()
+        #expect(!FileManager.default.fileExists(atPath: path + "-wal"))
         let after = try DiskIndex(readingAt: path, immutable: true).totals()
         #expect(after.count == 20)
         #expect(after.size == (0..<20).map { 100 + $0 }.reduce(0, +))
+        // Closed, the cache stores nothing more and reads miss.
+        try await cache.store(Self.bytes(10), forKey: "late")
+        #expect(await cache.data(forKey: "late") == nil || cache.isMemoryOnly)
     }
 
     @Test("an entry stored as private is a miss for a shared cache on the same directory, in the index and in a file")

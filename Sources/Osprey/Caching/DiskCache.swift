@@ -280,15 +280,18 @@ public final class DiskCache: Sendable {
         _ = try? await threadPool.runIfActive { self.removeEverything() }
     }
 
-    /// Writes what the cache holds only in memory — access times not yet recorded — and folds the index's
-    /// write-ahead log into the index file. A process that is about to exit calls it (the `osprey` commands do),
-    /// so that the directory is complete even for a reader that cannot use the log: a copy on a read-only mount.
-    public func flush() async {
+    /// Writes the access times not yet recorded and closes the index, which folds its write-ahead log into the index
+    /// file and removes the log: the directory is then complete for any reader, even one that cannot use the log (a
+    /// copy on a read-only mount). The cache is memory-only afterwards. A process that is about to exit calls it (the
+    /// `osprey` commands do); other processes sharing the directory are not disturbed.
+    public func close() async {
         _ = try? await threadPool.runIfActive {
             let accesses = self.state.withLock { self.takeAccesses(&$0, at: self.now().seconds) }
             self.writeAccesses(accesses)
-            guard !self.state.withLock({ $0.isReadOnly }) else { return }
-            _ = self.withIndex { index throws(SQLiteDatabase.Error) in try index.checkpoint() }
+            self.index.withLock { index in
+                self.state.withLock { $0.isMemoryOnly = true }
+                index = nil
+            }
         }
     }
 

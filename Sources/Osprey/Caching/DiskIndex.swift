@@ -215,12 +215,6 @@ final class DiskIndex {
             "INSERT OR IGNORE INTO entries(\(Self.writtenColumns)) VALUES (\(Self.placeholders))", Self.values(record))
     }
 
-    /// Copies the write-ahead log into the index file and empties it, so that a reader that cannot use the log (an
-    /// immutable open, on a read-only mount) sees every entry.
-    func checkpoint() throws(SQLiteDatabase.Error) {
-        _ = try database.query("PRAGMA wal_checkpoint(TRUNCATE)")
-    }
-
     /// Records when entries were last read (a batch collected since the last call).
     func recordAccesses(_ accesses: [String: Double]) throws(SQLiteDatabase.Error) {
         for (name, time) in accesses {

@@ -48,6 +48,9 @@ extension ImageManager {
                     let outcome = await produce(request, as: output, key: variantKey, job: job)
                     finished(job, key: jobKey)
                     return outcome
+                } ended: { [self] in
+                    // After the writes that follow the delivery: shutdown waits for them.
+                    _ = state.withLock { $0.runningOutputs.removeValue(forKey: ObjectIdentifier(job)) }
                 }
             }
             if let outcome = await job.wait(waiter) { return try outcome.get() }
@@ -77,10 +80,10 @@ extension ImageManager {
                 storagePermission: .anyCache))
     }
 
+    /// Takes `job` out of the table once its outcome is made, so that later loads start afresh.
     private func finished(_ job: OutputJob, key: ImageJob.Key) {
         state.withLock { state in
             if state.outputJobs[key] === job { state.outputJobs[key] = nil }
-            state.runningOutputs[ObjectIdentifier(job)] = nil
         }
     }
 
@@ -201,12 +204,14 @@ final class OutputJob: Sendable {
         }
     }
 
-    /// Starts the work; its outcome goes to every waiter, then what ``afterDelivery(_:)`` scheduled runs.
-    func start(_ work: @escaping @Sendable () async -> Outcome) {
+    /// Starts the work; its outcome goes to every waiter, then what ``afterDelivery(_:)`` scheduled runs, then
+    /// `ended`.
+    func start(_ work: @escaping @Sendable () async -> Outcome, ended: @escaping @Sendable () -> Void) {
         let runner = Task {
             let outcome = await work()
             self.deliver(outcome)
             for store in self.afterwards.withLock({ $0 }) { _ = await store() }
+            ended()
         }
         let (abandoned, waiters) = state.withLock { state in (state.isAbandoned, state.runner.set(runner)) }
         for waiter in waiters { waiter.resume(returning: runner) }

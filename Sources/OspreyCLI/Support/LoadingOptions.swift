@@ -154,9 +154,9 @@ struct LoadingOptions: ParsableArguments {
 
 extension ImageManager {
     /// Ends a command's loads: waits for the disk writes still under way (a fetch's stores run after its images are
-    /// delivered), stops the manager, and leaves the disk cache complete for any reader.
+    /// delivered), stops the manager, and closes the disk cache, leaving its directory complete for any reader.
     func finishRun() async {
         await shutdown()
-        await cache.diskCache.flush()
+        await cache.diskCache.close()
     }
 }
