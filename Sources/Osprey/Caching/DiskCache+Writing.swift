@@ -1,0 +1,260 @@
+import Logging
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The disk cache's stores: staging (readable at once) and writing (one writer, one index transaction per batch),
+// run on NIO's thread pool by DiskCache.swift. The locking rules are those of DiskCache+Operations.swift.
+extension DiskCache {
+    // MARK: Staging
+
+    /// Makes `bytes` readable under `key` until the write of this store ends, and returns the store's generation;
+    /// `nil` when the cache is memory-only (nothing will be written, so nothing is staged).
+    func stage(_ bytes: [UInt8], forKey key: String, validators: Validators) -> UInt64? {
+        let name = Self.fileName(forKey: key)
+        let time = now()
+        let entry = Entry(
+            key: key, fileName: name, isInIndex: configuration.keepsInIndex(size: bytes.count), size: bytes.count,
+            created: time, lastAccess: time,
+            expires: validators.maxAge.map { time.advanced(by: $0) }, validators: validators)
+        return state.withLock { state in
+            guard !state.isMemoryOnly, !state.isReadOnly else { return nil }
+            state.lastGeneration += 1
+            state.staged[name] = Staged(bytes: bytes, entry: entry, generation: state.lastGeneration)
+            return state.lastGeneration
+        }
+    }
+
+    /// Ends the staging of a store once its write has ended, unless a later store of the key staged its own.
+    func unstage(_ name: String, generation: UInt64) {
+        state.withLock { state in
+            if state.staged[name]?.generation == generation { state.staged[name] = nil }
+        }
+    }
+
+    // MARK: Writing
+
+    /// Writes the entry and returns the cache's total size afterwards (0 when nothing was written). Recreates the
+    /// directory (and index) once if it was deleted underneath the cache. With a `generation`, the write lands only
+    /// while that store is still staged: a removal or a later store of the key made since wins.
+    func saveData(
+        _ bytes: [UInt8], forKey key: String, validators: Validators, generation: UInt64? = nil
+    ) throws(OspreyError) -> Int {
+        do {
+            return try writeEntry(bytes, forKey: key, validators: validators, generation: generation)
+        } catch let error where error.isMissing {
+            reopenIndex()
+            do {
+                return try writeEntry(bytes, forKey: key, validators: validators, generation: generation)
+            } catch {
+                throw Self.storeError(error, key: key)
+            }
+        } catch {
+            throw Self.storeError(error, key: key)
+        }
+    }
+
+    /// Writes `stores` in one index transaction; when that fails, one at a time (so each gets its own outcome and a
+    /// deleted directory is recreated). Each result is the cache's total size afterwards, 0 when nothing was written.
+    func saveBatch(_ stores: [PendingStore]) -> [Result<Int, OspreyError>] {
+        func one(_ store: PendingStore) -> Result<Int, OspreyError> {
+            Result { () throws(OspreyError) in
+                try saveData(store.bytes, forKey: store.key, validators: store.validators, generation: store.generation)
+            }
+        }
+        guard stores.count > 1, let totals = try? writeEntries(stores) else { return stores.map(one) }
+        return totals.map { .success($0) }
+    }
+
+    private static func storeError(_ error: FileSystem.Error, key: String) -> OspreyError {
+        error.isDiskFull ? .diskFull(key: key) : .cacheWriteFailed(key: key, reason: error.description)
+    }
+
+    private func writeEntry(
+        _ bytes: [UInt8], forKey key: String, validators: Validators, generation: UInt64?
+    ) throws(FileSystem.Error) -> Int {
+        let directory = configuration.directory
+        let name = Self.fileName(forKey: key)
+        let (isMemoryOnly, isReadOnly, isCurrent) = state.withLock {
+            ($0.isMemoryOnly, $0.isReadOnly, Self.isCurrent(generation, of: name, in: $0))
+        }
+        if isReadOnly { throw FileSystem.Error(operation: "store in", path: directory, code: EROFS) }
+        // Memory-only, or superseded already: nothing to write.
+        guard !isMemoryOnly, isCurrent else { return 0 }
+        // A small entry goes into the index; a larger one is written to a temporary file, outside the lock.
+        let inIndex = configuration.keepsInIndex(size: bytes.count)
+        let temporary = inIndex ? nil : try FileSystem.writeTemporary(bytes, in: directory)
+        // SQLite goes on writing to an index whose file was deleted (with its directory, say) as if nothing happened:
+        // the caller reopens it, as it does when the temporary file cannot be created.
+        let indexPath = directory + "/" + Self.indexName
+        if inIndex, !FileSystem.exists(indexPath) {
+            throw FileSystem.Error(operation: "open", path: indexPath, code: ENOENT)
+        }
+        let time = now().seconds
+        let record = DiskIndex.Record(
+            name: name, key: key, size: bytes.count, checksum: bytes.withUnsafeBytes(Self.checksum), created: time,
+            accessed: time, expires: validators.maxAge.map { time + $0.seconds }, etag: validators.etag,
+            lastModified: validators.lastModified, isPrivate: validators.isPrivate)
+        // The row first, then the rename, in one transaction: a failed row write leaves the old entry untouched, and
+        // no other process's cleaning can delete the file between the rename and the row.
+        let final = directory + "/" + name
+        var renameError: FileSystem.Error?
+        var renamed = false
+        let outcome = index.withLock { index -> Result<Int, SQLiteDatabase.Error>? in
+            // Checked again under the index lock, which this write holds until it commits: a removal of the key
+            // (which ends the staging first, then deletes the row under this lock) either stops it here or deletes
+            // what it wrote.
+            guard let index, state.withLock({ Self.isCurrent(generation, of: name, in: $0) }) else { return nil }
+            return Result { () throws(SQLiteDatabase.Error) in
+                try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
+                    renamed = try Self.writeRow(
+                        record, bytes: bytes, temporary: temporary, to: final, in: index, renameError: &renameError)
+                    return try index.totals().size
+                }
+            }
+        }
+        _ = state.withLock { $0.verified.removeValue(forKey: name) }
+        switch outcome {
+        case nil:
+            if let temporary { FileSystem.remove(temporary) }
+            return 0
+        case .success(let total):
+            storeCommits.wrappingAdd(1, ordering: .relaxed)
+            return total
+        case .failure(let error):
+            if let renameError { throw renameError }
+            // The commit failed after the rename: the row still describes the old bytes, so drop the new file
+            // (the next read of the old row finds it missing and removes it).
+            if let temporary { FileSystem.remove(renamed ? final : temporary) }
+            logger.warning("disk cache index write failed", metadata: ["osprey.error": "\(error)"])
+            throw .indexWriteFailed(directory, isDiskFull: error.isDiskFull)
+        }
+    }
+
+    /// ``writeEntry(_:forKey:validators:generation:)`` for several stores, in one transaction: file entries are
+    /// written to temporary files first, then every row and rename is done under one commit. Throws (having written
+    /// nothing, or rolled back) when any step fails; the caller then writes them one by one.
+    private func writeEntries(_ stores: [PendingStore]) throws(FileSystem.Error) -> [Int] {
+        let directory = configuration.directory
+        let (isMemoryOnly, isReadOnly) = state.withLock { ($0.isMemoryOnly, $0.isReadOnly) }
+        if isReadOnly { throw FileSystem.Error(operation: "store in", path: directory, code: EROFS) }
+        guard !isMemoryOnly else { return stores.map { _ in 0 } }
+        let indexPath = directory + "/" + Self.indexName
+        guard FileSystem.exists(indexPath) else {
+            throw FileSystem.Error(operation: "open", path: indexPath, code: ENOENT)
+        }
+        struct Prepared {
+            var record: DiskIndex.Record
+            let bytes: [UInt8]
+            let temporary: String?
+            let generation: UInt64?
+        }
+        var prepared: [Prepared] = []
+        prepared.reserveCapacity(stores.count)
+        let time = now().seconds
+        do throws(FileSystem.Error) {
+            for store in stores {
+                let inIndex = configuration.keepsInIndex(size: store.bytes.count)
+                let validators = store.validators
+                let record = DiskIndex.Record(
+                    name: Self.fileName(forKey: store.key), key: store.key, size: store.bytes.count,
+                    checksum: store.bytes.withUnsafeBytes(Self.checksum), created: time, accessed: time,
+                    expires: validators.maxAge.map { time + $0.seconds }, etag: validators.etag,
+                    lastModified: validators.lastModified, isPrivate: validators.isPrivate)
+                let temporary = inIndex ? nil : try FileSystem.writeTemporary(store.bytes, in: directory)
+                prepared.append(
+                    Prepared(record: record, bytes: store.bytes, temporary: temporary, generation: store.generation))
+            }
+        } catch {
+            for item in prepared { if let temporary = item.temporary { FileSystem.remove(temporary) } }
+            throw error
+        }
+        var written = [Bool](repeating: false, count: prepared.count)
+        var renamed: [String] = []
+        let outcome = index.withLock { index -> Result<Int, SQLiteDatabase.Error>? in
+            guard let index else { return nil }
+            return Result { () throws(SQLiteDatabase.Error) in
+                try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
+                    for position in prepared.indices {
+                        let record = prepared[position].record
+                        let name = record.name
+                        // Under the index lock, as in a single write: a removal or a later store of the key wins.
+                        guard state.withLock({ Self.isCurrent(prepared[position].generation, of: name, in: $0) })
+                        else { continue }
+                        var renameError: FileSystem.Error?
+                        let final = directory + "/" + name
+                        if try Self.writeRow(
+                            record, bytes: prepared[position].bytes, temporary: prepared[position].temporary,
+                            to: final, in: index, renameError: &renameError)
+                        {
+                            renamed.append(final)
+                        }
+                        written[position] = true
+                    }
+                    return try index.totals().size
+                }
+            }
+        }
+        state.withLock { state in
+            for item in prepared { state.verified.removeValue(forKey: item.record.name) }
+        }
+        switch outcome {
+        case .success(let total):
+            storeCommits.wrappingAdd(1, ordering: .relaxed)
+            for (position, item) in prepared.enumerated() where !written[position] {
+                if let temporary = item.temporary { FileSystem.remove(temporary) }
+            }
+            return written.map { $0 ? total : 0 }
+        case nil:
+            // Memory-only since: nothing was written.
+            for item in prepared { if let temporary = item.temporary { FileSystem.remove(temporary) } }
+            return prepared.map { _ in 0 }
+        case .failure:
+            // Rolled back: the renamed files belong to rows that were not written (the old rows, if any, no longer
+            // match them and are removed when read); the others are still temporary.
+            for final in renamed { FileSystem.remove(final) }
+            for item in prepared {
+                if let temporary = item.temporary, !renamed.contains(directory + "/" + item.record.name) {
+                    FileSystem.remove(temporary)
+                }
+            }
+            throw FileSystem.Error(operation: "write the index of", path: directory, code: EIO)
+        }
+    }
+
+    /// One entry's row and file, inside an index write transaction: the row (the bytes inside it as a blob when there
+    /// is no `temporary` file), then the temporary file renamed into place, or the file of a file entry it replaces
+    /// removed, as removals do. Returns whether a file was renamed; a failed rename is kept in `renameError` and
+    /// aborts the transaction (SQLITE_ABORT), so the row is rolled back.
+    private static func writeRow(
+        _ record: DiskIndex.Record, bytes: [UInt8], temporary: String?, to final: String, in index: DiskIndex,
+        renameError: inout FileSystem.Error?
+    ) throws(SQLiteDatabase.Error) -> Bool {
+        var record = record
+        let previous = temporary == nil ? try index.record(named: record.name) : nil
+        if temporary == nil { record.blob = try index.insertBlob(bytes) }
+        try index.upsert(record)
+        if let temporary {
+            do throws(FileSystem.Error) {
+                try FileSystem.rename(temporary, to: final)
+                return true
+            } catch {
+                renameError = error
+                throw SQLiteDatabase.Error(code: 4, message: "rename failed")  // SQLITE_ABORT: roll back
+            }
+        }
+        if let previous, previous.blob == nil { FileSystem.remove(final) }
+        return false
+    }
+
+    /// Whether a write of store `generation` (`nil`: an unstaged write) may still land.
+    private static func isCurrent(_ generation: UInt64?, of name: String, in state: State) -> Bool {
+        generation == nil || state.staged[name]?.generation == generation
+    }
+}
