@@ -54,10 +54,9 @@ public final class ImageTask: Sendable {
         case cancelled
     }
 
+    /// Where the task stands in its delivery; which job it subscribes to, and at what priority, is the manager's.
     private struct State {
         var phase = Phase.running
-        var priority: DownloadPriority
-        var job: ImageJob?
         var waiter: CheckedContinuation<Result<ImageResult, ImageError>, Never>?
         /// The outcome, when it came before the async caller started waiting.
         var outcome: Result<ImageResult, ImageError>?
@@ -67,20 +66,22 @@ public final class ImageTask: Sendable {
     public let request: ImageRequest
     /// The events of a task made by ``ImageManager/task(for:)``; an empty, finished stream for the other forms.
     public let events: AsyncStream<Event>
+    /// The load's number in its manager's table.
     let id: Int
     private let sink: Sink
-    private let state: Mutex<State>
-    private let ended: @Sendable (ImageTask) -> Void
+    private let state = Mutex(State())
+    /// Read by the manager under its own lock, so it is an atomic rather than part of `state` (no lock is ever taken
+    /// inside another).
+    private let currentPriority: Atomic<Int>
+    /// Told when the task is cancelled, changes priority or ends; `nil` for a task that never reaches one.
+    private weak let manager: ImageManager?
 
-    init(
-        id: Int, request: ImageRequest, sink: Sink, events: AsyncStream<Event>? = nil,
-        ended: @escaping @Sendable (ImageTask) -> Void
-    ) {
+    init(id: Int, request: ImageRequest, sink: Sink, events: AsyncStream<Event>? = nil, manager: ImageManager?) {
         self.id = id
         self.request = request
         self.sink = sink
-        self.ended = ended
-        self.state = Mutex(State(priority: request.effectivePriority))
+        self.manager = manager
+        self.currentPriority = Atomic(request.effectivePriority.rawValue)
         if let events {
             self.events = events
         } else {
@@ -91,16 +92,13 @@ public final class ImageTask: Sendable {
     // MARK: Controlling
 
     /// The priority its download runs at; a shared download runs at the highest of its callers'.
-    public var priority: DownloadPriority { state.withLock { $0.priority } }
+    public var priority: DownloadPriority { DownloadPriority(rawValue: currentPriority.load(ordering: .acquiring))! }
 
     /// Changes the download's priority, queued or running (the prefetcher's hand-over uses it).
     public func setPriority(_ priority: DownloadPriority) {
-        let job = state.withLock { state -> ImageJob? in
-            guard state.phase == .running, state.priority != priority else { return nil }
-            state.priority = priority
-            return state.job
-        }
-        job?.prioritiesChanged()
+        guard !isFinished else { return }
+        let old = currentPriority.exchange(priority.rawValue, ordering: .acquiringAndReleasing)
+        if old != priority.rawValue { manager?.taskPriorityChanged(self) }
     }
 
     /// Whether ``cancel()`` was called before the task ended.
@@ -112,33 +110,20 @@ public final class ImageTask: Sendable {
     /// Stops the load: nothing more is delivered, and the task's share of the work is released (the other callers of
     /// a shared download are not disturbed, M11). Does nothing once the task has ended.
     public func cancel() {
-        typealias Released = (job: ImageJob?, waiter: CheckedContinuation<Result<ImageResult, ImageError>, Never>?)
-        let released = state.withLock { state -> Released? in
-            guard state.phase == .running else { return nil }
+        typealias Waiter = CheckedContinuation<Result<ImageResult, ImageError>, Never>
+        let released = state.withLock { state -> Waiter?? in
+            guard state.phase == .running else { return .none }
             state.phase = .cancelled
-            defer {
-                state.job = nil
-                state.waiter = nil
-            }
-            return (state.job, state.waiter)
+            defer { state.waiter = nil }
+            return .some(state.waiter)
         }
-        guard let released else { return }
-        ended(self)
-        released.job?.remove(self)
-        released.waiter?.resume(returning: .failure(.cancelled))
+        guard let waiter = released else { return }
+        manager?.taskCancelled(self)
+        waiter?.resume(returning: .failure(.cancelled))
         if case .stream(let continuation) = sink { continuation.finish() }
     }
 
     // MARK: Delivering (called by the manager and its jobs)
-
-    /// Attaches the task to the job that produces its image; `false` when the task was cancelled meanwhile.
-    func attach(to job: ImageJob) -> Bool {
-        state.withLock { state in
-            guard state.phase == .running else { return false }
-            state.job = job
-            return true
-        }
-    }
 
     func deliver(_ event: Event) {
         switch sink {
@@ -158,13 +143,12 @@ public final class ImageTask: Sendable {
             let (ends, waiter) = state.withLock { state -> (Bool, Waiter?) in
                 guard state.phase == .running else { return (false, nil) }
                 state.phase = .finished
-                state.job = nil
                 defer { state.waiter = nil }
                 if state.waiter == nil { state.outcome = outcome }
                 return (true, state.waiter)
             }
             guard ends else { return }
-            ended(self)
+            manager?.taskEnded(self)
             waiter?.resume(returning: outcome)
         }
     }
@@ -207,10 +191,9 @@ public final class ImageTask: Sendable {
         let ends = state.withLock { state in
             guard state.phase == .running else { return false }
             state.phase = .finished
-            state.job = nil
             return true
         }
-        if ends { ended(self) }
+        if ends { manager?.taskEnded(self) }
         return ends
     }
 }

@@ -92,7 +92,7 @@ struct ImageManagerStressTests {
             )
             #expect(!manager.isRunning)
             #expect(manager.runningCount == 0)
-            #expect(manager.state.withLock { $0.jobs.isEmpty && $0.runningJobs.isEmpty })
+            #expect(manager.state.withLock { $0.table.isIdle && $0.work.isEmpty && $0.tasks.isEmpty })
             // Each existing URL was downloaded at least once and far fewer times than it was asked for
             #expect(harness.server.requestCount() < 10_000)
         }

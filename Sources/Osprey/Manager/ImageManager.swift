@@ -44,21 +44,8 @@ public final class ImageManager: Sendable {
     let encodeCount = Atomic<Int>(0)
     let processingPool: WorkerPool
     let callbackQueue: DispatchQueue
+    /// The table of jobs and subscribers, the loads and the work behind each job (``ImageManager/State``).
     let state = Mutex(State())
-
-    struct State {
-        var jobs: [ImageJob.Key: ImageJob] = [:]
-        var tasks: [Int: ImageTask] = [:]
-        var nextTaskID = 0
-        /// Every job whose work has not ended, abandoned and detached ones included.
-        var runningJobs: [ObjectIdentifier: ImageJob] = [:]
-        /// ``shutdown()`` was called: loads fail at once with ``ImageError/cancelled``.
-        var isShutDown = false
-        /// Encoded variants being made, by what makes two loads one (``encodedImage(for:as:)``).
-        var outputJobs: [ImageJob.Key: OutputJob] = [:]
-        /// Every encoded variant whose work has not ended, abandoned and detached ones included.
-        var runningOutputs: [ObjectIdentifier: OutputJob] = [:]
-    }
 
     /// Makes a manager from a cache and a loader of the caller's (M2): composition, not subclassing.
     public init(
@@ -206,9 +193,7 @@ public final class ImageManager: Sendable {
 
     /// Cancels every load under way (an encode some load asked to be ``ImageRequest/Options/detached`` runs on).
     public func cancelAll() {
-        let (tasks, outputs) = state.withLock { (Array($0.tasks.values), Array($0.runningOutputs.values)) }
-        for task in tasks { task.cancel() }
-        for output in outputs { output.cancelUnlessDetached() }
+        cancelEverything(shuttingDown: false)
     }
 
     // MARK: Lifetime
@@ -220,11 +205,7 @@ public final class ImageManager: Sendable {
     /// fails at once with ``ImageError/cancelled``. Calling it again waits for the same end.
     /// ``withImageManager(cache:configuration:downloader:_:)`` calls it for you.
     public func shutdown() async {
-        let first = state.withLock { state -> Bool in
-            defer { state.isShutDown = true }
-            return !state.isShutDown
-        }
-        cancelAll()
+        let first = cancelEverything(shuttingDown: true)
         await waitForJobs()
         if first {
             decodingPool.shutdown()
@@ -233,7 +214,7 @@ public final class ImageManager: Sendable {
     }
 
     /// Whether ``shutdown()`` was called.
-    public var isShutDown: Bool { state.withLock { $0.isShutDown } }
+    public var isShutDown: Bool { state.withLock { $0.table.isShutDown } }
 
     // MARK: Statistics
 
@@ -312,17 +293,11 @@ public final class ImageManager: Sendable {
         _ request: ImageRequest, sink: ImageTask.Sink, events: AsyncStream<ImageTask.Event>? = nil
     ) -> ImageTask {
         state.withLock { state in
-            state.nextTaskID &+= 1
-            let task = ImageTask(id: state.nextTaskID, request: request, sink: sink, events: events) { [weak self] in
-                self?.taskEnded($0)
-            }
+            let task = ImageTask(
+                id: state.makeLoadNumber(), request: request, sink: sink, events: events, manager: self)
             state.tasks[task.id] = task
             return task
         }
-    }
-
-    private func taskEnded(_ task: ImageTask) {
-        state.withLock { _ = $0.tasks.removeValue(forKey: task.id) }
     }
 
     /// The outcome a load has before any job: a URL on the failed list, or a memory hit.
@@ -335,33 +310,6 @@ public final class ImageManager: Sendable {
         let cache = request.cache ?? self.cache
         guard let image = cache.imageInMemory(forKey: variantKey(for: request)) else { return nil }
         return .success(ImageResult(image: image, data: nil, cacheType: .memory, url: request.url))
-    }
-
-    /// Starts `task`: answers it at once when it can, else joins the job for its key, or starts one.
-    func start(_ task: ImageTask) {
-        if let immediate = immediateOutcome(for: task.request) {
-            task.deliver(.finished(immediate))
-            return
-        }
-        let key = jobKey(for: task.request)
-        // Checked under the lock ``shutdown()`` sets the flag under: no job starts after it.
-        let job = state.withLock { state -> ImageJob?? in
-            guard !state.isShutDown else { return .none }
-            if let job = state.jobs[key], job.add(task) { return .some(nil) }
-            let job = ImageJob(key: key, request: task.request, manager: self)
-            _ = job.add(task)
-            state.jobs[key] = job
-            return .some(job)
-        }
-        guard let job else { return task.deliver(.finished(.failure(.cancelled))) }
-        job?.start()
-    }
-
-    /// Forgets `job` once it is finishing or abandoned, so later loads start afresh.
-    func removeJob(_ job: ImageJob) {
-        state.withLock { state in
-            if state.jobs[job.key] === job { state.jobs[job.key] = nil }
-        }
     }
 }
 
