@@ -241,7 +241,7 @@ struct HealthResponse: ResponseEncodable {
         version = OspreyVersion.current
         requestsInFlight = proxy.requestsInFlight
         let memory = proxy.manager.cache.encodedMemoryTotals
-        let disk = await proxy.manager.cache.diskCache.totals()
+        let disk = await proxy.manager.cache.diskCache?.totals() ?? (size: 0, count: 0)
         cache = CacheStats(
             resultsInMemory: memory.count, resultsInMemoryBytes: memory.bytes, entriesOnDisk: disk.count,
             entriesOnDiskBytes: disk.size)

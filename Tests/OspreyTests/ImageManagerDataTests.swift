@@ -23,7 +23,7 @@ struct ImageManagerDataTests {
             #expect(first.header.format == .png)
             #expect(first.header.width == 8)
             #expect(
-                await harness.cache.diskCache.data(forKey: harness.manager.cacheKey(for: url)) == ManagerFixtures.png)
+                await harness.cache.diskCache!.data(forKey: harness.manager.cacheKey(for: url)) == ManagerFixtures.png)
 
             let second = try await harness.manager.data(for: try ImageRequest(url: url))
             #expect(second.cacheType == .disk)

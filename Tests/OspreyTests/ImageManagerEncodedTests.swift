@@ -112,7 +112,7 @@ struct ImageManagerEncodedTests {
             #expect(first.diskStore == .stored)
             let key = harness.manager.cacheKey(for: request, as: output)
             #expect(key.contains("output=webp") && key.contains("q=60"))
-            #expect(await harness.cache.diskCache.data(forKey: key) == first.encoded.bytes)
+            #expect(await harness.cache.diskCache!.data(forKey: key) == first.encoded.bytes)
 
             harness.cache.clearMemory()
             let second = try await harness.manager.encodedImage(for: request, as: output)

@@ -152,10 +152,10 @@ struct ImageManagerOptionsTests {
             #expect(animated.image.frames.count == 2)
             #expect(animated.data == gif)
             #expect(transformed.image.width == 2)
-            let stillOnDisk = try #require(await harness.cache.diskCache.data(forKey: key("/still.png")))
+            let stillOnDisk = try #require(await harness.cache.diskCache!.data(forKey: key("/still.png")))
             #expect(stillOnDisk != ManagerFixtures.png)
             #expect(try ImageDecoder.decode(stillOnDisk).width == 2)
-            #expect(await harness.cache.diskCache.data(forKey: key("/animated.gif")) == gif)
+            #expect(await harness.cache.diskCache!.data(forKey: key("/animated.gif")) == gif)
         }
     }
 
@@ -168,7 +168,7 @@ struct ImageManagerOptionsTests {
             _ = try await harness.manager.image(for: harness.url("/a.png"), options: [.cacheMemoryOnly])
             await harness.settle()
 
-            #expect(await harness.cache.diskCache.totals().count == 0)
+            #expect(await harness.cache.diskCache!.totals().count == 0)
             #expect(try await harness.manager.image(for: harness.url("/a.png")).cacheType == .memory)
         }
     }
@@ -200,7 +200,7 @@ struct ImageManagerOptionsTests {
             harness.server.route("/a.png", .ok(ManagerFixtures.png))
             _ = try await harness.manager.image(for: harness.url("/a.png"), options: [.waitStoreCache])
             // No settling: the store is already done.
-            #expect(harness.cache.diskCache.blockingData(forKey: harness.url("/a.png").absoluteString) != nil)
+            #expect(harness.cache.diskCache!.blockingData(forKey: harness.url("/a.png").absoluteString) != nil)
         }
     }
 
@@ -387,8 +387,8 @@ struct ImageManagerOptionsTests {
             #expect(previews.first?.image.width == 8)
             #expect(final.cacheType == .none)
             #expect(final.image.width == 5)
-            #expect(await harness.cache.diskCache.data(forKey: url.absoluteString) == ManagerFixtures.otherPNG)
-            #expect(await harness.cache.diskCache.entry(forKey: url.absoluteString)?.validators.etag == "\"v2\"")
+            #expect(await harness.cache.diskCache!.data(forKey: url.absoluteString) == ManagerFixtures.otherPNG)
+            #expect(await harness.cache.diskCache!.entry(forKey: url.absoluteString)?.validators.etag == "\"v2\"")
             #expect(try await harness.manager.image(for: url).image.width == 5)
         }
     }

@@ -28,7 +28,7 @@ struct ImageManagerStorageTests {
             #expect(first.storagePermission == StoragePermission.none)
             #expect(first.diskStore == .forbiddenByOrigin)
             #expect(await !harness.manager.isCachedOnDisk(url))
-            #expect(await harness.cache.diskCache.totals().count == 0)
+            #expect(await harness.cache.diskCache!.totals().count == 0)
             // Memory keeps it: the next load does not reach the origin
             #expect(try await harness.manager.image(for: url).cacheType == .memory)
             harness.cache.clearMemory()
@@ -89,7 +89,7 @@ struct ImageManagerStorageTests {
         let file = blocker.path + "/not-a-directory"
         #expect(FileManager.default.createFile(atPath: file, contents: Data([1])))
         try await withManager(cache: { $0.disk.baseDirectory = file }) { harness in
-            #expect(harness.cache.diskCache.isMemoryOnly)
+            #expect(harness.cache.diskCache!.isMemoryOnly)
             harness.server.route("/a.png", .ok(ManagerFixtures.png))
             harness.server.route("/b.png", .ok(ManagerFixtures.png))
             harness.server.route("/c.png", .ok(ManagerFixtures.png))

@@ -245,7 +245,7 @@ struct ImageManagerTests {
             #expect(variant.data == ManagerFixtures.png)
             #expect(runs.value == 1)
             #expect(harness.server.requestCount("/a.png") == 1)
-            #expect(await harness.cache.diskCache.totals().count == 1)
+            #expect(await harness.cache.diskCache!.totals().count == 1)
         }
     }
 
@@ -262,7 +262,7 @@ struct ImageManagerTests {
 
             let again = try await harness.manager.image(for: request)
 
-            #expect(await harness.cache.diskCache.totals().count == 2)
+            #expect(await harness.cache.diskCache!.totals().count == 2)
             #expect(again.cacheType == .disk)
             #expect(again.image.width == 3 && again.image.height == 2)
             #expect(runs.value == 1)
@@ -293,9 +293,9 @@ struct ImageManagerTests {
             #expect(loaded.data == ppm)
 
             // The variant went to disk in its own format and decodes from there with the registry.
-            #expect(await harness.cache.diskCache.totals().count == 2)
+            #expect(await harness.cache.diskCache!.totals().count == 2)
             let variantKey = harness.manager.variantKey(for: request)
-            let stored = try #require(await harness.cache.diskCache.data(forKey: variantKey))
+            let stored = try #require(await harness.cache.diskCache!.data(forKey: variantKey))
             #expect(stored == Array("P6\n2 1\n255\n".utf8) + samples[0..<6])
             harness.cache.clearMemory()
             let again = try await harness.manager.image(for: request)

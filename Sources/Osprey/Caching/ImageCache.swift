@@ -1,8 +1,9 @@
 internal import NIOPosix
 public import OspreyCodecs
 
-/// The two cache levels together, with the seeds' operations (MISSION C5–C7, C11): decoded images in a
-/// ``MemoryCache``, their encoded bytes in a ``DiskCache``.
+/// The two cache levels together, with the seeds' operations (MISSION C5–C7, C11): decoded images in an
+/// ``ImageCaching`` store (a ``MemoryCache`` by default), their encoded bytes in a ``DataCaching`` store (a
+/// ``DiskCache`` by default).
 ///
 /// ```swift
 /// let cache = ImageCache(configuration: .init(namespace: "avatars"))
@@ -14,6 +15,8 @@ public import OspreyCodecs
 ///
 /// A disk hit is read and decoded in one job on NIO's thread pool, never on the caller's task. An image stored
 /// without its bytes is encoded for the disk in its original format (PNG when it has alpha or its format is unknown).
+/// Every read of stored bytes, the ``ImageManager``'s included, goes through one lookup: bytes in memory (when memory
+/// keeps bytes), else the disk level.
 public final class ImageCache: Sendable {
     /// What the cache keeps and where.
     public struct Configuration: Sendable {
@@ -22,9 +25,11 @@ public final class ImageCache: Sendable {
         /// Whether memory keeps decoded images (`true`, the default) or only their bytes, decoding on every query
         /// (the seeds' `shouldDecompressImages`).
         public var decodeImages = true
-        /// The memory level's limits (cost is bytes of pixels, or of data without `decodeImages`).
+        /// The memory level's limits (cost is bytes of pixels, or of data without `decodeImages`); the default
+        /// memory store is made with them, and the manager's other memory levels follow its count limit, entry
+        /// lifetime and memory-pressure response.
         public var memory = MemoryCache<String, Image>.Configuration()
-        /// The disk level's location and limits.
+        /// The disk level's location and limits, for the default store (a ``DiskCache``).
         public var disk = DiskCache.Configuration()
         /// How disk hits are decoded. Default options by default.
         public var decoding = DecodingOptions()
@@ -62,23 +67,30 @@ public final class ImageCache: Sendable {
     /// The configuration it was made with.
     public let configuration: Configuration
     /// The memory level (decoded images), unless `decodeImages` is off.
-    public let memoryCache: MemoryCache<String, Image>
+    public let memoryCache: any ImageCaching
     /// The memory level's bytes when `decodeImages` is off.
-    private let dataCache: MemoryCache<String, [UInt8]>
-    /// The disk level.
-    public let diskCache: DiskCache
+    private let memoryData: MemoryCache<String, [UInt8]>
+    /// The disk level: every stored byte the manager reads or writes goes through it.
+    public let dataCache: any DataCaching
+    /// The disk level when it is the default store: for what only a ``DiskCache`` has (totals, entries, events,
+    /// ``DiskCache/close()``); `nil` when another store was plugged in.
+    public var diskCache: DiskCache? { dataCache as? DiskCache }
     /// Decoded sources, by base key, for the variants that follow.
     let decodedSources: MemoryCache<String, DecodedSource>
     /// Encoded variants, by their key.
     let encodedImages: MemoryCache<String, EncodedImage>
 
-    /// Makes the two levels from `configuration`.
-    public init(configuration: Configuration = Configuration()) {
+    /// Makes the two levels: the stores given, else a ``MemoryCache`` from ``Configuration/memory`` and a
+    /// ``DiskCache`` from ``Configuration/disk``.
+    public init(
+        configuration: Configuration = Configuration(), memoryCache: (any ImageCaching)? = nil,
+        dataCache: (any DataCaching)? = nil
+    ) {
         self.configuration = configuration
         let memory = configuration.memory
-        self.memoryCache = MemoryCache(configuration: memory)
-        self.dataCache = MemoryCache(configuration: Self.level(like: memory, costLimit: memory.costLimit))
-        self.diskCache = DiskCache(configuration: configuration.disk)
+        self.memoryCache = memoryCache ?? MemoryCache<String, Image>(configuration: memory)
+        self.memoryData = MemoryCache(configuration: Self.level(like: memory, costLimit: memory.costLimit))
+        self.dataCache = dataCache ?? DiskCache(configuration: configuration.disk)
         self.decodedSources = MemoryCache(
             configuration: Self.level(
                 like: memory, costLimit: configuration.decodedSourceCostLimit ?? memory.costLimit / 4))
@@ -136,7 +148,7 @@ public final class ImageCache: Sendable {
             case nil: return
             }
         }
-        try await diskCache.store(bytes, forKey: key, validators: validators)
+        try await dataCache.storeData(bytes, forKey: key, validators: validators)
     }
 
     /// The format an image stored without bytes is written in: its own, or PNG when it has alpha (JPEG would drop
@@ -153,9 +165,9 @@ public final class ImageCache: Sendable {
     func storeInMemory(_ image: Image, data: [UInt8]?, forKey key: String) {
         guard configuration.storesInMemory else { return }
         if configuration.decodeImages {
-            memoryCache.setValue(image, forKey: key, cost: image.cost)
+            memoryCache.storeImage(image, forKey: key)
         } else if let data {
-            dataCache.setValue(data, forKey: key, cost: data.count)
+            memoryData.setValue(data, forKey: key, cost: data.count)
         }
     }
 
@@ -164,7 +176,7 @@ public final class ImageCache: Sendable {
     /// The decoded image in memory for `key`, at once; `nil` when memory keeps bytes only or has nothing.
     func imageInMemory(forKey key: String) -> Image? {
         guard configuration.storesInMemory, configuration.decodeImages else { return nil }
-        return memoryCache.value(forKey: key)
+        return memoryCache.cachedImage(forKey: key)
     }
 
     /// The encoded image in memory for `key` (a key of ``ImageManager/cacheKey(for:as:)``), at once.
@@ -202,7 +214,30 @@ public final class ImageCache: Sendable {
     /// The bytes in memory for `key` when memory keeps bytes (``Configuration/decodeImages`` off).
     func dataInMemory(forKey key: String) -> [UInt8]? {
         guard configuration.storesInMemory, !configuration.decodeImages else { return nil }
-        return dataCache.value(forKey: key)
+        return memoryData.value(forKey: key)
+    }
+
+    /// Stored bytes and where they were found.
+    struct StoredData: Sendable {
+        var bytes: [UInt8]
+        var cacheType: CacheType
+    }
+
+    /// The bytes stored for `key`: in memory when memory keeps bytes, else on the disk level — the one lookup of
+    /// stored bytes. Blocks on the disk level's I/O: call it from a thread of its own (the manager's decoding
+    /// threads), or use ``storedData(forKey:)-async``.
+    func blockingStoredData(forKey key: String) -> StoredData? {
+        if let bytes = dataInMemory(forKey: key) { return StoredData(bytes: bytes, cacheType: .memory) }
+        return dataCache.cachedData(forKey: key).map { StoredData(bytes: $0, cacheType: .disk) }
+    }
+
+    /// ``blockingStoredData(forKey:)`` off the caller's task: a memory hit at once, the disk level on NIO's thread
+    /// pool. `nil` on a miss or when the task is cancelled.
+    func storedData(forKey key: String) async -> StoredData? {
+        if let bytes = dataInMemory(forKey: key) { return StoredData(bytes: bytes, cacheType: .memory) }
+        let dataCache = self.dataCache
+        let bytes = try? await NIOThreadPool.singleton.runIfActive { dataCache.cachedData(forKey: key) }
+        return (bytes ?? nil).map { StoredData(bytes: $0, cacheType: .disk) }
     }
 
     /// The image for `key`: from memory, else from disk (read and decoded off the caller's task, then put into
@@ -210,34 +245,18 @@ public final class ImageCache: Sendable {
     ///
     /// - Throws: `CancellationError` when the task is cancelled before the answer is ready.
     public func query(forKey key: String) async throws(CancellationError) -> Hit? {
-        if configuration.storesInMemory {
-            if configuration.decodeImages, let image = memoryCache.value(forKey: key) {
-                return Hit(image: image, data: nil, cacheType: .memory)
-            }
-            if !configuration.decodeImages, let data = dataCache.value(forKey: key),
-                let image = try await decode(data)
-            {
-                return Hit(image: image, data: data, cacheType: .memory)
-            }
-        }
+        if let image = imageInMemory(forKey: key) { return Hit(image: image, data: nil, cacheType: .memory) }
         guard !Task.isCancelled else { throw CancellationError() }
         let options = configuration.decoding
-        let diskCache = self.diskCache
-        let found = try? await NIOThreadPool.singleton.runIfActive { () -> (bytes: [UInt8], image: Image?)? in
-            guard let bytes = diskCache.blockingData(forKey: key) else { return nil }
-            return (bytes, try? ImageDecoder.decode(bytes, options: options))
+        // The stored bytes' one lookup, and their decode, in one job on the thread pool.
+        let found = try? await NIOThreadPool.singleton.runIfActive { () -> (StoredData, Image?)? in
+            guard let stored = self.blockingStoredData(forKey: key) else { return nil }
+            return (stored, try? ImageDecoder.decode(stored.bytes, options: options))
         }
         guard !Task.isCancelled else { throw CancellationError() }
-        guard let found = found ?? nil, let image = found.image else { return nil }
-        storeInMemory(image, data: found.bytes, forKey: key)
-        return Hit(image: image, data: found.bytes, cacheType: .disk)
-    }
-
-    private func decode(_ data: [UInt8]) async throws(CancellationError) -> Image? {
-        let options = configuration.decoding
-        let image = try? await NIOThreadPool.singleton.runIfActive { try? ImageDecoder.decode(data, options: options) }
-        guard !Task.isCancelled else { throw CancellationError() }
-        return image ?? nil
+        guard let (stored, image) = found ?? nil, let image else { return nil }
+        if stored.cacheType == .disk { storeInMemory(image, data: stored.bytes, forKey: key) }
+        return Hit(image: image, data: stored.bytes, cacheType: stored.cacheType)
     }
 
     /// Whether `key` is in memory or on disk.
@@ -247,43 +266,43 @@ public final class ImageCache: Sendable {
 
     /// Whether `key` is in memory.
     public func isCachedInMemory(forKey key: String) -> Bool {
-        configuration.decodeImages ? memoryCache.containsValue(forKey: key) : dataCache.containsValue(forKey: key)
+        configuration.decodeImages ? memoryCache.containsImage(forKey: key) : memoryData.containsValue(forKey: key)
     }
 
     /// Whether `key` is on disk.
     public func isCachedOnDisk(forKey key: String) async -> Bool {
-        await diskCache.containsData(forKey: key)
+        await dataCache.containsData(forKey: key)
     }
 
     // MARK: Removing
 
     /// Removes `key` from memory and, with `fromDisk`, from disk.
     public func removeImage(forKey key: String, fromDisk: Bool = true) async {
-        memoryCache.removeValue(forKey: key)
-        dataCache.removeValue(forKey: key)
+        memoryCache.removeImage(forKey: key)
+        memoryData.removeValue(forKey: key)
         decodedSources.removeValue(forKey: key)
         encodedImages.removeValue(forKey: key)
         if fromDisk {
-            await diskCache.removeData(forKey: key)
+            await dataCache.removeData(forKey: key)
         }
     }
 
     /// Empties the memory level.
     public func clearMemory() {
-        memoryCache.removeAll()
-        dataCache.removeAll()
+        memoryCache.removeAllImages()
+        memoryData.removeAll()
         decodedSources.removeAll()
         encodedImages.removeAll()
     }
 
     /// Empties the disk level.
     public func clearDisk() async {
-        await diskCache.removeAll()
+        await dataCache.removeAllData()
     }
 
-    /// Applies the disk level's limits now; returns what it removed.
+    /// Applies the disk level's limits now when it is a ``DiskCache``; returns what it removed.
     @discardableResult
     public func clean() async -> [DiskCache.Event] {
-        await diskCache.clean()
+        await diskCache?.clean() ?? []
     }
 }

@@ -66,7 +66,7 @@ extension ImageJob {
         if cached != nil {
             // A copy stored before the origin said otherwise must not outlive its word.
             if !keepsInMemory { await cache.removeImage(forKey: key.variantKey, fromDisk: false) }
-            if !keepsOnDisk { await cache.diskCache.removeData(forKey: baseKey) }
+            if !keepsOnDisk { await cache.dataCache.removeData(forKey: baseKey) }
             if response.body != cached?.originalBytes { cache.decodedSources.removeValue(forKey: baseKey) }
         }
         if let cached, response.isNotModified || cached.originalBytes == response.body {
@@ -132,27 +132,27 @@ extension ImageJob {
                 return .failure(error)
             }
         }
-        let diskCache = cache.diskCache
         let readsVariant =
             manager.configuration.storesProcessedImagesOnDisk && variantKey != baseKey && request.keepsVariant
-        var sources: [CachedSource] = []
-        if let memoryData = cache.dataInMemory(forKey: baseKey) { sources.append(.memory(memoryData)) }
+        // The original's bytes in memory (when memory keeps bytes) come first, then a stored variant, then the
+        // original on disk; the cache's one lookup reads memory before the disk.
+        var sources: [CachedSource] = cache.dataInMemory(forKey: baseKey) != nil ? [.original] : []
         if readsVariant { sources.append(.variant) }
-        sources.append(.original)
+        if sources.last != .original { sources.append(.original) }
         for source in sources {
             guard !Task.isCancelled else { return .success(nil) }
-            let found: (image: Image, bytes: [UInt8], reservation: MemoryBudget.Reservation?)
-            switch await decodeCached(source, diskCache: diskCache) {
+            let found: (image: Image, stored: ImageCache.StoredData, reservation: MemoryBudget.Reservation?)
+            switch await decodeCached(source) {
             case .miss: continue
             case .failure(let error): return .failure(error)
-            case .hit(let image, let bytes, let reservation): found = (image, bytes, reservation)
+            case .hit(let image, let stored, let reservation): found = (image, stored, reservation)
             }
             // The reservation covers the processors too: it goes once the final image is made.
             defer { found.reservation?.release() }
             var image = found.image
             let isVariant = source == .variant
             if !isVariant, sharesDecodes,
-                let header = try? ImageHeader(reading: found.bytes, coders: decoding.coders)
+                let header = try? ImageHeader(reading: found.stored.bytes, coders: decoding.coders)
             {
                 let size = decoder.size(for: header)
                 cache.storeDecodedSource(
@@ -162,8 +162,8 @@ extension ImageJob {
                 guard case .success(let processed) = await process(image) else { return .success(nil) }
                 image = processed
             }
-            let original = isVariant ? nil : found.bytes
-            let cacheType: ImageResult.CacheType = if case .memory = source { .memory } else { .disk }
+            let original = isVariant ? nil : found.stored.bytes
+            let cacheType: ImageResult.CacheType = found.stored.cacheType == .memory ? .memory : .disk
             if request.keepsVariant {
                 cache.storeInMemory(image, data: variantKey == baseKey ? original : nil, forKey: variantKey)
             }
@@ -203,19 +203,17 @@ extension ImageJob {
         return .success(image)
     }
 
-    /// Where a cached image may be found, in the order they are tried.
+    /// What a cached image may be made from.
     private enum CachedSource: Equatable {
-        /// The original's bytes in memory (when memory keeps bytes).
-        case memory([UInt8])
         /// The processed variant on disk (``ImageManager/Configuration/storesProcessedImagesOnDisk``).
         case variant
-        /// The original on disk.
+        /// The original's bytes, in memory or on disk.
         case original
     }
 
     private enum CachedDecode {
         /// Decoded, with the memory reserved for it and its processing (none without a budget).
-        case hit(Image, bytes: [UInt8], reservation: MemoryBudget.Reservation?)
+        case hit(Image, ImageCache.StoredData, reservation: MemoryBudget.Reservation?)
         case miss
         case failure(ImageError)
     }
@@ -223,7 +221,7 @@ extension ImageJob {
     /// The image of `source`, read (on the decoding threads) and decoded within the memory budget: at once when
     /// the budget has room, else after waiting for it off those threads, so a waiting decode never holds one. A hit
     /// keeps its reservation for the caller to release after processing.
-    private func decodeCached(_ source: CachedSource, diskCache: DiskCache) async -> CachedDecode {
+    private func decodeCached(_ source: CachedSource) async -> CachedDecode {
         // A variant is stored processed: decoded plainly, with nothing to process after.
         let decoder = source == .variant ? JobDecoder(options: manager.configuration.decoding) : self.decoder
         let key = source == .variant ? self.key.variantKey : baseKey
@@ -233,32 +231,27 @@ extension ImageJob {
         }
         enum Attempt {
             case done(CachedDecode)
-            case needsMemory([UInt8], Int)
+            case needsMemory(ImageCache.StoredData, Int)
         }
+        let cache = self.cache
         let attempt = await withTaskExecutorPreference(manager.decodingPool) { () -> Attempt in
-            let bytes: [UInt8]
-            if case .memory(let data) = source {
-                bytes = data
-            } else {
-                guard let data = diskCache.blockingData(forKey: key) else { return .done(.miss) }
-                bytes = data
-            }
+            guard let stored = cache.blockingStoredData(forKey: key) else { return .done(.miss) }
             var reservation: MemoryBudget.Reservation?
-            if let budget, let count = needed(bytes) {
-                guard let granted = budget.reserveIfFree(count) else { return .needsMemory(bytes, count) }
+            if let budget, let count = needed(stored.bytes) {
+                guard let granted = budget.reserveIfFree(count) else { return .needsMemory(stored, count) }
                 reservation = granted
             }
             manager.sourceDecodes.countDecode()
-            guard let image = try? decoder.decode(bytes) else {
+            guard let image = try? decoder.decode(stored.bytes) else {
                 reservation?.release()
                 return .done(.miss)
             }
-            return .done(.hit(image, bytes: bytes, reservation: reservation))
+            return .done(.hit(image, stored, reservation: reservation))
         }
         switch attempt {
         case .done(let outcome):
             return outcome
-        case .needsMemory(let bytes, let count):
+        case .needsMemory(let stored, let count):
             guard let budget else { return .miss }
             let reservation: MemoryBudget.Reservation
             do throws(MemoryBudget.Refusal) {
@@ -269,12 +262,12 @@ extension ImageJob {
                 return .failure(.insufficientMemory(error))
             }
             manager.sourceDecodes.countDecode()
-            let image = await withTaskExecutorPreference(manager.decodingPool) { try? decoder.decode(bytes) }
+            let image = await withTaskExecutorPreference(manager.decodingPool) { try? decoder.decode(stored.bytes) }
             guard let image else {
                 reservation.release()
                 return .miss
             }
-            return .hit(image, bytes: bytes, reservation: reservation)
+            return .hit(image, stored, reservation: reservation)
         }
     }
 
@@ -283,14 +276,14 @@ extension ImageJob {
     private func preparedForRevalidation(_ cached: Cached) async -> Cached {
         guard request.options.contains(.refreshCached) else { return cached }
         var cached = cached
-        let diskCache = cache.diskCache
+        let cache = self.cache
         let baseKey = self.baseKey
         if cached.originalBytes == nil {
             cached.originalBytes = await withTaskExecutorPreference(manager.decodingPool) {
-                diskCache.blockingData(forKey: baseKey)
+                cache.blockingStoredData(forKey: baseKey)?.bytes
             }
         }
-        cached.validators = await diskCache.entry(forKey: baseKey)?.validators
+        cached.validators = await cache.dataCache.validators(forKey: baseKey)
         return cached
     }
 
@@ -441,15 +434,14 @@ extension ImageJob {
         let cache = self.cache
         let logger = manager.configuration.logger
         let url = request.url
-        let staged = bytes.map { cache.diskCache.beginStore($0, forKey: baseKey, validators: validators) }
+        let staged = bytes.map { cache.dataCache.stageData($0, forKey: baseKey, validators: validators) }
         let originalToEncode = staged == nil ? original : nil
         let variantToEncode = storesVariant ? final : nil
         return { [self] in
             await observe(.store)
             do throws(OspreyError) {
-                try cache.diskCache.requireDirectory(toStore: baseKey)
                 if let staged {
-                    try await cache.diskCache.finishStore(staged)
+                    try await staged()
                 } else if let originalToEncode {
                     try await cache.storeOnDisk(
                         originalToEncode, data: nil, forKey: baseKey, validators: validators, coders: decoding.coders)

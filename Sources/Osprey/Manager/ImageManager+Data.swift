@@ -52,10 +52,8 @@ extension ImageManager {
         let baseKey = cacheKey(for: url)
         var cached: DataResult?
         if !options.contains(.fromLoaderOnly) {
-            if let bytes = cache.dataInMemory(forKey: baseKey) {
-                cached = try? result(bytes, from: .memory, url: url)
-            } else if let bytes = await cache.diskCache.data(forKey: baseKey) {
-                cached = try? result(bytes, from: .disk, url: url)
+            if let stored = await cache.storedData(forKey: baseKey) {
+                cached = try? result(stored.bytes, from: stored.cacheType == .memory ? .memory : .disk, url: url)
             }
             if let cached, !options.contains(.refreshCached) { return cached }
         }
@@ -72,7 +70,7 @@ extension ImageManager {
         var download = DownloadRequest(url: url, priority: request.effectivePriority)
         if options.contains(.handleCookies) { download.handlesCookies = true }
         if options.contains(.allowInvalidSSLCertificates) { download.allowsInvalidCertificates = true }
-        if cached != nil { download.validators = await cache.diskCache.entry(forKey: baseKey)?.validators }
+        if cached != nil { download.validators = await cache.dataCache.validators(forKey: baseKey) }
         let response: DownloadResponse
         do {
             response = try await (request.loader ?? loader).download(download, progress: progress).response
@@ -97,13 +95,12 @@ extension ImageManager {
         guard !options.contains(.cacheMemoryOnly) else { return loaded }
         guard response.storagePermission.allowsStoring(inSharedCache: configuration.isSharedCache) else {
             // A copy stored before the origin said otherwise must not outlive its word.
-            if cached != nil { await cache.diskCache.removeData(forKey: baseKey) }
+            if cached != nil { await cache.dataCache.removeData(forKey: baseKey) }
             loaded.diskStore = .forbiddenByOrigin
             return loaded
         }
         do throws(OspreyError) {
-            try cache.diskCache.requireDirectory(toStore: baseKey)
-            try await cache.diskCache.store(response.body, forKey: baseKey, validators: response.validators)
+            try await cache.dataCache.storeData(response.body, forKey: baseKey, validators: response.validators)
             loaded.diskStore = .stored
         } catch {
             configuration.logger.warning(

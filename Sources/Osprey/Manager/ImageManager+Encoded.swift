@@ -117,10 +117,9 @@ extension ImageManager {
         guard storesOnDisk, permission.allowsStoring(inSharedCache: isShared) else { return (.success(result), nil) }
         let store: @Sendable () async -> DiskStoreOutcome = { [configuration] in
             do throws(OspreyError) {
-                try cache.diskCache.requireDirectory(toStore: key)
                 // Marked private like its source, so that a shared cache on the same directory does not serve it.
                 let validators = HTTPValidators(isPrivate: permission == .privateCacheOnly)
-                try await cache.diskCache.store(encodedImage.bytes, forKey: key, validators: validators)
+                try await cache.dataCache.storeData(encodedImage.bytes, forKey: key, validators: validators)
                 return .stored
             } catch {
                 configuration.logger.warning(
@@ -140,9 +139,8 @@ extension ImageManager {
     /// The encoded bytes on disk for `key`, when they are an image `coders` recognises; read off the caller's task.
     private func encodedOnDisk(forKey key: String, cache: ImageCache, coders: ImageCoderRegistry) async -> EncodedImage?
     {
-        let diskCache = cache.diskCache
         return await withTaskExecutorPreference(decodingPool) {
-            guard let bytes = diskCache.blockingData(forKey: key) else { return nil }
+            guard let bytes = cache.blockingStoredData(forKey: key)?.bytes else { return nil }
             let format = coders.format(of: bytes)
             return format == .unknown ? nil : EncodedImage(bytes: bytes, format: format)
         }

@@ -157,6 +157,6 @@ extension ImageManager {
     /// delivered), stops the manager, and closes the disk cache, leaving its directory complete for any reader.
     func finishRun() async {
         await shutdown()
-        await cache.diskCache.close()
+        await cache.diskCache?.close()
     }
 }

@@ -1,0 +1,84 @@
+/// A store of encoded bytes by key: the disk level of an ``ImageCache``, and the only way the ``ImageManager`` reads
+/// and writes stored bytes. ``DiskCache`` is the default; another store (a shared volume, an object store, a test
+/// double) plugs in through ``ImageCache/init(configuration:memoryCache:dataCache:)``.
+///
+/// ```swift
+/// final class BucketCache: DataCaching { ... }
+/// let cache = ImageCache(dataCache: BucketCache())
+/// let manager = ImageManager(cache: cache)
+/// ```
+///
+/// The manager calls ``cachedData(forKey:)`` on its own decoding threads, never on Swift's cooperative pool, so a
+/// store may block there on its I/O; the async methods are called from tasks and must not block.
+public protocol DataCaching: AnyObject, Sendable {
+    /// The bytes stored for `key`; `nil` on a miss (a damaged entry is a miss too). May block on I/O.
+    func cachedData(forKey key: String) -> [UInt8]?
+
+    /// The HTTP validators stored with `key`'s bytes (ETag, Last-Modified, expiry), for a conditional request when
+    /// the image is refreshed; `nil` when there is no entry.
+    func validators(forKey key: String) async -> HTTPValidators?
+
+    /// Stores `data` for `key` with the origin's `validators`, replacing what it held.
+    ///
+    /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)`` when the bytes
+    ///   are not kept; what was stored before is kept then.
+    func storeData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) async throws(OspreyError)
+
+    /// Begins storing `data` for `key` at once, on the caller's thread, and returns the write to finish later. A
+    /// store that can make the bytes readable before they are written (``DiskCache`` does) lets the manager deliver
+    /// an image first and write after without a later load missing meanwhile. By default nothing is staged: the
+    /// returned write calls ``storeData(_:forKey:validators:)``.
+    func stageData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) -> DataWrite
+
+    /// Removes `key`'s entry.
+    func removeData(forKey key: String) async
+
+    /// Whether `key` has an entry.
+    func containsData(forKey key: String) async -> Bool
+
+    /// Removes every entry.
+    func removeAllData() async
+}
+
+/// The write that finishes a store begun by ``DataCaching/stageData(_:forKey:validators:)``.
+public typealias DataWrite = @Sendable () async throws(OspreyError) -> Void
+
+extension DataCaching {
+    public func stageData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) -> DataWrite {
+        { () async throws(OspreyError) in try await self.storeData(data, forKey: key, validators: validators) }
+    }
+}
+
+extension DiskCache: DataCaching {
+    /// ``blockingData(forKey:)``: on the calling thread.
+    public func cachedData(forKey key: String) -> [UInt8]? {
+        blockingData(forKey: key)
+    }
+
+    /// The validators of ``entry(forKey:)``.
+    public func validators(forKey key: String) async -> HTTPValidators? {
+        await entry(forKey: key)?.validators
+    }
+
+    /// ``store(_:forKey:validators:)``, failing with ``OspreyError/cacheWriteFailed(key:reason:)`` where that stores
+    /// nothing silently: a read-only cache, or one whose directory cannot be used.
+    public func storeData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) async throws(OspreyError) {
+        try requireDirectory(toStore: key)
+        try await store(data, forKey: key, validators: validators)
+    }
+
+    /// Stages `data`, readable from now on, and returns its write (which fails as
+    /// ``storeData(_:forKey:validators:)`` does).
+    public func stageData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) -> DataWrite {
+        let pending = beginStore(data, forKey: key, validators: validators)
+        return { () async throws(OspreyError) in
+            try self.requireDirectory(toStore: key)
+            try await self.finishStore(pending)
+        }
+    }
+
+    /// ``removeAll()``.
+    public func removeAllData() async {
+        await removeAll()
+    }
+}

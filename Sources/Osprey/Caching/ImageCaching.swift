@@ -1,0 +1,57 @@
+public import OspreyCodecs
+
+/// A store of decoded images by key: the memory level of an ``ImageCache``, and the only way the ``ImageManager``
+/// keeps and finds final images in memory. ``MemoryCache`` is the default; another store plugs in through
+/// ``ImageCache/init(configuration:memoryCache:dataCache:)``.
+///
+/// Every method is called on the caller's thread, a memory hit on the path of every load: keep them fast and
+/// non-blocking.
+public protocol ImageCaching: AnyObject, Sendable {
+    /// The image kept for `key`, or `nil`.
+    func cachedImage(forKey key: String) -> Image?
+
+    /// Keeps `image` for `key`, replacing what it held (a store with limits may evict others, or decline it).
+    func storeImage(_ image: Image, forKey key: String)
+
+    /// Whether an image is kept for `key`, without counting as a use. By default ``cachedImage(forKey:)`` `!= nil`.
+    func containsImage(forKey key: String) -> Bool
+
+    /// Forgets `key`'s image.
+    func removeImage(forKey key: String)
+
+    /// Forgets every image.
+    func removeAllImages()
+}
+
+extension ImageCaching {
+    public func containsImage(forKey key: String) -> Bool {
+        cachedImage(forKey: key) != nil
+    }
+}
+
+extension MemoryCache: ImageCaching where Key == String, Value == Image {
+    /// ``value(forKey:)``.
+    public func cachedImage(forKey key: String) -> Image? {
+        value(forKey: key)
+    }
+
+    /// ``setValue(_:forKey:cost:lifetime:)`` at the image's cost in bytes.
+    public func storeImage(_ image: Image, forKey key: String) {
+        setValue(image, forKey: key, cost: image.cost)
+    }
+
+    /// ``containsValue(forKey:)``.
+    public func containsImage(forKey key: String) -> Bool {
+        containsValue(forKey: key)
+    }
+
+    /// ``removeValue(forKey:)``.
+    public func removeImage(forKey key: String) {
+        removeValue(forKey: key)
+    }
+
+    /// ``removeAll()``.
+    public func removeAllImages() {
+        removeAll()
+    }
+}
