@@ -33,9 +33,15 @@ extension DiskCache {
     /// directory's files.
     func reopenIndex() {
         index.withLock { index in
+            reader.withLock { $0 = nil }
             index = nil  // closed before another is opened, so a reopen never holds two connections
             index = openIndex()
             let (isMemoryOnly, isReadOnly) = (index == nil, index?.isReadOnly ?? false)
+            if !isMemoryOnly, !isReadOnly {
+                // Without it, reads share the writer's connection: slower under writes, not wrong.
+                let path = indexPath
+                reader.withLock { $0 = try? DiskIndex(readerOf: path) }
+            }
             let identity = FileSystem.identity(of: indexPath)
             let time = now().seconds
             state.withLock { state in
@@ -192,6 +198,22 @@ extension DiskCache {
         }
     }
 
+    /// Runs the read `body` on the reader connection, which the writer's transactions do not hold up; on the index's
+    /// own connection when there is no reader. `nil` when memory-only or when the index fails.
+    func withReader<Result: Sendable>(_ body: (DiskIndex) throws(SQLiteDatabase.Error) -> Result) -> Result? {
+        let outcome = reader.withLock { reader -> Result?? in
+            guard let reader else { return .none }
+            do {
+                return .some(try body(reader))
+            } catch {
+                logger.warning("disk cache index error", metadata: ["osprey.error": "\(error)"])
+                return .some(nil)
+            }
+        }
+        if case .some(let result) = outcome { return result }
+        return withIndex(body)
+    }
+
     // MARK: Reading
 
     func loadData(forKey key: String) -> [UInt8]? {
@@ -234,7 +256,7 @@ extension DiskCache {
             _ = state.withLock { $0.verified.removeValue(forKey: name) }
         }
         guard
-            let (record, inIndex) = withIndex({ index throws(SQLiteDatabase.Error) in
+            let (record, inIndex) = withReader({ index throws(SQLiteDatabase.Error) in
                 try index.recordAndBytes(named: name)
             }) ?? nil
         else { return nil }
@@ -310,18 +332,18 @@ extension DiskCache {
     func loadEntry(named name: String) -> Entry? {
         if let staged = state.withLock({ $0.staged[name]?.entry }) { return staged }
         reopenIndexIfReplaced()
-        return (withIndex { index throws(SQLiteDatabase.Error) in try index.record(named: name) } ?? nil).map(
+        return (withReader { index throws(SQLiteDatabase.Error) in try index.record(named: name) } ?? nil).map(
             Self.entry)
     }
 
     func loadAllEntries() -> [Entry] {
         reopenIndexIfReplaced()
-        return (withIndex { index throws(SQLiteDatabase.Error) in try index.allRecords() } ?? []).map(Self.entry)
+        return (withReader { index throws(SQLiteDatabase.Error) in try index.allRecords() } ?? []).map(Self.entry)
     }
 
     func loadTotals() -> (size: Int, count: Int) {
         reopenIndexIfReplaced()
-        return withIndex { index throws(SQLiteDatabase.Error) in try index.totals() } ?? (0, 0)
+        return withReader { index throws(SQLiteDatabase.Error) in try index.totals() } ?? (0, 0)
     }
 
     private static func entry(_ record: DiskIndex.Record) -> Entry {

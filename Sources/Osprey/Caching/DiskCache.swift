@@ -50,6 +50,10 @@ public final class DiskCache: Sendable {
     /// runs under this lock, and `state`'s is only ever taken inside it, never around it: the bookkeeping in `state`
     /// (staging, on the caller's thread) never waits for an index write to commit.
     let index: Mutex<DiskIndex?>
+    /// A second, read-only connection to the index for lookups, so that a read never waits for the writer's
+    /// transaction (WAL readers and the writer run at once); `nil` when the index is read-only or absent (reads then
+    /// use `index`). Only ever taken alone, or inside `index`'s lock when (re)opening.
+    let reader: Mutex<DiskIndex?>
     let state: Mutex<State>
     let broadcaster = EventBroadcaster<Event>()
     /// Held for a whole cleaning pass (on a pool thread), so passes never overlap; reads and writes do not take it.
@@ -110,6 +114,7 @@ public final class DiskCache: Sendable {
         self.now = now
         self.threadPool = .singleton
         self.index = Mutex(nil)
+        self.reader = Mutex(nil)
         self.state = Mutex(State())
         reopenIndex()
         if let interval = configuration.cleaningInterval {
@@ -290,6 +295,7 @@ public final class DiskCache: Sendable {
             self.writeAccesses(accesses)
             self.index.withLock { index in
                 self.state.withLock { $0.isMemoryOnly = true }
+                self.reader.withLock { $0 = nil }
                 index = nil
             }
         }

@@ -62,6 +62,15 @@ final class DiskIndex {
         self.columns = Self.columns(hasPrivate: columns.contains("private"))
     }
 
+    /// Opens a second connection to the index at `path` that another connection of this process keeps (and has
+    /// checked), for reads only: in WAL mode its reads never wait for that connection's write transactions.
+    init(readerOf path: String) throws(SQLiteDatabase.Error) {
+        isNew = false
+        isReadOnly = true
+        database = try SQLiteDatabase(path: path, mode: .readOnly)
+        columns = Self.columns(hasPrivate: true)
+    }
+
     /// Opens or creates the index at `path`. Throws when the file cannot be opened or is damaged (the error's
     /// `isCorruption`); the caller then deletes it and opens a new one.
     init(path: String) throws(SQLiteDatabase.Error) {
@@ -69,6 +78,11 @@ final class DiskIndex {
         isReadOnly = false
         columns = Self.columns(hasPrivate: true)
         database = try SQLiteDatabase(path: path)
+        if isNew {
+            // Before anything is written, while the page size can still be set: a small entry kept inside (tens of
+            // KB) spans a few 16 KiB pages rather than a dozen 4 KiB ones, each its own write to the log.
+            try database.execute("PRAGMA page_size=16384")
+        }
         try database.execute("PRAGMA journal_mode=WAL")
         // No fsync at all: a process crash loses nothing (the WAL is in the OS's page cache), and a power loss that
         // leaves the file damaged is caught by the integrity check below and answered by rebuilding from the files.
