@@ -10,9 +10,10 @@ import Darwin
 #endif
 
 // The disk cache's synchronous work, run on NIO's thread pool by the public methods in DiskCache.swift. One lock
-// guards the index connection, another the in-memory bookkeeping (staged stores, pending accesses, verified files),
-// taken inside the first or alone, never around it; file reads happen outside both, and file renames and deletions
-// inside index write transactions, which SQLite also serialises across processes.
+// guards the index connection (every write), one the read-only connection lookups use, another the in-memory
+// bookkeeping (staged stores, pending accesses, verified files); the last two are taken inside the first or alone,
+// never around it; file reads happen outside all of them, and file renames and deletions inside index write
+// transactions, which SQLite also serialises across processes.
 
 extension DiskCache {
     static let indexName = "index.sqlite"
