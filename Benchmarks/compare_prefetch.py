@@ -10,7 +10,9 @@ directory (the disk work a prefetch does too); `osprey prefetch` into an empty d
 image: prefetch warms the disk cache with the bytes as served, fetch writes them after reading their header.
 
 Prints requests per second and the ratios (to curl into /dev/null, and to curl into files), then the one-pipeline
-issue's target: both osprey commands >= 0.8x curl into /dev/null on both workloads at both concurrencies.
+issue's target: both osprey commands >= 0.8x curl into /dev/null on both workloads at both concurrencies. Beside
+them, `osprey prefetch --memory-only` (no disk cache: the download path alone) against curl into /dev/null, and
+curl into files against curl into /dev/null, show how much of the gap is the disk writes every peer pays too.
 """
 import os, random, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -95,6 +97,9 @@ def main():
                                          str(curl_files), "--output-dir", fresh(prefix / "curl-out")],
                 "prefetch": lambda n: [str(osprey), "prefetch", "--quiet", "-i", str(url_file), "--max-concurrent",
                                        str(n), "--cache-dir", fresh(prefix / "cache")],
+                # The same without a disk cache: what the download path alone costs, beside curl into /dev/null.
+                "prefetch-memory": lambda n: [str(osprey), "prefetch", "--quiet", "-i", str(url_file),
+                                              "--max-concurrent", str(n), "--memory-only"],
                 "fetch": lambda n: [str(osprey), "fetch", "--quiet", "--max-concurrent", str(n), "--cache-dir",
                                     fresh(prefix / "cache"), "-o", fresh(prefix / "out")] + urls,
             }
@@ -112,7 +117,8 @@ def main():
             for concurrency in CONCURRENCIES:
                 curl = count / best[("curl", concurrency)]
                 files_rate = count / best[("curl-files", concurrency)]
-                row = [f"  {concurrency:>2} connections: curl {curl:7.0f} req/s (to files {files_rate:6.0f})"]
+                row = [f"  {concurrency:>2} connections: curl {curl:7.0f} req/s (to files {files_rate:6.0f}, "
+                       f"{files_rate / curl:4.2f}x)"]
                 for client in ("prefetch", "fetch"):
                     rate = count / best[(client, concurrency)]
                     ratio = rate / curl
@@ -120,6 +126,8 @@ def main():
                     if verdict == "FAIL":
                         failures.append(f"{client} {name} at {concurrency}")
                     row.append(f"{client} {rate:7.0f} req/s {ratio:5.2f}x {verdict} ({rate / files_rate:4.2f}x to files)")
+                memory = count / best[("prefetch-memory", concurrency)]
+                row.append(f"prefetch --memory-only {memory:7.0f} req/s {memory / curl:5.2f}x")
                 print(" | ".join(row))
         finally:
             server.terminate()
