@@ -88,6 +88,32 @@ final class ManualTime: Sendable {
         #expect(await cache.totals() == (40, 1))
     }
 
+    @Test("containedKeys answers for many keys at once as a read would: stored, staged, not expired, none missing")
+    func containedKeys() async throws {
+        // Given 300 keys (three queries' worth), every third stored, one of them in a file, and one more only staged
+        let cache = makeCache(maximumAge: .seconds(86_400), inlineSizeLimit: 1024)
+        let keys = (0..<300).map { "https://example.com/\($0).jpg" }
+        for (index, key) in keys.enumerated() where index % 3 == 0 {
+            try await cache.store(Self.bytes(index == 0 ? 5_000 : 10), forKey: key)
+        }
+        let staged = cache.beginStore(Self.bytes(10), forKey: keys[1], validators: .init())
+
+        // Then the stored and staged keys are found, and only they, in one answer
+        let expected = Set(keys.enumerated().filter { $0.offset % 3 == 0 }.map(\.element)).union([keys[1]])
+        #expect(await cache.containedKeys(among: keys + ["https://example.com/never.jpg"]) == expected)
+        #expect(await cache.containedKeys(among: []) == [])
+        try await cache.finishStore(staged)
+
+        // When keys[3] is read just before the maximum age, and a little later the others are past it
+        time.advance(by: .seconds(86_400 - 10))
+        #expect(await cache.containedKeys(among: [keys[0], keys[3]]) == [keys[0], keys[3]])
+        _ = await cache.data(forKey: keys[3])
+        time.advance(by: .seconds(20))
+        // Then the entry not read for the maximum age counts as absent, as a read would find it
+        #expect(await cache.containedKeys(among: [keys[0], keys[3]]) == [keys[3]])
+        #expect(await cache.data(forKey: keys[0]) == nil)
+    }
+
     @Test("entries not read for the maximum age are cleaned, and reported")
     func expiry() async throws {
         // Given two entries, one of which is read 5 days later

@@ -39,6 +39,32 @@ struct ImagePrefetcherTests {
         }
     }
 
+    @Test("the disk cache is asked once for the whole list; a URL listed twice loads once; refresh asks each")
+    func looksUpTheListAtOnce() async throws {
+        try await withManager { harness in
+            for index in 0..<3 { harness.server.route("/p\(index).png", .ok(ManagerFixtures.png)) }
+            // Given one URL on disk (from an earlier run) and a list naming another twice
+            _ = try await harness.manager.data(for: try ImageRequest(url: harness.url("/p0.png")))
+            let urls = [harness.url("/p0.png"), harness.url("/p1.png"), harness.url("/p2.png"), harness.url("/p1.png")]
+            #expect(await harness.manager.urlsWithCachedData(urls) == [harness.url("/p0.png")])
+
+            // When they are prefetched
+            let summary = await ImagePrefetcher(manager: harness.manager).prefetch(urls)
+
+            // Then the cached one and the repeat are skipped, and each other URL was asked of the origin once
+            #expect(summary.finished == 2)
+            #expect(summary.skipped == 2)
+            #expect((0..<3).map { harness.server.requestCount("/p\($0).png") } == [1, 1, 1])
+            #expect(await harness.manager.urlsWithCachedData(urls) == Set(urls))
+
+            // With refreshCached each URL is revalidated with the origin instead (nothing changed: all skipped)
+            let refreshed = await ImagePrefetcher(manager: harness.manager, options: [.refreshCached]).prefetch(
+                Array(urls.prefix(3)))
+            #expect(refreshed.skipped == 3)
+            #expect((0..<3).map { harness.server.requestCount("/p\($0).png") } == [2, 2, 2])
+        }
+    }
+
     @Test("prefetching into memory decodes each image there; into the disk cache, nothing is decoded")
     func destinations() async throws {
         let events = Mutex<[ImageManager.Stage]>([])

@@ -36,6 +36,10 @@ public protocol DataCaching: AnyObject, Sendable {
     /// Whether `key` has an entry.
     func containsData(forKey key: String) async -> Bool
 
+    /// The keys among `keys` that have an entry: what a prefetch skips. By default ``containsData(forKey:)`` for each;
+    /// a store that can answer for many keys at once (``DiskCache``: one index query per 128 keys) should.
+    func containedKeys(among keys: [String]) async -> Set<String>
+
     /// Removes every entry.
     func removeAllData() async
 }
@@ -44,6 +48,12 @@ public protocol DataCaching: AnyObject, Sendable {
 public typealias DataWrite = @Sendable () async throws(OspreyError) -> Void
 
 extension DataCaching {
+    public func containedKeys(among keys: [String]) async -> Set<String> {
+        var contained: Set<String> = []
+        for key in keys where await containsData(forKey: key) { contained.insert(key) }
+        return contained
+    }
+
     public func stageData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) -> DataWrite {
         { () async throws(OspreyError) in try await self.storeData(data, forKey: key, validators: validators) }
     }

@@ -337,6 +337,18 @@ extension DiskCache {
             Self.entry)
     }
 
+    /// The names among `names` that a read would find: staged, or in the index, neither expired nor (in a shared
+    /// cache) private. One query per ``DiskIndex/namesPerQuery`` names.
+    func loadPresentNames(_ names: [String]) -> Set<String> {
+        let staged = state.withLock { state in Set(names.filter { state.staged[$0] != nil }) }
+        reopenIndexIfReplaced()
+        let unstaged = names.filter { !staged.contains($0) }
+        let records = withReader { index throws(SQLiteDatabase.Error) in try index.records(named: unstaged) } ?? []
+        let isShared = configuration.isShared
+        let present = records.filter { !isExpired(lastAccess: lastAccess(of: $0)) && !(isShared && $0.isPrivate) }
+        return staged.union(present.map(\.name))
+    }
+
     func loadAllEntries() -> [Entry] {
         reopenIndexIfReplaced()
         return (withReader { index throws(SQLiteDatabase.Error) in try index.allRecords() } ?? []).map(Self.entry)

@@ -252,6 +252,14 @@ public final class DiskCache: Sendable {
         await entry(forKey: key) != nil
     }
 
+    /// The keys among `keys` whose bytes a read would find now (as ``data(forKey:)`` would, without reading them):
+    /// one look-up for all of them, where ``containsData(forKey:)`` is one each.
+    public func containedKeys(among keys: [String]) async -> Set<String> {
+        let names = Dictionary(keys.map { (Self.fileName(forKey: $0), $0) }, uniquingKeysWith: { first, _ in first })
+        let present = (try? await threadPool.runIfActive { self.loadPresentNames(Array(names.keys)) }) ?? []
+        return Set(present.compactMap { names[$0] })
+    }
+
     /// Every entry, least recently used first.
     public func allEntries() async -> [Entry] {
         (try? await threadPool.runIfActive { self.loadAllEntries() }) ?? []

@@ -166,6 +166,28 @@ final class DiskIndex {
         return (Self.record(row), row[Self.columnNames.count].blob)
     }
 
+    /// How many names one ``records(named:)`` query asks for: a fixed count, so one prepared statement serves every
+    /// chunk (a short last chunk repeats a name).
+    static let namesPerQuery = 128
+
+    /// The records of the entries among `names` that exist, in chunks of ``namesPerQuery`` names a query.
+    func records(named names: [String]) throws(SQLiteDatabase.Error) -> [Record] {
+        guard let first = names.first else { return [] }
+        let sql =
+            "SELECT \(columns) FROM entries WHERE name IN ("
+            + Array(repeating: "?", count: Self.namesPerQuery).joined(separator: ", ") + ")"
+        var records: [Record] = []
+        var start = names.startIndex
+        while start < names.endIndex {
+            let end = min(start + Self.namesPerQuery, names.endIndex)
+            var chunk = names[start..<end].map { SQLiteDatabase.Value.text($0) }
+            chunk += Array(repeating: .text(first), count: Self.namesPerQuery - chunk.count)
+            records += try database.query(sql, chunk).map(Self.record)
+            start = end
+        }
+        return records
+    }
+
     /// The total size and the number of entries: one row kept up to date by triggers.
     func totals() throws(SQLiteDatabase.Error) -> (size: Int, count: Int) {
         let row = try database.query("SELECT size, count FROM totals WHERE id = 0").first

@@ -264,6 +264,14 @@ public final class ImageCache: Sendable {
         isCachedInMemory(forKey: key) ? true : await isCachedOnDisk(forKey: key)
     }
 
+    /// The keys among `keys` whose bytes are stored (in memory when memory keeps bytes, or in the data store): one
+    /// look-up of the data store for all of them.
+    public func keysWithStoredData(among keys: [String]) async -> Set<String> {
+        let inMemory = Set(keys.filter { dataInMemory(forKey: $0) != nil })
+        let rest = keys.filter { !inMemory.contains($0) }
+        return inMemory.union(rest.isEmpty ? [] : await dataCache.containedKeys(among: rest))
+    }
+
     /// Whether `key` is in memory.
     public func isCachedInMemory(forKey key: String) -> Bool {
         configuration.decodeImages ? memoryCache.containsImage(forKey: key) : memoryData.containsValue(forKey: key)

@@ -259,6 +259,14 @@ public final class ImageManager: Sendable {
         await cache.isCached(forKey: cacheKey(for: url))
     }
 
+    /// The URLs among `urls` whose original bytes are cached (bytes in memory, or on disk), looked up together: one
+    /// disk-cache query per 128 URLs where ``isCachedOnDisk(_:)`` is one each. What a prefetch skips.
+    public func urlsWithCachedData(_ urls: [URL]) async -> Set<URL> {
+        let keys = Dictionary(urls.map { (cacheKey(for: $0), $0) }, uniquingKeysWith: { first, _ in first })
+        let cached = await cache.keysWithStoredData(among: Array(keys.keys))
+        return Set(urls.filter { cached.contains(cacheKey(for: $0)) })
+    }
+
     /// Whether the image at `url` is cached on disk.
     public func isCachedOnDisk(_ url: URL) async -> Bool {
         await cache.isCachedOnDisk(forKey: cacheKey(for: url))

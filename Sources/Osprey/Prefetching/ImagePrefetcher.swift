@@ -20,7 +20,10 @@ import Synchronization
 /// loads and is written to the disk cache is *finished*;
 /// one that loads but could not be written (a full disk, an unwritable directory, an origin's `no-store`) is *not
 /// stored*; one that fails (or is cancelled) is *failed*. A prefetch waits for each disk write
-/// (``ImageRequest/Options/waitStoreCache``), so that it can tell. A real load of a URL being prefetched joins the
+/// (``ImageRequest/Options/waitStoreCache``), so that it can tell. Into the disk cache, the URLs already there are
+/// found with one look-up for the whole list (``ImageManager/urlsWithCachedData(_:)``) rather than one each, and a
+/// URL listed twice is loaded once (the repeat counts as skipped); with ``ImageRequest/Options/refreshCached`` each
+/// URL is asked of the origin as usual. A real load of a URL being prefetched joins the
 /// prefetch instead of downloading again, and raises its priority to its own.
 public final class ImagePrefetcher: Sendable {
     /// Counts so far.
@@ -118,15 +121,30 @@ public final class ImagePrefetcher: Sendable {
         case failed
     }
 
+    /// What is known of the disk cache before the loads start: the URLs already there, and those started so far.
+    private struct KnownURLs {
+        var cached: Set<URL>
+        var started: Set<URL> = []
+    }
+
     private func run(_ urls: [URL], progress report: (@Sendable (Progress) -> Void)?) async -> Progress {
         var counts = Progress(total: urls.count)
+        // Looked up together, so that each load can go straight to the origin.
+        let looksUpAll =
+            destination == .diskCache && options.isDisjoint(with: [.refreshCached, .fromLoaderOnly, .fromCacheOnly])
+        var known = looksUpAll ? KnownURLs(cached: await manager.urlsWithCachedData(urls)) : nil
         await withTaskGroup(of: Outcome.self) { group in
             var next = urls.startIndex
             func addNext() {
                 guard next < urls.endIndex else { return }
                 let url = urls[next]
                 next += 1
-                group.addTask { await self.prefetch(url) }
+                guard known != nil else { return group.addTask { await self.prefetch(url) } }
+                if known!.cached.contains(url) || !known!.started.insert(url).inserted {
+                    group.addTask { .skipped }
+                } else {
+                    group.addTask { await self.prefetch(url, extraOptions: .fromLoaderOnly) }
+                }
             }
             for _ in 0..<maxConcurrentPrefetches { addNext() }
             for await outcome in group {
@@ -156,9 +174,9 @@ public final class ImagePrefetcher: Sendable {
         return counts
     }
 
-    private func prefetch(_ url: URL) async -> Outcome {
+    private func prefetch(_ url: URL, extraOptions: ImageRequest.Options = []) async -> Outcome {
         guard !Task.isCancelled else { return .failed }
-        guard let request = try? ImageRequest(url: url, options: options) else { return .failed }
+        guard let request = try? ImageRequest(url: url, options: options.union(extraOptions)) else { return .failed }
         do {
             let bytes: Int
             let store: DiskStoreOutcome?
