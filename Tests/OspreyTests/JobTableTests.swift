@@ -211,7 +211,8 @@ struct JobTableTests {
                 #expect(subscribers == expected)
                 #expect(delivered.insert(job).inserted, "\(job) finished twice")
                 for subscriber in subscribers {
-                    #expect(waiting.removeValue(forKey: subscriber) != nil, "\(subscriber) delivered twice or after leaving")
+                    let wasWaiting = waiting.removeValue(forKey: subscriber) != nil
+                    #expect(wasWaiting, "\(subscriber) delivered twice or after leaving")
                 }
             case 8:
                 // A delivered or cancelled job's work ends (a running one delivers first)

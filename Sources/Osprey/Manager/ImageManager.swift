@@ -262,9 +262,9 @@ public final class ImageManager: Sendable {
     /// The URLs among `urls` whose original bytes are cached (bytes in memory, or on disk), looked up together: one
     /// disk-cache query per 128 URLs where ``isCachedOnDisk(_:)`` is one each. What a prefetch skips.
     public func urlsWithCachedData(_ urls: [URL]) async -> Set<URL> {
-        let keys = Dictionary(urls.map { (cacheKey(for: $0), $0) }, uniquingKeysWith: { first, _ in first })
-        let cached = await cache.keysWithStoredData(among: Array(keys.keys))
-        return Set(urls.filter { cached.contains(cacheKey(for: $0)) })
+        let keys = urls.map(cacheKey(for:))
+        let cached = await cache.keysWithStoredData(among: Array(Set(keys)))
+        return Set(zip(urls, keys).filter { cached.contains($0.1) }.map(\.0))
     }
 
     /// Whether the image at `url` is cached on disk.
