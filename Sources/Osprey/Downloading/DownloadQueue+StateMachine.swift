@@ -12,17 +12,10 @@
 ///
 /// Every event returns what the I/O layer must do: start transfers, cancel them, deliver to callers.
 struct DownloadQueueStateMachine<Key: Hashable> {
-    struct TransferID: Hashable, Comparable, CustomStringConvertible {
-        let rawValue: Int
-        static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
-        var description: String { "transfer#\(rawValue)" }
-    }
-
-    struct CallerID: Hashable, Comparable, CustomStringConvertible {
-        let rawValue: Int
-        static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
-        var description: String { "caller#\(rawValue)" }
-    }
+    enum TransferKind: StateMachineIDKind { static var name: String { "transfer" } }
+    enum CallerKind: StateMachineIDKind { static var name: String { "caller" } }
+    typealias TransferID = StateMachineID<TransferKind>
+    typealias CallerID = StateMachineID<CallerKind>
 
     typealias Order = ImageDownloader.Order
 

@@ -16,18 +16,11 @@
 /// Every event returns what the I/O layer must do: start a job's work, cancel it, move its download's priority,
 /// deliver to subscribers.
 struct JobTable<Key: Hashable> {
-    struct JobID: Hashable, Comparable, CustomStringConvertible {
-        let rawValue: Int
-        static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
-        var description: String { "job#\(rawValue)" }
-    }
-
-    /// A subscriber's identity is the caller's: the manager uses its loads' numbers.
-    struct SubscriberID: Hashable, Comparable, CustomStringConvertible {
-        let rawValue: Int
-        static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
-        var description: String { "subscriber#\(rawValue)" }
-    }
+    enum JobKind: StateMachineIDKind { static var name: String { "job" } }
+    enum SubscriberKind: StateMachineIDKind { static var name: String { "subscriber" } }
+    typealias JobID = StateMachineID<JobKind>
+    /// A subscriber's number is the caller's: the manager uses its loads' numbers.
+    typealias SubscriberID = StateMachineID<SubscriberKind>
 
     enum Phase: Hashable {
         /// Working; takes new subscribers.
