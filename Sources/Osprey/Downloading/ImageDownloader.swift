@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 public import NIOHTTP1
 import Synchronization
+internal import Tracing
 
 /// Downloads image data over HTTP/1.1 and HTTP/2 with AsyncHTTPClient: queued by priority, limited in concurrency, and
 /// coalesced, so concurrent requests for the same URL make one trip to the origin (MISSION D1–D14).
@@ -96,6 +97,10 @@ public final class ImageDownloader: DataLoading {
         // retried until the connect timeout.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         clientConfiguration.httpVersion = .automatic
+        // With no tracer bootstrapped the client would still make a no-op span per request and fill in its
+        // attributes (the URL taken apart again, the method, the body size): 4% of a prefetch's CPU. A process that
+        // bootstraps a tracer before making the downloader gets its spans.
+        if InstrumentationSystem.tracer is NoOpTracer { clientConfiguration.tracing.tracer = nil }
         return clientConfiguration
     }
 
