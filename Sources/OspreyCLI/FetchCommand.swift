@@ -109,7 +109,7 @@ struct FetchCommand: AsyncParsableCommand {
         var names = OutputNames(directory: outputDirectory, overwrites: force)
         let processors: [any ImageProcessing] = resize.map { [$0.processor(fit: fit?.fit ?? .inside)] } ?? []
         let options = loading.requestOptions
-        let requests = try urls.map { try ImageRequest(string: $0, options: options, processors: processors) }
+        var requests = try urls.map { try ImageRequest(string: $0, options: options, processors: processors) }
         var failures = 0
         let progress = TerminalProgress(total: requests.count, verb: "fetched", quiet: quiet)
         defer { progress.finish() }
@@ -117,6 +117,14 @@ struct FetchCommand: AsyncParsableCommand {
         // up to 256 loads are under way (cache hits and decodes included), each printed as it ends.
         // The bytes as downloaded need no decode: a data-only load checks their header and stores them.
         let writesOriginal = format == .original && resize == nil && !verify
+        if writesOriginal, options.isDisjoint(with: [.refreshCached, .fromLoaderOnly, .fromCacheOnly]) {
+            // Which URLs the cache holds, asked once for the list: the others go straight to the origin instead of
+            // each looking the cache up on its own.
+            let cached = await manager.urlsWithCachedData(requests.map(\.url))
+            for index in requests.indices where !cached.contains(requests[index].url) {
+                requests[index].options.insert(.fromLoaderOnly)
+            }
+        }
         try await withThrowingTaskGroup(of: (Int, Result<Loaded, ImageError>, Double).self) { group in
             var next = 0
             func startNext() {
