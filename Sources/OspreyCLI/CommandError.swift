@@ -73,6 +73,12 @@ final class SourceReader {
         return (try? InputFile.readPrefix(source, count: count)) ?? nil
     }
 
+    /// Ends the run's loads, when a URL was read: the manager's stores finish and the disk cache is closed, its
+    /// log folded into the index, as `fetch` and `prefetch` leave it.
+    func finish() async {
+        await loaded?.manager.finishRun()
+    }
+
     private func loader() throws -> (manager: ImageManager, options: ImageRequest.Options) {
         if let loaded { return loaded }
         let loading = try LoadingOptions.parse([])  // the defaults, with the environment's overrides

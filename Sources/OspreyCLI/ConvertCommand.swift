@@ -61,7 +61,15 @@ struct ConvertCommand: AsyncParsableCommand {
         if let quality { options.quality = quality }
         options.isLossless = lossless
         do {
-            let bytes = try await SourceReader(byteLimit: limit.maxBytes).bytes(of: input)
+            let reader = SourceReader(byteLimit: limit.maxBytes)
+            let read: Result<[UInt8], CommandError>
+            do throws(CommandError) {
+                read = .success(try await reader.bytes(of: input))
+            } catch {
+                read = .failure(error)
+            }
+            await reader.finish()
+            let bytes = try read.get()
             let downsample = resize.map { $0.processor(fit: fit?.fit ?? .inside) }
             // Within the process's memory budget, as the manager's decodes: an image that alone needs more than it
             // is refused before it is decoded.

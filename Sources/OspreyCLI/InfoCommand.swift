@@ -54,6 +54,7 @@ struct InfoCommand: AsyncParsableCommand {
                 }
             }
         }
+        await reader.finish()
         if failures > 0 { throw ExitCode(1) }
     }
 

@@ -30,6 +30,11 @@ struct URLSourceTests {
             #expect(image.sourceFormat == .jpeg && image.width == 15 && image.height == 15)
             // Both loads of /p.png after the first came from the disk cache.
             #expect(server.requestCount("/p.png") == 1)
+            // Each command closed the cache at exit: its index's log was folded in and removed, so a reader that
+            // cannot use the log (a read-only copy of the directory) sees every entry.
+            let index = directory + "/cache/osprey/default/index.sqlite"
+            #expect(FileManager.default.fileExists(atPath: index))
+            #expect(!FileManager.default.fileExists(atPath: index + "-wal"))
 
             let inside = try OspreyBinary.run(
                 ["convert", server.url("/p.png"), directory + "/w.png", "--resize", "12"], environment: environment)
