@@ -121,26 +121,21 @@ public final class ImagePrefetcher: Sendable {
         case failed
     }
 
-    /// What is known of the disk cache before the loads start: the URLs already there, and those started so far.
-    private struct KnownURLs {
-        var cached: Set<URL>
-        var started: Set<URL> = []
-    }
-
     private func run(_ urls: [URL], progress report: (@Sendable (Progress) -> Void)?) async -> Progress {
         var counts = Progress(total: urls.count)
         // Looked up together, so that each load can go straight to the origin.
         let looksUpAll =
             destination == .diskCache && options.isDisjoint(with: [.refreshCached, .fromLoaderOnly, .fromCacheOnly])
-        var known = looksUpAll ? KnownURLs(cached: await manager.urlsWithCachedData(urls)) : nil
+        let cached = looksUpAll ? await manager.urlsWithCachedData(urls) : nil
+        var started: Set<URL> = []
         await withTaskGroup(of: Outcome.self) { group in
             var next = urls.startIndex
             func addNext() {
                 guard next < urls.endIndex else { return }
                 let url = urls[next]
                 next += 1
-                guard known != nil else { return group.addTask { await self.prefetch(url) } }
-                if known!.cached.contains(url) || !known!.started.insert(url).inserted {
+                guard let cached else { return group.addTask { await self.prefetch(url) } }
+                if cached.contains(url) || !started.insert(url).inserted {
                     group.addTask { .skipped }
                 } else {
                     group.addTask { await self.prefetch(url, extraOptions: .fromLoaderOnly) }
