@@ -13,7 +13,8 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
   osprey >= 1.8x thumbor at 1920x1080 and >= 1.5x at 4000x3000; CPU per cold request <= 1.25x the in-process
   thumbnail job's (processor-benchmark: decode scaled, fit 256x256, JPEG q80, one thread) on the same source.
 - many variants: each source asked in 30 variants (15 sizes x JPEG/WebP) at once, source after source (1920x1080).
-  Target: osprey >= 3x thumbor. With OSPREY_BEFORE=<an older osprey binary>, the hot, cold 1920x1080 and many-variants
+  Target: osprey >= 3x thumbor. Beside it, the 30 encodes alone (processor-benchmark variants: one thread, no server)
+  give the CPU floor of a request, and so the highest ratio any server could reach over each peer's CPU per request. With OSPREY_BEFORE=<an older osprey binary>, the hot, cold 1920x1080 and many-variants
   phases also run against it (one at a time), for the "before" ratios (many variants >= 3x, hot within 5%).
 - p99 below thumbor's in every phase.
 """
@@ -277,6 +278,18 @@ HTTP_LOADER_MAX_CLIENTS = 64
             results["variants", name] = measure(
                 name, pids, f"http://127.0.0.1:{port}/", variants_script(work, f"variants-{name}", template))
             print(f"  {'':16} {results['variants', name]['requests'] / count:9.0f} sources", flush=True)
+        # What no server can go below on this mix: the 30 encodes alone, in process on one thread (libjpeg-turbo and
+        # libwebp at q80, the settings every server here uses), from images already decoded and resized. On a
+        # CPU-bound machine a server's requests/s over a peer's is at most the peer's CPU per request over this.
+        output = subprocess.run([str(thumbnailer), "variants", str(root / "photo-1920.jpg"), "5",
+                                 str(work / "variants.webp")], check=True, capture_output=True, text=True).stdout
+        parts = {key: float(value) for key, value in re.findall(r'"(\w+)":([\d.e-]+)', output)}
+        encode_floor = parts["encode"] / parts["outputs"]
+        print(f"  the {count} encodes alone: {encode_floor * 1e3:.2f} ms CPU per variant (decode "
+              f"{parts['decode'] * 1e3:.2f} ms per source, {len(VARIANT_WIDTHS)} resizes from full size "
+              f"{parts['resize'] * 1e3:.1f} ms); ceiling on CPU: "
+              + ", ".join(f"{results['variants', name]['cpu'] / encode_floor:.2f}x {name}"
+                          for name in targets if name != "osprey"), flush=True)
 
         def ratio(a, b, key="rps"):
             return a[key] / b[key]

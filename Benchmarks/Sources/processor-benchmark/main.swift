@@ -3,8 +3,14 @@
 //                                                      result is written to OUT
 // processor-benchmark resize FILE ITERATIONS OUT       resize alone: FILE's pixels (made RGBA) to 800 px wide,
 //                                                      Lanczos-3; the result is written to OUT as PNG
+// processor-benchmark variants FILE ITERATIONS OUT     the proxy's "many variants" work on one source, in parts:
+//                                                      one full decode, fit inside WxW for 15 widths (64…736),
+//                                                      then each of the 15 encoded as JPEG and as WebP at q80 (the
+//                                                      proxy's default); prints each part's best time, so that the
+//                                                      encodes' share bounds what sharing decodes can gain; the
+//                                                      largest WebP is written to OUT
 //
-// Single thread. Prints one JSON line: {"best","median"} in seconds per run, plus the output's width and height.
+// Single thread. Prints one JSON line: {"best","median"} in seconds per run (variants: and its parts).
 import Foundation
 import Osprey
 import OspreyCodecs
@@ -13,7 +19,8 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 guard arguments.count == 4, let iterations = Int(arguments[2]), iterations > 0,
     let data = FileManager.default.contents(atPath: arguments[1])
 else {
-    FileHandle.standardError.write(Data("usage: processor-benchmark thumbnail|resize FILE ITERATIONS OUT\n".utf8))
+    let usage = "usage: processor-benchmark thumbnail|resize|variants FILE ITERATIONS OUT\n"
+    FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }
 let bytes = [UInt8](data)
@@ -49,6 +56,36 @@ case "resize":
         return []
     }
     result = (timed.times, try ImageEncoder.encode(resized, as: .png, quality: 100))
+case "variants":
+    // The part times are printed here, beside the whole: decode, resizes, encodes (best of the runs for each).
+    let widths = Array(stride(from: 64, through: 736, by: 48))
+    var decodes: [Double] = []
+    var resizes: [Double] = []
+    var encodes: [Double] = []
+    var largest: [UInt8] = []
+    func seconds(since start: UInt64) -> Double { Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9 }
+    let timed = try measure {
+        var start = DispatchTime.now().uptimeNanoseconds
+        let source = try ImageDecoder.decode(bytes)
+        decodes.append(seconds(since: start))
+        start = DispatchTime.now().uptimeNanoseconds
+        let variants = try widths.map { width in
+            try ImageProcessors.Downsample(width: width, height: width).process(source)
+        }
+        resizes.append(seconds(since: start))
+        start = DispatchTime.now().uptimeNanoseconds
+        for variant in variants {
+            _ = try ImageEncoder.encode(variant, as: .jpeg, quality: 80)
+            largest = try ImageEncoder.encode(variant, as: .webp, quality: 80)
+        }
+        encodes.append(seconds(since: start))
+        return largest
+    }
+    try Data(timed.output).write(to: URL(fileURLWithPath: outputPath))
+    print(
+        #"{"best":\#(timed.times[0]),"median":\#(timed.times[timed.times.count / 2]),"decode":\#(decodes.min()!),"#
+            + #""resize":\#(resizes.min()!),"encode":\#(encodes.min()!),"outputs":\#(widths.count * 2)}"#)
+    exit(0)
 default:
     FileHandle.standardError.write(Data("unknown mode \(arguments[0])\n".utf8))
     exit(2)
