@@ -68,6 +68,12 @@ let package = Package(
             pkgConfig: "lcms2",
             providers: [.apt(["liblcms2-dev"]), .brew(["little-cms2"])]
         ),
+        // libavif's pkg-config file adds -DAVIF_DLL, a flag SwiftPM refuses with a warning: the module map links it by
+        // name, and its header is in the default include path on Debian, Ubuntu and Homebrew.
+        .systemLibrary(
+            name: "COspreyAVIF",
+            providers: [.apt(["libavif-dev"]), .brew(["libavif"])]
+        ),
         // giflib ships no pkg-config file on Debian, Ubuntu or Homebrew: the module map links it by name.
         .systemLibrary(
             name: "COspreyGIF",
@@ -90,7 +96,7 @@ let package = Package(
             name: "OspreyCodecs",
             dependencies: [
                 "COspreyJPEG", "COspreyPNG", "COspreyWebP", "COspreyGIF", "COspreyLCMS", "COspreyDeflate",
-                "COspreyCodecShims",
+                "COspreyAVIF", "COspreyCodecShims",
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,8 +1,8 @@
 /// An encoded image format, told from the first bytes of the data and never from a URL or file name.
 ///
-/// The four built-in formats are ``jpeg``, ``png``, ``gif`` and ``webp``; a coder registered with an
-/// ``ImageCoderRegistry`` brings its own format, made with ``init(name:mimeType:fileExtension:)``. Two formats are
-/// the same when their names are.
+/// The built-in formats are ``jpeg``, ``png``, ``gif`` and ``webp``, read and written, and ``avif``, read; a coder
+/// registered with an ``ImageCoderRegistry`` brings its own format, made with ``init(name:mimeType:fileExtension:)``.
+/// Two formats are the same when their names are.
 ///
 /// ```swift
 /// let format = ImageFormat(sniffing: data)   // .jpeg, .png, .gif, .webp, a registered format, or .unknown
@@ -35,7 +35,7 @@ public struct ImageFormat: Sendable, Hashable, CustomStringConvertible {
     public static let builtIn: [ImageFormat] = [.jpeg, .png, .gif, .webp]
 
     /// The number of leading bytes detection looks at with the shared registry: the longest signature of its
-    /// decoders (12 for the built-in formats). Fewer is never enough to name a format.
+    /// decoders (64 for the built-in ones: AVIF's `ftyp` box and its brands). Fewer is never enough to name a format.
     public static var signatureLength: Int { ImageCoderRegistry.shared.signatureLength }
 
     /// Detects the format from the first bytes of `data` with the decoders of ``ImageCoderRegistry/shared``.

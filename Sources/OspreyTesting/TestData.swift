@@ -36,6 +36,14 @@ public enum TestData {
         return try Manifest(contentsOf: imagesDirectory + "/MANIFEST.tsv")
     }
 
+    /// The second manifest, `MANIFEST-modern.tsv`: AVIF, HEIC/HEIF, JPEG XL and colour-managed files.
+    ///
+    /// - Throws: ``TestDataError/missing`` when the corpus is absent, or a parse error.
+    public static func modernManifest() throws -> Manifest {
+        guard let imagesDirectory else { throw TestDataError.missing }
+        return try Manifest(contentsOf: imagesDirectory + "/MANIFEST-modern.tsv")
+    }
+
     /// The bytes of the corpus file at `relativePath` (relative to the `images` folder).
     public static func bytes(_ relativePath: String) throws -> [UInt8] {
         guard let imagesDirectory else { throw TestDataError.missing }

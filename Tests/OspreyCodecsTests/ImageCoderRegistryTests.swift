@@ -20,8 +20,9 @@ import Testing
     @Test func theSharedRegistryHoldsTheBuiltInCodersAndNothingElse() {
         let shared = ImageCoderRegistry.shared
         #expect(shared.encodableFormats == [.jpeg, .png, .gif, .webp])
-        #expect(shared.decoders.map(\.format) == [.jpeg, .png, .gif, .webp])
-        #expect(shared.signatureLength == 12)
+        #expect(shared.decoders.map(\.format) == [.jpeg, .png, .gif, .webp, .avif])
+        // AVIF's: the ftyp box with a dozen compatible brands.
+        #expect(shared.signatureLength == 64)
         #expect(shared.encodableFormat(named: "jpg") == .jpeg)
         #expect(shared.encodableFormat(named: "WEBP") == .webp)
         #expect(shared.encodableFormat(named: "ppm") == nil)
