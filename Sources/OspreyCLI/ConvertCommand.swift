@@ -7,11 +7,11 @@ import OspreyCodecs
 struct ConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Re-encode an image as JPEG, PNG, WebP or GIF.",
+        abstract: "Re-encode an image as JPEG, PNG, WebP, GIF or AVIF.",
         discussion: """
-            The output format is --format, else OUT's extension (.jpg/.jpeg, .png, .webp, .gif). Pixels are written \
+            The output format is --format, else OUT's extension (.jpg/.jpeg, .png, .webp, .gif, .avif). Pixels are written \
             upright (EXIF orientation applied) and in sRGB (a colour profile converted; --keep-profile keeps it \
-            instead), without EXIF or XMP unless --keep-metadata; animations stay animated in GIF and WebP. Exits 1 \
+            instead), without EXIF or XMP unless --keep-metadata; animations stay animated in GIF, WebP and AVIF. Exits 1 \
             when the input cannot be decoded or the output cannot be written.
 
             Examples:
@@ -26,13 +26,13 @@ struct ConvertCommand: AsyncParsableCommand {
     @Argument(help: "The file to write (replaced if it exists).")
     var output: String
 
-    @Option(help: "Output format: jpeg, png, webp or gif. Default: from OUT's extension.")
+    @Option(help: "Output format: jpeg, png, webp, gif or avif. Default: from OUT's extension.")
     var format: OutputFormat?
 
-    @Option(help: "Quality 0-100 for JPEG and lossy WebP (default 85).")
+    @Option(help: "Quality 0-100 for JPEG, lossy WebP and lossy AVIF (default 85).")
     var quality: Int?
 
-    @Flag(help: "Encode WebP losslessly.")
+    @Flag(help: "Encode WebP or AVIF losslessly.")
     var lossless = false
 
     @Option(help: "Fit the image to WxH (or W, or xH) pixels.", transform: ResizeSpec.parse)
@@ -51,7 +51,7 @@ struct ConvertCommand: AsyncParsableCommand {
             throw ValidationError("--quality must be between 0 and 100")
         }
         if format == nil, OutputFormat(extensionOf: output) == nil {
-            throw ValidationError("cannot tell the format from '\(output)': pass --format jpeg|png|webp|gif")
+            throw ValidationError("cannot tell the format from '\(output)': pass --format jpeg|png|webp|gif|avif")
         }
     }
 

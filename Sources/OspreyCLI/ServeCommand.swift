@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import Osprey
+import OspreyCodecs
 import OspreyServer
 
 /// `osprey serve`: the image proxy (docs/serve.md).
@@ -50,6 +51,14 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("allow-source-address"),
         help: "An address allowed whatever its network: 10.0.0.5 or 10.0.0.5:8080 or [fd00::1]:443. Repeatable.")
     var allowedSourceAddresses: [String] = []
+
+    @Option(
+        name: .customLong("auto-format"),
+        help: """
+            What format=auto answers, in order of preference, among the formats the client's Accept names: \
+            repeatable or comma-separated (default: avif,webp). Without a match: the source's format, or JPEG/PNG.
+            """)
+    var autoFormats: [String] = []
 
     @Option(help: "Largest source in bytes (default: 33554432).")
     var maxSourceBytes: Int?
@@ -145,6 +154,18 @@ struct ServeCommand: AsyncParsableCommand {
             text in
             guard let address = SourceAddress(text) else { throw ValidationError("'\(text)' is not an IP address") }
             return address
+        }
+        let autoFormatNames = list(autoFormats, "OSPREY_AUTO_FORMATS").flatMap {
+            $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        if !autoFormatNames.isEmpty {
+            configuration.autoFormats = try autoFormatNames.map { name in
+                guard let format = configuration.coders.encodableFormat(named: name) else {
+                    let names = configuration.coders.encodableFormats.map(\.name).joined(separator: ", ")
+                    throw ValidationError("--auto-format '\(name)' is not a format osprey writes (\(names))")
+                }
+                return format
+            }
         }
         if let value = try number(maxSourceBytes, "OSPREY_MAX_SOURCE_BYTES", minimum: 1) {
             configuration.maxSourceBytes = value

@@ -1,6 +1,6 @@
 internal import COspreyAVIF
 
-/// AVIF through libavif (dav1d decodes the AV1 payload): stills and image sequences, with alpha, at 8, 10 or 12 bits
+/// AVIF through libavif (dav1d decodes the AV1 payload, libaom encodes): stills and image sequences, with alpha, at 8, 10 or 12 bits
 /// (converted to 8), 4:0:0 to 4:4:4, grids; the container's transforms (`clap` crop, then `irot` and `imir` as the
 /// image's orientation); colours from the ICC profile, or from the `nclx` primaries and transfer, for the colour
 /// stage to convert.
@@ -8,7 +8,7 @@ internal import COspreyAVIF
 /// Limits apply before libavif allocates: the file's declared size against the pixel limits, its sample count
 /// against the frame limit. libavif's strict checks (a `pixi` box, a valid `clap`, an `ispe` on alpha) are off, as
 /// in browsers: files missing them are common and decode correctly.
-public struct AVIFCoder: ImageDecoding {
+public struct AVIFCoder: ImageDecoding, ImageEncoding {
     public init() {}
     public var format: ImageFormat { .avif }
     public var signatureLength: Int { FileTypeBox.recognitionLength }
@@ -49,6 +49,14 @@ public struct AVIFCoder: ImageDecoding {
 
     public func decode(_ data: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
         try AVIFDecoder.decode(data, options: options)
+    }
+
+    /// Encodes with libaom at ``EncodingOptions/quality`` (or losslessly), ``EncodingOptions/avifSpeed`` and the
+    /// subsampling asked for; every frame of an animation, with its duration.
+    public func encode(_ image: Image, options: EncodingOptions) throws(CodecError) -> [UInt8] {
+        try AVIFEncoder.encode(
+            image, metadata: ImageEncoder.containerMetadata(for: image, format: .avif, options: options),
+            options: options)
     }
 }
 

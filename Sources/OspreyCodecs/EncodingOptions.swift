@@ -7,17 +7,21 @@
 /// let jpeg = try ImageEncoder.encode(image, as: .jpeg, options: options)
 /// ```
 public struct EncodingOptions: Sendable, Hashable {
-    /// Lossy quality from 0 (smallest) to 100 (best), for JPEG and lossy WebP. 85 by default.
+    /// Lossy quality from 0 (smallest) to 100 (best), for JPEG, lossy WebP and lossy AVIF. 85 by default.
     public var quality = 85
     /// JPEG: write a progressive file. `false` by default.
     public var isProgressive = false
-    /// JPEG: how colour is subsampled. `.automatic` by default: full colour at quality 90 and above, halved in both
+    /// JPEG and AVIF: how colour is subsampled. `.automatic` by default: full colour at quality 90 and above, halved in both
     /// directions below, as libvips does.
     public var chromaSubsampling = ChromaSubsampling.automatic
     /// PNG: zlib compression level from 0 (fastest) to 9 (smallest). 6 by default.
     public var pngCompressionLevel = 6
-    /// WebP: encode losslessly, ignoring ``quality``. `false` by default.
+    /// WebP and AVIF: encode losslessly, ignoring ``quality`` (AVIF: 4:4:4 with the identity matrix, so that the
+    /// RGB values come back exactly). `false` by default.
     public var isLossless = false
+    /// AVIF: libaom's speed, from 0 (slowest, smallest) to 10 (fastest). 8 by default, a server's setting (as
+    /// imgproxy's): see docs/benchmarks.md for what each costs.
+    public var avifSpeed = 8
     /// JPEG (which has no alpha): the colour transparent pixels are composited over, as RGB. White by default.
     public var background = Color(red: 255, green: 255, blue: 255)
 

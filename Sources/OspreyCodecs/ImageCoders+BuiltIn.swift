@@ -7,7 +7,7 @@ protocol BuiltInCoder: ImageDecoding, ImageEncoding {}
 
 enum BuiltInCoders {
     static let decoders: [any ImageDecoding] = [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder()]
-    static let encoders: [any ImageEncoding] = [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder()]
+    static let encoders: [any ImageEncoding] = [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder()]
 }
 
 extension BuiltInCoder {

@@ -86,8 +86,14 @@ import Testing
             origin.route("/photo.jpg", .ok(try Fixtures.jpeg()))
             try await withProxy { client in
                 let uri = imageURI([("url", origin.url("/photo.jpg")), ("w", "80"), ("format", "auto")])
-                let webp = try await client.execute(
+                let avif = try await client.execute(
                     uri: uri, method: .get, headers: [.accept: "image/avif,image/webp,image/*;q=0.8"])
+                #expect(avif.headers[.contentType] == "image/avif")
+                #expect(avif.headers[.vary] == "Accept")
+                let decoded = try Fixtures.decode(avif.body)
+                #expect(decoded.sourceFormat == .avif && decoded.width == 80)
+                let webp = try await client.execute(
+                    uri: uri, method: .get, headers: [.accept: "image/avif;q=0,image/webp,image/*;q=0.8"])
                 #expect(webp.headers[.contentType] == "image/webp")
                 #expect(webp.headers[.vary] == "Accept")
                 let plain = try await client.execute(uri: uri, method: .get, headers: [.accept: "image/*,*/*;q=0.8"])
@@ -98,7 +104,26 @@ import Testing
                 let none = try await client.execute(uri: uri, method: .get)
                 #expect(none.headers[.contentType] == "image/jpeg")
                 #expect(webp.headers[.eTag] != plain.headers[.eTag])
+                #expect(avif.headers[.eTag] != webp.headers[.eTag])
                 #expect(origin.requestCount("/photo.jpg") == 1)
+            }
+        }
+    }
+
+    @Test("format=auto follows the configured order: WebP before AVIF, or AVIF left out")
+    func autoFormatFollowsTheConfiguredOrder() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/photo.jpg", .ok(try Fixtures.jpeg()))
+            let orders: [([ImageFormat], String)] = [
+                ([.webp, .avif], "image/webp"), ([.avif], "image/avif"), ([], "image/jpeg"),
+            ]
+            for (order, expected) in orders {
+                try await withProxy({ $0.autoFormats = order }) { client in
+                    let uri = imageURI([("url", origin.url("/photo.jpg")), ("w", "80"), ("format", "auto")])
+                    let response = try await client.execute(
+                        uri: uri, method: .get, headers: [.accept: "image/avif,image/webp,*/*"])
+                    #expect(response.headers[.contentType] == expected, "\(order)")
+                }
             }
         }
     }
@@ -208,7 +233,8 @@ import Testing
                 let refused = try await client.execute(uri: imageURI([source, ("format", "tiff")]), method: .get)
                 #expect(refused.status == .badRequest)
                 #expect(
-                    (try refused.json()["error"] as? String) == "'format' must be jpeg, png, gif, webp, ppm or auto")
+                    (try refused.json()["error"] as? String)
+                        == "'format' must be jpeg, png, gif, webp, avif, ppm or auto")
             }
             // The default registry knows neither: the source is unsupported, the format unknown.
             try await withProxy(setup: .live) { client in

@@ -207,7 +207,7 @@ struct ImageDownloaderTests {
         try await withOriginServer { server in
             try await withImageDownloader { downloader in
                 server.route("/headers.jpg", .ok([1]))
-                #expect(downloader.headers.first(name: "Accept") == "image/webp,image/*;q=0.8")
+                #expect(downloader.headers.first(name: "Accept") == "image/avif,image/webp,image/*;q=0.8")
                 _ = try await downloader.data(for: request(server, "/headers.jpg"))
                 downloader.headers.replaceOrAdd(name: "Accept", value: "image/png")
                 var custom = request(server, "/headers.jpg")
@@ -215,7 +215,7 @@ struct ImageDownloaderTests {
                 custom.headers.add(name: "User-Agent", value: "Mine/1")
                 _ = try await downloader.data(for: custom)
                 let requests = server.requests(to: "/headers.jpg")
-                #expect(requests[0].header("Accept") == "image/webp,image/*;q=0.8")
+                #expect(requests[0].header("Accept") == "image/avif,image/webp,image/*;q=0.8")
                 #expect(requests[0].header("User-Agent") == "Osprey/\(OspreyVersion.current)")
                 #expect(requests[1].header("Accept") == "image/png")
                 #expect(requests[1].header("X-Trace") == "42")

@@ -23,10 +23,10 @@ extension ImageDownloader {
 
         // MARK: Requests
 
-        /// Headers sent with every request (MISSION D4): `Accept: image/webp,image/*;q=0.8` and
+        /// Headers sent with every request (MISSION D4): `Accept: image/avif,image/webp,image/*;q=0.8` and
         /// `User-Agent: Osprey/<version>` by default. A request's own headers override these by name.
         public var headers: HTTPHeaders = [
-            "Accept": "image/webp,image/*;q=0.8",
+            "Accept": "image/avif,image/webp,image/*;q=0.8",
             "User-Agent": "Osprey/\(OspreyVersion.current)",
         ]
         /// How long to wait to connect, and how long the origin may stay silent while answering (MISSION D5). 15 s by

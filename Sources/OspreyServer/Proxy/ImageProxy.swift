@@ -136,8 +136,8 @@ final class ImageProxy: Sendable {
 
     /// Answers the `/img` query `query` for a client that sent `accept`.
     func render(query: String?, path: String, accept: String?, logger: Logger) async -> Outcome {
-        let acceptsWebP = Self.acceptsWebP(accept)
-        let queryKey = (acceptsWebP ? "w:" : "-:") + path + "?" + (query ?? "")
+        let autoFormat = Self.autoFormat(for: accept, preferring: configuration.autoFormats)
+        let queryKey = (autoFormat?.name ?? "-") + ":" + path + "?" + (query ?? "")
         if let known = knownQueries.value(forKey: queryKey), let hit = manager.cache.encodedImage(forKey: known.key) {
             metrics.hit(.resultMemory)
             return .image(RenderedImage(hit), signed: known.signed, variesByAccept: known.variesByAccept)
@@ -164,7 +164,7 @@ final class ImageProxy: Sendable {
         case .success(let made): request = made
         case .failure(let error): return .failure(error)
         }
-        let output = Self.output(parameters, acceptsWebP: acceptsWebP, coders: configuration.coders)
+        let output = Self.output(parameters, autoFormat: autoFormat, coders: configuration.coders)
         let key = manager.cacheKey(for: request, as: output)
         let signed = parameters.signature != nil
         let variesByAccept = parameters.format == .auto
@@ -221,9 +221,10 @@ final class ImageProxy: Sendable {
         return .success(request)
     }
 
-    /// What the result is encoded as: the format asked for (with `auto` resolved by `accept`), quality and metadata.
+    /// What the result is encoded as: the format asked for (with `auto` resolved to `autoFormat`, the preferred
+    /// format the client accepts, when there is one), quality and metadata.
     static func output(
-        _ parameters: RenderParameters, acceptsWebP: Bool, coders: ImageCoderRegistry
+        _ parameters: RenderParameters, autoFormat: ImageFormat?, coders: ImageCoderRegistry
     ) -> ImageOutput {
         var options = EncodingOptions()
         options.coders = coders
@@ -232,8 +233,9 @@ final class ImageProxy: Sendable {
         let format: ImageOutput.Format =
             switch parameters.format {
             case .encoded(let format): .format(format)
-            case .auto where acceptsWebP: .format(.webp)
-            // No WebP: the source's format when the client surely takes it, else the common one that fits.
+            case .auto where autoFormat != nil: .format(autoFormat!)
+            // None of the preferred formats: the source's format when the client surely takes it, else the common
+            // one that fits.
             case .auto: .source(accepted: [.jpeg, .png, .gif])
             case nil: .source()
             }
@@ -259,16 +261,21 @@ final class ImageProxy: Sendable {
 
     // MARK: Formats
 
-    /// Whether an `Accept` header names WebP (explicitly: `*/*` alone does not, as with browsers that cannot).
-    static func acceptsWebP(_ accept: String?) -> Bool {
-        guard let accept else { return false }
+    /// The first of `formats` whose media type `accept` names explicitly with a q above 0 (`*/*` or `image/*` alone
+    /// name none of them, as browsers that cannot decode WebP or AVIF send them too); `nil` when it names none.
+    static func autoFormat(for accept: String?, preferring formats: [ImageFormat]) -> ImageFormat? {
+        guard let accept, !formats.isEmpty else { return nil }
+        var named: Set<String> = []
         for item in accept.split(separator: ",") {
             let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-            guard parts.first == "image/webp" else { continue }
-            let refused = parts.dropFirst().contains { $0.replacingOccurrences(of: " ", with: "") == "q=0" }
-            return !refused
+            guard let type = parts.first, type.hasPrefix("image/"), !type.hasSuffix("/*") else { continue }
+            let refused = parts.dropFirst().contains {
+                let parameter = $0.replacingOccurrences(of: " ", with: "")
+                return parameter.hasPrefix("q=") && (Double(parameter.dropFirst(2)) ?? 1) <= 0
+            }
+            if !refused { named.insert(type) }
         }
-        return false
+        return formats.first { named.contains($0.mimeType) }
     }
 }
 

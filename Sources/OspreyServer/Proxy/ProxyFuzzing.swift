@@ -1,5 +1,6 @@
 import Foundation
 import Osprey
+import OspreyCodecs
 
 /// Entry points for the libFuzzer harnesses in `Fuzz/` (not API): what a stranger's request reaches before any
 /// network or pixel work — the query parser, the signature check and the `Accept` parser — run on arbitrary text,
@@ -9,7 +10,7 @@ import Osprey
     /// stops the process when a parse that succeeded breaks a promise the pipeline relies on.
     public static func checkRequest(query: String, accept: String) {
         let maxOutputPixels = 4096 * 4096
-        _ = ImageProxy.acceptsWebP(accept)
+        _ = ImageProxy.autoFormat(for: accept, preferring: [.avif, .webp, .png])
         guard let parameters = try? RenderParameters(query: query, maxOutputPixels: maxOutputPixels) else { return }
         precondition((try? ImageRequest.validate(parameters.source)) != nil, "an invalid source passed")
         let sides = 1...RenderParameters.maximumSide
