@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "fuzz-png", targets: ["FuzzPNG"]),
         .executable(name: "fuzz-gif", targets: ["FuzzGIF"]),
         .executable(name: "fuzz-webp", targets: ["FuzzWebP"]),
+        .executable(name: "fuzz-avif", targets: ["FuzzAVIF"]),
         .executable(name: "fuzz-colour", targets: ["FuzzColour"]),
         .executable(name: "fuzz-url", targets: ["FuzzURL"]),
         .executable(name: "fuzz-proxy-query", targets: ["FuzzProxyQuery"]),
@@ -33,6 +34,7 @@ let package = Package(
         .executableTarget(name: "FuzzPNG", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzGIF", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzWebP", dependencies: ["FuzzSupport"], swiftSettings: harness),
+        .executableTarget(name: "FuzzAVIF", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(
             name: "FuzzColour",
             dependencies: ["FuzzSupport", .product(name: "OspreyCodecs", package: "Osprey")],

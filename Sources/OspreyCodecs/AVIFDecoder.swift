@@ -191,6 +191,12 @@ extension AVIFDecoder {
             // dav1d's frame threads pay from about a megapixel up, as libwebp's second thread does.
             decoder.pointee.maxThreads = framePixels >= WebPDecoder.threadedPixelCount ? 2 : 1
             let hasAlpha = decoder.pointee.alphaPresent != 0
+            // PQ and HLG without an ICC profile are tone-mapped to sRGB as they are converted from YUV.
+            let toneMapping = HDRToneMapping.Transfer(codePoint: Int(first.transferCharacteristics)).flatMap {
+                transfer -> (HDRToneMapping.Transfer, primaries: Int)? in
+                guard first.icc.size == 0, options.colorHandling != .ignore else { return nil }
+                return (transfer, Int(first.colorPrimaries))
+            }
             var frames: [ImageFrame] = []
             for index in 0..<frameCount {
                 let result = avifDecoderNextImage(decoder)
@@ -204,14 +210,15 @@ extension AVIFDecoder {
                 guard image.pointee.width == first.width, image.pointee.height == first.height else {
                     throw .malformed(format: .avif, reason: "frame \(index + 1) is not the size of the first")
                 }
-                let pixels = try rgb(of: image, alpha: hasAlpha, crop: layout.crop)
+                let pixels = try rgb(of: image, alpha: hasAlpha, crop: layout.crop, toneMapping: toneMapping)
                 let seconds = decoder.pointee.imageTiming.duration
                 let duration: Duration =
                     seconds.isFinite && seconds > 0 ? .nanoseconds(Int64(min(seconds, 86_400) * 1e9)) : .zero
                 frames.append(ImageFrame(pixels: pixels, duration: duration))
             }
             let last = try AVIFDecoder.image(of: decoder).pointee
-            let colour = colourDescription(of: last, options: options)
+            let colour =
+                toneMapping == nil ? colourDescription(of: last, options: options) : (profile: nil, warnings: [])
             // libavif 0.11 does not read a sequence's edit list, so it cannot say how often one repeats: forever, as
             // browsers play an `avis` without one.
             var image = try Image(frames: frames, loopCount: 0, orientation: layout.orientation, sourceFormat: .avif)
@@ -224,11 +231,18 @@ extension AVIFDecoder {
         }
     }
 
-    /// The decoded frame as 8-bit RGB or RGBA, within `crop`.
+    /// The decoded frame as 8-bit RGB or RGBA, within `crop`; tone-mapped to sRGB from `toneMapping`'s HDR
+    /// transfer and primaries when given.
     private static func rgb(
-        of image: UnsafeMutablePointer<avifImage>, alpha: Bool, crop: (x: Int, y: Int, width: Int, height: Int)
+        of image: UnsafeMutablePointer<avifImage>, alpha: Bool, crop: (x: Int, y: Int, width: Int, height: Int),
+        toneMapping: (HDRToneMapping.Transfer, primaries: Int)?
     ) throws(CodecError) -> PixelBuffer {
         let format: PixelFormat = alpha ? .rgba8 : .rgb8
+        if let toneMapping {
+            let full = try toneMapped(image, format: format, transfer: toneMapping.0, primaries: toneMapping.primaries)
+            guard crop != (0, 0, full.width, full.height) else { return full }
+            return try full.cropped(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+        }
         var full = try PixelBuffer(width: Int(image.pointee.width), height: Int(image.pointee.height), format: format)
         let bytesPerRow = full.bytesPerRow
         let result = full.withUnsafeMutableBytes { buffer -> avifResult in
@@ -251,6 +265,40 @@ extension AVIFDecoder {
         }
         guard crop != (0, 0, full.width, full.height) else { return full }
         return try full.cropped(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+    }
+
+    /// The frame converted from YUV at 16 bits, then tone-mapped to 8-bit sRGB.
+    private static func toneMapped(
+        _ image: UnsafeMutablePointer<avifImage>, format: PixelFormat, transfer: HDRToneMapping.Transfer,
+        primaries: Int
+    ) throws(CodecError) -> PixelBuffer {
+        let (width, height) = (Int(image.pointee.width), Int(image.pointee.height))
+        let channels = format.bytesPerPixel
+        let count = ImageDecoder.saturating(width, height, channels)
+        guard count <= Int(Int32.max) else {
+            throw .tooManyPixels(width: width, height: height, limit: Int(Int32.max) / channels)
+        }
+        var samples = [UInt16](repeating: 0, count: count)
+        let result = samples.withUnsafeMutableBufferPointer { buffer -> avifResult in
+            var rgb = avifRGBImage()
+            avifRGBImageSetDefaults(&rgb, image)
+            rgb.depth = 16
+            rgb.format = channels == 4 ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
+            rgb.alphaPremultiplied = 0
+            rgb.pixels = UnsafeMutableRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: UInt8.self)
+            rgb.rowBytes = UInt32(width * channels * 2)
+            return avifImageYUVToRGB(image, &rgb)
+        }
+        guard result == AVIF_RESULT_OK else {
+            throw .malformed(
+                format: .avif,
+                reason: "its pixels cannot be converted to RGB: " + String(cString: avifResultToString(result)))
+        }
+        return try samples.withUnsafeBufferPointer { buffer throws(CodecError) in
+            try HDRToneMapping.sRGB(
+                from: buffer, width: width, height: height, rowLength: width * channels, format: format,
+                transfer: transfer, primaries: primaries)
+        }
     }
 
     /// Converts the lossless YCgCo-R matrices of H.273 (16: YCgCo-Re, RGB two bits below the coded depth; 17:

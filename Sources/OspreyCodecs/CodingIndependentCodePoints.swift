@@ -22,7 +22,8 @@ enum CodingIndependentCodePoints {
         case 8: curve = .parametric(type: 1, [1])
         case 16, 18:
             let name = transfer == 16 ? "PQ" : "HLG"
-            return .unusable("its HDR transfer (\(name)) is shown as SDR without tone mapping")
+            // No matrix-shaper profile can say this: decoders tone-map it themselves (HDRToneMapping).
+            return .unusable("its HDR transfer (\(name)) is for the decoder to tone-map, not for a profile")
         default:
             return .unusable("its transfer characteristics (\(transfer) in H.273) are not ones Osprey knows")
         }

@@ -120,6 +120,31 @@ import Testing
         #expect(Double(difference) / Double(samples) < 4, "mean difference \(Double(difference) / Double(samples))")
     }
 
+    @Test("an HDR (PQ) photo is tone-mapped to look like its SDR rendition, not washed out")
+    func hdrIsToneMapped() throws {
+        let sdr = try ImageDecoder.decode(try TestData.bytes("valid/avif/hdr/seine_sdr_gainmap_srgb.avif"))
+        let hdrBytes = try TestData.bytes("valid/avif/hdr/seine_hdr_srgb.avif")
+        let mapped = try ImageDecoder.decode(hdrBytes)
+        #expect(mapped.warnings.isEmpty)
+        #expect(mapped.colorProfile == nil)
+        var ignore = DecodingOptions()
+        ignore.colorHandling = .ignore
+        let raw = try ImageDecoder.decode(hdrBytes, options: ignore)
+        func meanDifference(_ a: Image, _ b: Image) throws -> Double {
+            let (x, y) = (try a.pixels.converted(to: .rgb8), try b.pixels.converted(to: .rgb8))
+            var total = 0
+            for row in 0..<x.height {
+                for (p, q) in zip(x.row(row), y.row(row)) { total += abs(Int(p) - Int(q)) }
+            }
+            return Double(total) / Double(x.width * x.height * 3)
+        }
+        let toneMapped = try meanDifference(mapped, sdr)
+        let untouched = try meanDifference(raw, sdr)
+        // The PQ code values read as sRGB are far from the SDR picture; tone-mapped, they are near it.
+        #expect(toneMapped < 20, "tone-mapped: \(toneMapped) levels from the SDR rendition")
+        #expect(toneMapped < untouched / 2, "tone-mapped \(toneMapped), untouched \(untouched)")
+    }
+
     @Test("irot and imir compose to the EXIF orientation that shows the image the same way")
     func transformsComposeToOrientations() {
         // Checked by hand against the EXIF table: a quarter turn anticlockwise is EXIF 8, clockwise EXIF 6.
