@@ -74,6 +74,11 @@ let package = Package(
             name: "COspreyAVIF",
             providers: [.apt(["libavif-dev"]), .brew(["libavif"])]
         ),
+        .systemLibrary(
+            name: "COspreyHEIF",
+            pkgConfig: "libheif",
+            providers: [.apt(["libheif-dev"]), .brew(["libheif"])]
+        ),
         // giflib ships no pkg-config file on Debian, Ubuntu or Homebrew: the module map links it by name.
         .systemLibrary(
             name: "COspreyGIF",
@@ -96,7 +101,7 @@ let package = Package(
             name: "OspreyCodecs",
             dependencies: [
                 "COspreyJPEG", "COspreyPNG", "COspreyWebP", "COspreyGIF", "COspreyLCMS", "COspreyDeflate",
-                "COspreyAVIF", "COspreyCodecShims",
+                "COspreyAVIF", "COspreyHEIF", "COspreyCodecShims",
             ],
             swiftSettings: swiftSettings
         ),

@@ -375,6 +375,19 @@ extension AVIFDecoder {
         }
     }
 
+    /// The colours the file declares, read without decoding: its ICC profile, else a profile from its `nclx`.
+    static func embeddedColour(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ColorProfile.Lookup {
+        try withParsedFile(bytes, options: DecodingOptions()) { decoder throws(CodecError) in
+            let image = try AVIFDecoder.image(of: decoder).pointee
+            if image.icc.size > 0, let data = image.icc.data {
+                let bytes = Array(UnsafeBufferPointer(start: data, count: image.icc.size))
+                return ColorProfile(data: bytes).map(ColorProfile.Lookup.found) ?? .unusable("a damaged ICC profile")
+            }
+            return CodingIndependentCodePoints.profile(
+                primaries: Int(image.colorPrimaries), transfer: Int(image.transferCharacteristics))
+        }
+    }
+
     /// The EXIF and XMP the file carries (libavif reads them from their items).
     private static func metadata(of image: avifImage) -> ImageMetadata {
         var metadata = ImageMetadata()

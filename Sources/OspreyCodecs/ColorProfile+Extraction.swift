@@ -3,7 +3,8 @@ internal import COspreyWebP
 
 // Where each format keeps its colour profile, read from the encoded bytes without decoding: JPEG's APP2
 // "ICC_PROFILE" segments (a profile over 64 KiB spans several, numbered), PNG's iCCP chunk (zlib-compressed; an sRGB
-// chunk, or gAMA with cHRM, otherwise), WebP's ICCP chunk.
+// chunk, or gAMA with cHRM, otherwise), WebP's ICCP chunk, AVIF's and HEIC's `colr` box (an ICC profile, or `nclx`
+// code points made into one).
 extension ColorProfile {
     /// The colour profile the encoded image `data` embeds (its format sniffed from the first bytes), read without
     /// decoding: `nil` when it embeds none (a PNG's sRGB chunk counts as none) or one that cannot be used.
@@ -62,6 +63,10 @@ extension ColorProfile {
             return pngProfile(bytes)
         case .webp:
             return webPProfile(bytes).map(parsed) ?? .none
+        case .avif:
+            return (try? AVIFDecoder.embeddedColour(bytes)) ?? .none
+        case .heic:
+            return (try? HEIFDecoder.embeddedColour(bytes)) ?? .none
         default:
             return .none
         }

@@ -6,7 +6,9 @@
 protocol BuiltInCoder: ImageDecoding, ImageEncoding {}
 
 enum BuiltInCoders {
-    static let decoders: [any ImageDecoding] = [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder()]
+    static let decoders: [any ImageDecoding] = [
+        JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), HEIFCoder(),
+    ]
     static let encoders: [any ImageEncoding] = [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder()]
 }
 

@@ -50,6 +50,12 @@ public struct Manifest: Sendable {
             {
                 return .avif
             }
+            if format == "isobmff",
+                details["brand"].map({ ["heic", "heix", "heim", "heis", "mif1", "msf1"].contains($0) })
+                    ?? path.hasSuffix(".heic")
+            {
+                return .heic
+            }
             return ImageFormat.builtIn.first { $0.name == format } ?? .unknown
         }
     }
@@ -108,11 +114,12 @@ public struct Manifest: Sendable {
         imagesDirectory = URL(fileURLWithPath: path).deletingLastPathComponent().path
     }
 
-    /// Files whose verdict Osprey's own support has changed, as the corpus README says it will: `kimono.avif` sits
-    /// under `invalid/unsupported-format/` with `must-error`, and decodes (722 × 1024, one frame) now that AVIF is
-    /// read.
+    /// Files whose verdict Osprey's own support has changed, as the corpus README says it will: `kimono.avif` and
+    /// `gradient-10b-displayp3-alpha.heic` sit under `invalid/unsupported-format/` with `must-error`, and decode
+    /// (722 × 1024 and 64 × 64, one frame) now that AVIF and HEIC are read.
     static let projectVerdicts: [String: (Expectation, width: Int, height: Int, frames: Int)] = [
-        "invalid/unsupported-format/kimono.avif": (.decodeOK, 722, 1024, 1)
+        "invalid/unsupported-format/kimono.avif": (.decodeOK, 722, 1024, 1),
+        "invalid/unsupported-format/gradient-10b-displayp3-alpha.heic": (.decodeOK, 64, 64, 1),
     ]
 
     /// The bytes of `entry`'s file.

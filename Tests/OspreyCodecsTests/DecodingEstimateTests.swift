@@ -34,7 +34,7 @@ import Testing
                 checked += 1
             }
         }
-        #expect(checked == 789 * 4)
+        #expect(checked == 790 * 4)
     }
 
     @Test func aProgressiveJPEGCountsItsCoefficientsAndAnOrientationItsTurnedCopy() throws {

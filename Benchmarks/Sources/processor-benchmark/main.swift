@@ -9,6 +9,10 @@
 //                                                      proxy's default); prints each part's best time, so that the
 //                                                      encodes' share bounds what sharing decodes can gain; the
 //                                                      largest WebP is written to OUT
+// processor-benchmark encode-avif FILE ITERATIONS OUT [QUALITY [SPEED]]
+//                                                      FILE decoded once, then encoded as AVIF at QUALITY (80) and
+//                                                      SPEED (EncodingOptions' default), 4:2:0 below quality 90; the
+//                                                      result is written to OUT
 //
 // Single thread. Prints one JSON line: {"best","median"} in seconds per run (variants: and its parts).
 import Foundation
@@ -16,10 +20,11 @@ import Osprey
 import OspreyCodecs
 
 let arguments = Array(CommandLine.arguments.dropFirst())
-guard arguments.count == 4, let iterations = Int(arguments[2]), iterations > 0,
+guard arguments.count >= 4, let iterations = Int(arguments[2]), iterations > 0,
     let data = FileManager.default.contents(atPath: arguments[1])
 else {
-    let usage = "usage: processor-benchmark thumbnail|resize|variants FILE ITERATIONS OUT\n"
+    let usage =
+        "usage: processor-benchmark thumbnail|resize|variants|encode-avif FILE ITERATIONS OUT [QUALITY [SPEED]]\n"
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }
@@ -56,6 +61,12 @@ case "resize":
         return []
     }
     result = (timed.times, try ImageEncoder.encode(resized, as: .png, quality: 100))
+case "encode-avif":
+    let source = try ImageDecoder.decode(bytes)
+    var options = EncodingOptions()
+    if arguments.count > 4, let quality = Int(arguments[4]) { options.quality = quality }
+    if arguments.count > 5, let speed = Int(arguments[5]) { options.avifSpeed = speed }
+    result = try measure { try ImageEncoder.encode(source, as: .avif, options: options) }
 case "variants":
     // The part times are printed here, beside the whole: decode, resizes, encodes (best of the runs for each).
     let widths = Array(stride(from: 64, through: 736, by: 48))

@@ -1,0 +1,73 @@
+import OspreyTesting
+import Testing
+
+@testable import OspreyCodecs
+
+/// The HEIC and HEIF rows of the corpus's second manifest (`MANIFEST-modern.tsv`) against ``ImageDecoder``.
+@Suite(.requiresTestData) struct HEICCorpusTests {
+    /// The manifest's files that our sniffing reads as HEIC.
+    static func entries() throws -> (Manifest, [Manifest.Entry]) {
+        let manifest = try TestData.modernManifest()
+        let entries = try manifest.entries.filter { ImageFormat(sniffing: try manifest.bytes(of: $0)) == .heic }
+        return (manifest, entries)
+    }
+
+    @Test("no AVIF file is sniffed as HEIC; every file with a HEIF or neutral major brand and no AVIF one is")
+    func sniffing() throws {
+        let (manifest, entries) = try Self.entries()
+        let sniffed = Set(entries.map(\.path))
+        for entry in manifest.entries where entry.format == "isobmff" {
+            let brand = entry.details["brand"] ?? ""
+            if ["avif", "avis"].contains(brand) { #expect(!sniffed.contains(entry.path), "\(entry.path)") }
+            if ["heic", "heix", "mif1"].contains(brand) { #expect(sniffed.contains(entry.path), "\(entry.path)") }
+        }
+        #expect(entries.count >= 19)  // at least the decode-ok ones
+    }
+
+    @Test("every decode-ok HEIC decodes to the manifest's size, upright, with a header that agrees")
+    func decodeOK() throws {
+        let (manifest, all) = try Self.entries()
+        let entries = all.filter { $0.expected == .decodeOK }
+        #expect(entries.count == 19)
+        for entry in entries {
+            do {
+                let bytes = try manifest.bytes(of: entry)
+                let image = try ImageDecoder.decode(bytes)
+                if let size = AVIFCorpusTests.displayedSize(of: entry) {
+                    #expect(ImageSize(width: image.width, height: image.height) == size, "\(entry.path)")
+                }
+                #expect(image.frames.count == 1, "\(entry.path)")
+                #expect(image.orientation == .up, "\(entry.path)")
+                #expect(image.sourceFormat == .heic, "\(entry.path)")
+                let header = try ImageHeader(reading: bytes)
+                #expect(header.displaySize == ImageSize(width: image.width, height: image.height), "\(entry.path)")
+            } catch {
+                Issue.record("\(entry.path): \(error)")
+            }
+        }
+    }
+
+    @Test("every must-error HEIC throws; every no-crash one decodes or throws, within the limits")
+    func mustErrorAndNoCrash() throws {
+        let (manifest, entries) = try Self.entries()
+        for entry in entries where entry.expected != .decodeOK {
+            let bytes = try manifest.bytes(of: entry)
+            do {
+                let image = try ImageDecoder.decode(bytes)
+                #expect(entry.expected == .noCrash, "\(entry.path) decoded to \(image.width)x\(image.height)")
+                #expect(image.cost <= DecodingOptions().limits.maxPixelCount * 4, "\(entry.path)")
+            } catch {
+                // Throwing is what a must-error file has to do, and what a no-crash one may do.
+            }
+        }
+    }
+
+    @Test("the AVIF whose derived images form a cycle is refused, and never reaches libheif")
+    func avifNeverReachesLibheif() throws {
+        let bytes = try TestData.bytes("invalid/avif/malformed/white_iden_cycle.avif")
+        #expect(ImageFormat(sniffing: bytes) == .avif)
+        #expect(throws: CodecError.self) {
+            try bytes.withUnsafeBytes { raw in try HEIFDecoder.decode(raw, options: DecodingOptions()) }
+        }
+    }
+}
