@@ -79,6 +79,11 @@ let package = Package(
             pkgConfig: "libheif",
             providers: [.apt(["libheif-dev"]), .brew(["libheif"])]
         ),
+        // libjxl's pkg-config file adds -DHWY_SHARED_DEFINE, refused as libavif's flag is: linked by name too.
+        .systemLibrary(
+            name: "COspreyJXL",
+            providers: [.apt(["libjxl-dev"]), .brew(["jpeg-xl"])]
+        ),
         // giflib ships no pkg-config file on Debian, Ubuntu or Homebrew: the module map links it by name.
         .systemLibrary(
             name: "COspreyGIF",
@@ -101,7 +106,7 @@ let package = Package(
             name: "OspreyCodecs",
             dependencies: [
                 "COspreyJPEG", "COspreyPNG", "COspreyWebP", "COspreyGIF", "COspreyLCMS", "COspreyDeflate",
-                "COspreyAVIF", "COspreyHEIF", "COspreyCodecShims",
+                "COspreyAVIF", "COspreyHEIF", "COspreyJXL", "COspreyCodecShims",
             ],
             swiftSettings: swiftSettings
         ),

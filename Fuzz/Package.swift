@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "fuzz-gif", targets: ["FuzzGIF"]),
         .executable(name: "fuzz-webp", targets: ["FuzzWebP"]),
         .executable(name: "fuzz-avif", targets: ["FuzzAVIF"]),
+        .executable(name: "fuzz-heic", targets: ["FuzzHEIC"]),
         .executable(name: "fuzz-colour", targets: ["FuzzColour"]),
         .executable(name: "fuzz-url", targets: ["FuzzURL"]),
         .executable(name: "fuzz-proxy-query", targets: ["FuzzProxyQuery"]),
@@ -35,6 +36,7 @@ let package = Package(
         .executableTarget(name: "FuzzGIF", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzWebP", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzAVIF", dependencies: ["FuzzSupport"], swiftSettings: harness),
+        .executableTarget(name: "FuzzHEIC", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(
             name: "FuzzColour",
             dependencies: ["FuzzSupport", .product(name: "OspreyCodecs", package: "Osprey")],

@@ -5,8 +5,8 @@
 set -euo pipefail
 
 debian_packages=(pkg-config libjpeg-dev libturbojpeg0-dev libpng-dev libwebp-dev libgif-dev libdeflate-dev libsqlite3-dev
-    liblcms2-dev libavif-dev libheif-dev)
-brew_line="brew install pkg-config jpeg-turbo libpng webp giflib libdeflate sqlite little-cms2 libavif libheif"
+    liblcms2-dev libavif-dev libheif-dev libjxl-dev)
+brew_line="brew install pkg-config jpeg-turbo libpng webp giflib libdeflate sqlite little-cms2 libavif libheif jpeg-xl"
 
 if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
     missing=()
@@ -35,7 +35,7 @@ fi
 
 if [[ "$(uname -s)" == "Darwin" ]]; then
     if command -v pkg-config >/dev/null 2>&1 \
-        && pkg-config --exists libturbojpeg libpng libwebp libwebpdemux libwebpmux libdeflate sqlite3 lcms2 libavif libheif 2>/dev/null; then
+        && pkg-config --exists libturbojpeg libpng libwebp libwebpdemux libwebpmux libdeflate sqlite3 lcms2 libavif libheif libjxl 2>/dev/null; then
         exit 0
     fi
     echo "osprey: install the codec libraries with Homebrew:" >&2
@@ -44,11 +44,11 @@ if [[ "$(uname -s)" == "Darwin" ]]; then
 fi
 
 if command -v pkg-config >/dev/null 2>&1 \
-    && pkg-config --exists libturbojpeg libpng libwebp libwebpdemux libwebpmux libdeflate sqlite3 lcms2 libavif libheif 2>/dev/null; then
+    && pkg-config --exists libturbojpeg libpng libwebp libwebpdemux libwebpmux libdeflate sqlite3 lcms2 libavif libheif libjxl 2>/dev/null; then
     exit 0
 fi
 echo "osprey: unsupported system: install pkg-config and the development files of libjpeg-turbo (with" >&2
-echo "turbojpeg), libpng 1.6, libdeflate, libwebp (with demux and mux), giflib 5, SQLite 3, Little CMS 2, libavif and libheif, e.g. on" >&2
+echo "turbojpeg), libpng 1.6, libdeflate, libwebp (with demux and mux), giflib 5, SQLite 3, Little CMS 2, libavif, libheif and libjxl, e.g. on" >&2
 echo "Debian/Ubuntu:" >&2
 echo "    apt-get install ${debian_packages[*]}" >&2
 exit 1

@@ -7,7 +7,7 @@ protocol BuiltInCoder: ImageDecoding, ImageEncoding {}
 
 enum BuiltInCoders {
     static let decoders: [any ImageDecoding] = [
-        JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), HEIFCoder(),
+        JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), HEIFCoder(), JXLCoder(),
     ]
     static let encoders: [any ImageEncoding] = [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder()]
 }

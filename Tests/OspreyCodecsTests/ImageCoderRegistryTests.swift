@@ -20,7 +20,7 @@ import Testing
     @Test func theSharedRegistryHoldsTheBuiltInCodersAndNothingElse() {
         let shared = ImageCoderRegistry.shared
         #expect(shared.encodableFormats == [.jpeg, .png, .gif, .webp, .avif])
-        #expect(shared.decoders.map(\.format) == [.jpeg, .png, .gif, .webp, .avif, .heic])
+        #expect(shared.decoders.map(\.format) == [.jpeg, .png, .gif, .webp, .avif, .heic, .jxl])
         // AVIF's: the ftyp box with a dozen compatible brands.
         #expect(shared.signatureLength == 64)
         #expect(shared.encodableFormat(named: "jpg") == .jpeg)

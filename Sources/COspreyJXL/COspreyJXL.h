@@ -1,0 +1,2 @@
+// libjxl (Debian's libjxl-dev 0.7): the decoder API.
+#include <jxl/decode.h>
