@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "fuzz-webp", targets: ["FuzzWebP"]),
         .executable(name: "fuzz-avif", targets: ["FuzzAVIF"]),
         .executable(name: "fuzz-heic", targets: ["FuzzHEIC"]),
+        .executable(name: "fuzz-jxl", targets: ["FuzzJXL"]),
         .executable(name: "fuzz-colour", targets: ["FuzzColour"]),
         .executable(name: "fuzz-url", targets: ["FuzzURL"]),
         .executable(name: "fuzz-proxy-query", targets: ["FuzzProxyQuery"]),
@@ -37,6 +38,7 @@ let package = Package(
         .executableTarget(name: "FuzzWebP", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzAVIF", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzHEIC", dependencies: ["FuzzSupport"], swiftSettings: harness),
+        .executableTarget(name: "FuzzJXL", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(
             name: "FuzzColour",
             dependencies: ["FuzzSupport", .product(name: "OspreyCodecs", package: "Osprey")],

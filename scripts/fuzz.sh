@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # Swift's crash handler would itself trip AddressSanitizer while reporting: let libFuzzer and ASan report instead.
 export SWIFT_BACKTRACE=enable=no
 seconds=${SECONDS_PER_FUZZER:-60}
-fuzzers=(${FUZZERS:-${FORMATS:-jpeg png gif webp avif heic colour url proxy-query}})
+fuzzers=(${FUZZERS:-${FORMATS:-jpeg png gif webp avif heic jxl colour url proxy-query}})
 scratch=$PWD/.build-fuzz
 testdata=${OSPREY_TESTDATA:-$PWD/../shared/testdata}
 [[ -d "$testdata/images" ]] && testdata=$testdata/images
