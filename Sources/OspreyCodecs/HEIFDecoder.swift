@@ -250,10 +250,11 @@ enum HEIFDecoder {
             )
         }
         var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
-        guard heif_image_handle_get_nclx_color_profile(handle, &nclx).code == heif_error_Ok, let nclx else {
-            return (nil, [], nil, 1)
-        }
-        defer { heif_nclx_color_profile_free(nclx) }
+        let read = heif_image_handle_get_nclx_color_profile(handle, &nclx)
+        // libheif allocates the profile before it checks the code points, and returns it with the error: freed
+        // either way (a leak the HEIC fuzzer found: Fuzz/Regressions/heic).
+        defer { if let nclx { heif_nclx_color_profile_free(nclx) } }
+        guard read.code == heif_error_Ok, let nclx else { return (nil, [], nil, 1) }
         let primaries = Int(nclx.pointee.color_primaries.rawValue)
         let transfer = Int(nclx.pointee.transfer_characteristics.rawValue)
         if let hdr = HDRToneMapping.Transfer(codePoint: transfer) { return (nil, [], hdr, primaries) }

@@ -37,4 +37,21 @@ import Testing
                         format: .png, reason: "\(type) chunk declares 1073741823 bytes, beyond the end of the data"))
         }
     }
+
+    /// An `nclx` box with code points libheif does not know: libheif returned the profile with its error, and the
+    /// decoder leaked it (LeakSanitizer, under `make test-asan`, holds the test to that).
+    @Test func heicColourCodePointsLibheifRefuses() throws {
+        let encoded: String =
+            "AAAAHGZ0eXBoZWl4AAAAAG1pZjFoZWl4bWlhZgAAAVRtZXRhAAAAAAAAACFoZGxyAAAAAAAAAABwaWN0AAAAAAAAAAAAAAAAAAAA"
+            + "AA5waXRtAAAAAAABAAAAImlsb2MAAAAAREAAAQABAAAAAAF4AAEAAAAAAAAAZgAAACNpaW5mAAAAAAABAAAAFWluZmUCAAAAAAEA"
+            + "AGh2YzEAAAAA1GlwcnAAAAC1aXBjbwAAAHZodmNDAQQIAAAAAAAAAAAAPPAA/P74+AAADwNgAAEAF0ABDAH//wQIAAADAJ04AAAD"
+            + "AAA8ugJAYQABACpCAQEECAAAAwCdOAAAAwAAPLAKCA8WW6kkprm4CGgwIAAAAwAgAAADACFiAAEAB0QBwXKwYkAAAAATY29scm5j"
+            + "bHgAAQANAD2AAAAAFGlzcGUAAAAAAAABQAAAAPAAAAAQcGl4aQAAAAADCAgIAAAAF2lwbWEAAAAAAAAAAQABBIECAwQAAABubWRh"
+            + "dAAAAGIoAa8TIaE8+OWp9HP//bdRX/qD54fd2DYpLJGb2nxE6lKiyCIAAHUAAcGrKVFkEQAASIAAnQAFMAElkwAA5wAL0AAAAwAA"
+            + "AwApoIcAAAMAAAMAAAMAAAMAAAMAAAMAAAMB2Q=="
+        let bytes = try #require(Data(base64Encoded: encoded))
+        _ = try? ImageDecoder.decode(bytes)
+        _ = try? ImageHeader(reading: bytes)
+        _ = ColorProfile(embeddedIn: bytes)
+    }
 }
