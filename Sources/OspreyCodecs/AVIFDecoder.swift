@@ -250,6 +250,8 @@ extension AVIFDecoder {
             avifRGBImageSetDefaults(&rgb, image)
             rgb.depth = 8
             rgb.format = alpha ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
+            // Chroma upsampled bilinearly, as browsers do (libheif 1.15 replicates samples: nearest neighbour).
+            rgb.chromaUpsampling = AVIF_CHROMA_UPSAMPLING_BILINEAR
             // Straight alpha, as every other decoder gives it; libavif divides a premultiplied file's out.
             rgb.alphaPremultiplied = 0
             rgb.pixels = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
@@ -284,6 +286,7 @@ extension AVIFDecoder {
             avifRGBImageSetDefaults(&rgb, image)
             rgb.depth = 16
             rgb.format = channels == 4 ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
+            rgb.chromaUpsampling = AVIF_CHROMA_UPSAMPLING_BILINEAR
             rgb.alphaPremultiplied = 0
             rgb.pixels = UnsafeMutableRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: UInt8.self)
             rgb.rowBytes = UInt32(width * channels * 2)

@@ -32,7 +32,29 @@ import Glibc
         try await onOwnThread { try Self.compareWithReference(file) }
     }
 
-    static func compareWithReference(_ file: String) throws {
+    static let modernColourFiles = [
+        "basic.heic", "img_751.heic", "lossy_with_icc.jxl", "red-at-12-oclock-with-color-profile-10bpc.avif",
+        "red-at-12-oclock-with-color-profile-8bpc.avif", "red-at-12-oclock-with-color-profile-lossy.avif",
+        "small_grayscale_patches_modular_with_icc.jxl", "with_icc.jxl",
+    ]
+
+    /// Every AVIF, HEIC and JPEG XL of valid/colour/ against its reference: mean ΔE2000 ≤ 1 for all; the 99th
+    /// percentile ≤ 3 levels, except for the AVIFs, whose references libheif decoded with nearest-neighbour chroma
+    /// upsampling where Osprey (as browsers) upsamples bilinearly: at the sharp colour edges of these test charts the
+    /// two differ by up to 13 levels (measured: 10, 13 and 13; 6, 7 and 3 with nearest neighbour).
+    @Test(
+        "every AVIF, HEIC and JPEG XL of valid/colour/ decodes to the reference's sRGB: mean ΔE2000 ≤ 1",
+        .requiresTestData, arguments: modernColourFiles)
+    func modernFormatsMatchTheReferences(file: String) async throws {
+        // Two of the JPEG XL files embed a profile that is sRGB's in all but name: converting changes nothing.
+        let srgbLike = ["with_icc.jxl", "small_grayscale_patches_modular_with_icc.jxl"].contains(file)
+        try await onOwnThread {
+            try Self.compareWithReference(
+                file, percentile99: file.hasSuffix(".avif") ? 16 : 3, profileMatters: !srgbLike)
+        }
+    }
+
+    static func compareWithReference(_ file: String, percentile99: Int = 3, profileMatters: Bool = true) throws {
         let source = try TestData.bytes("valid/colour/" + file)
         let directory = try #require(Self.referencesDirectory)
         let reference = try Data(contentsOf: URL(fileURLWithPath: directory + "/" + file + ".png"))
@@ -47,13 +69,14 @@ import Glibc
         #expect(decoded.width == expected.width && decoded.height == expected.height)
         let comparison = ColorComparison(decoded.pixels, expected.pixels)
         #expect(comparison.meanDeltaE <= 1.0, "\(file): mean ΔE2000 \(comparison.meanDeltaE)")
-        #expect(comparison.percentile99 <= 3, "\(file): 99th percentile \(comparison.percentile99) levels")
+        #expect(
+            comparison.percentile99 <= percentile99, "\(file): 99th percentile \(comparison.percentile99) levels")
         // And the comparison can fail: the same file decoded without its profile is far from the reference.
         var ignoring = options
         ignoring.colorHandling = .ignore
         let unmanaged = ColorComparison(
             try ImageDecoder.decode(source, options: ignoring).pixels, expected.pixels, stride: 7)
-        #expect(unmanaged.meanDeltaE > 1.0 || unmanaged.percentile99 > 3, "\(file): \(unmanaged)")
+        #expect(unmanaged.meanDeltaE > 1.0 || unmanaged.percentile99 > 3 || !profileMatters, "\(file): \(unmanaged)")
     }
 
     @Test(
