@@ -392,7 +392,7 @@ extension AVIFDecoder {
     }
 
     /// The EXIF and XMP the file carries (libavif reads them from their items).
-    private static func metadata(of image: avifImage) -> ImageMetadata {
+    static func metadata(of image: avifImage) -> ImageMetadata {
         var metadata = ImageMetadata()
         if image.exif.size > 0, let data = image.exif.data {
             metadata.exif = Array(UnsafeBufferPointer(start: data, count: image.exif.size))

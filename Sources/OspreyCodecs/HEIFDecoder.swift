@@ -137,8 +137,37 @@ enum HEIFDecoder {
             var image = Image(pixels: pixels, orientation: .up, sourceFormat: .heic)
             image.colorProfile = colour.profile
             image.warnings = colour.warnings
+            if options.readsMetadata { image.metadata = metadata(of: handle) }
             return image
         }
+    }
+
+    /// The EXIF (from the TIFF header on: the item's first four bytes give its offset) and XMP (a `mime` item of type
+    /// `application/rdf+xml`) attached to the primary image; at most one of each, 1 MiB each at most.
+    static func metadata(of handle: OpaquePointer) -> ImageMetadata {
+        var metadata = ImageMetadata()
+        let count = Int(heif_image_handle_get_number_of_metadata_blocks(handle, nil))
+        guard count > 0, count <= 64 else { return metadata }
+        var ids = [heif_item_id](repeating: 0, count: count)
+        let listed = Int(heif_image_handle_get_list_of_metadata_block_IDs(handle, nil, &ids, Int32(count)))
+        for id in ids.prefix(listed) {
+            let size = heif_image_handle_get_metadata_size(handle, id)
+            guard size > 0, size <= 1 << 20 else { continue }
+            var data = [UInt8](repeating: 0, count: size)
+            guard
+                data.withUnsafeMutableBytes({ heif_image_handle_get_metadata(handle, id, $0.baseAddress) }).code
+                    == heif_error_Ok
+            else { continue }
+            let type = heif_image_handle_get_metadata_type(handle, id).map { String(cString: $0) } ?? ""
+            let contentType = heif_image_handle_get_metadata_content_type(handle, id).map { String(cString: $0) } ?? ""
+            if type == "Exif", metadata.exif == nil, data.count > 4 {
+                let offset = Int(data[0]) << 24 | Int(data[1]) << 16 | Int(data[2]) << 8 | Int(data[3])
+                if offset < data.count - 4 { metadata.exif = Array(data[(4 + offset)...]) }
+            } else if type == "mime", contentType == "application/rdf+xml", metadata.xmp == nil {
+                metadata.xmp = data
+            }
+        }
+        return metadata
     }
 
     /// The primary image as 8-bit RGB or RGBA, converted by libheif (YUV to RGB, higher depths down to 8).

@@ -57,12 +57,22 @@ public struct ImageMetadata: Sendable, Hashable {
     }
 
     /// The EXIF and XMP `bytes` (an encoded image of `format`) carries: JPEG `APP1` segments, PNG `eXIf` and an XMP
-    /// `iTXt`, WebP `EXIF` and `XMP ` chunks. GIF has none that Osprey reads.
+    /// `iTXt`, WebP `EXIF` and `XMP ` chunks, AVIF's and HEIC's `Exif` and XMP items. GIF has none that Osprey reads.
     static func embedded(in bytes: UnsafeRawBufferPointer, format: ImageFormat) -> ImageMetadata {
         switch format {
         case .jpeg: return jpegMetadata(bytes)
         case .png: return pngMetadata(bytes)
         case .webp: return webPMetadata(bytes)
+        case .avif:
+            return
+                (try? AVIFDecoder.withParsedFile(bytes, options: DecodingOptions()) { decoder throws(CodecError) in
+                    AVIFDecoder.metadata(of: try AVIFDecoder.image(of: decoder).pointee)
+                }) ?? ImageMetadata()
+        case .heic:
+            return
+                (try? HEIFDecoder.withPrimaryImage(bytes, options: DecodingOptions()) { handle throws(CodecError) in
+                    HEIFDecoder.metadata(of: handle)
+                }) ?? ImageMetadata()
         default: return ImageMetadata()
         }
     }

@@ -71,3 +71,19 @@ import Testing
         }
     }
 }
+
+/// EXIF and XMP read from AVIF and HEIC items.
+@Suite(.requiresTestData) struct HEIFMetadataTests {
+    @Test(
+        "AVIF's and HEIC's EXIF comes out from its TIFF header on, as the other formats give it",
+        arguments: [
+            "valid/avif/hdr/seine_hdr_srgb.avif", "valid/heic/basic/gopher-front.heif", "valid/colour/img_751.heic",
+        ])
+    func exifStartsAtTheTIFFHeader(path: String) throws {
+        let bytes = try TestData.bytes(path)
+        let exif = try #require(try ImageDecoder.decode(bytes).metadata.exif, "\(path)")
+        let header = Array(exif.prefix(4))
+        #expect(header == [0x49, 0x49, 0x2A, 0x00] || header == [0x4D, 0x4D, 0x00, 0x2A], "\(path): \(header)")
+        #expect(ImageMetadata(embeddedIn: bytes).exif == exif)
+    }
+}
