@@ -50,7 +50,8 @@ fuzz: deps
 
 ## bench: the benchmarks (release builds, nested package in Benchmarks/): package-benchmark's suite, decode
 ## throughput beside djpeg, dwebp, Pillow and pyvips with the ratios the Codecs issue targets, what colour
-## management costs a 12 MP decode (Display P3 to sRGB, sRGB-tagged, untagged) beside pyvips' icc_transform, the
+## management costs a 12 MP decode (Display P3 to sRGB, sRGB-tagged, untagged) beside pyvips' icc_transform, AVIF
+## decode, encode and thumbnails beside pyvips, Pillow, avifdec and avifenc, the
 ## caches' latency and scaling, downloads from a local nginx beside curl, aiohttp and URLSession, osprey prefetch and
 ## fetch beside curl, then ImageManager's loads from memory, disk and nginx beside a requests + Pillow loop, the
 ## processors' thumbnail job and resize beside Pillow and pyvips, and osprey serve beside thumbor and nginx under wrk,
@@ -59,6 +60,7 @@ bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
 	python3 Benchmarks/compare_codecs.py
 	python3 Benchmarks/compare_colour.py
+	python3 Benchmarks/compare_avif.py
 	cd Benchmarks && $(SWIFT) build -c release --product cache-benchmark && "$$($(SWIFT) build -c release --show-bin-path)/cache-benchmark"
 	python3 Benchmarks/compare_downloads.py
 	python3 Benchmarks/compare_prefetch.py

@@ -19,9 +19,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchkit import apt_install, build, sh, venv_python  # noqa: E402
+from compare_codecs import command_time  # noqa: E402
 from compare_processors import DATA, MAKE_INPUTS, corpus_photo  # noqa: E402
 
-ITERATIONS = int(os.environ.get("ITERATIONS", "5"))
+ITERATIONS = int(os.environ.get("ITERATIONS", "7"))  # as compare_codecs, whose command_time runs it
 ROUNDS = int(os.environ.get("ROUNDS", "2"))
 SIZES = ((1920, 1080), (4000, 3000))
 QUANTIZER = 13  # Osprey's quality 80, as libavif 1.x maps quality to a quantizer
@@ -61,15 +62,6 @@ print(json.dumps(result))
 """
 
 
-def best_command(args):
-    times = []
-    for _ in range(ITERATIONS):
-        start = time.perf_counter()
-        subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return min(times)
-
-
 def json_of(args):
     return json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
 
@@ -98,10 +90,10 @@ def main():
         for _ in range(ROUNDS):
             ours = json_of([str(codec), str(avif), str(ITERATIONS), "--keep-orientation"])
             peers = json_of([python, "-c", PEERS, str(avif), str(ITERATIONS), "decode"])
-            avifdec = best_command(["avifdec", "-j", "2", str(avif), str(work / "out.y4m")])
+            avifdec = command_time(["avifdec", "-j", "2", str(avif), str(work / "out.y4m")])
             encode = json_of([str(processor), "encode-avif", str(png), str(max(ITERATIONS // 2, 2)),
                               str(work / "ours.avif"), "80", str(SPEED)])
-            avifenc = best_command(["avifenc", "-s", str(SPEED), "-j", "1", "--min", str(QUANTIZER), "--max",
+            avifenc = command_time(["avifenc", "-s", str(SPEED), "-j", "1", "--min", str(QUANTIZER), "--max",
                                     str(QUANTIZER), "-y", "420", str(png), str(work / "theirs.avif")])
             thumb = json_of([str(processor), "thumbnail", str(avif), str(ITERATIONS), str(work / "thumb.jpg")])
             vips_thumb = json_of([python, "-c", PEERS, str(avif), str(ITERATIONS), "thumbnail"])
