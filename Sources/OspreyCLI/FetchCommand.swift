@@ -322,7 +322,7 @@ enum FetchFormat: ExpressibleByArgument, Equatable {
     var takesQuality: Bool {
         guard let format = imageFormat else { return false }
         // A registered format's encoder decides what quality means to it.
-        return format == .jpeg || format == .webp || !ImageFormat.builtIn.contains(format)
+        return [.jpeg, .webp, .avif, .jxl].contains(format) || !ImageFormat.builtIn.contains(format)
     }
 
     static var allValueStrings: [String] { OutputFormat.allValueStrings + ["original"] }

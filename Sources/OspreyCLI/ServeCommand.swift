@@ -56,7 +56,7 @@ struct ServeCommand: AsyncParsableCommand {
         name: .customLong("auto-format"),
         help: """
             What format=auto answers, in order of preference, among the formats the client's Accept names: \
-            repeatable or comma-separated (default: avif,webp). Without a match: the source's format, or JPEG/PNG.
+            repeatable or comma-separated (default: jxl,avif,webp). Without a match: the source's format, or JPEG/PNG.
             """)
     var autoFormats: [String] = []
 

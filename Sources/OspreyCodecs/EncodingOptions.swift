@@ -7,7 +7,7 @@
 /// let jpeg = try ImageEncoder.encode(image, as: .jpeg, options: options)
 /// ```
 public struct EncodingOptions: Sendable, Hashable {
-    /// Lossy quality from 0 (smallest) to 100 (best), for JPEG, lossy WebP and lossy AVIF. 85 by default.
+    /// Lossy quality from 0 (smallest) to 100 (best), for JPEG, lossy WebP, AVIF and JPEG XL. 85 by default.
     public var quality = 85
     /// JPEG: write a progressive file. `false` by default.
     public var isProgressive = false
@@ -16,12 +16,15 @@ public struct EncodingOptions: Sendable, Hashable {
     public var chromaSubsampling = ChromaSubsampling.automatic
     /// PNG: zlib compression level from 0 (fastest) to 9 (smallest). 6 by default.
     public var pngCompressionLevel = 6
-    /// WebP and AVIF: encode losslessly, ignoring ``quality`` (AVIF: 4:4:4 with the identity matrix, so that the
-    /// RGB values come back exactly). `false` by default.
+    /// WebP, AVIF and JPEG XL: encode losslessly, ignoring ``quality`` (AVIF: 4:4:4 with the identity matrix, so
+    /// that the RGB values come back exactly). `false` by default.
     public var isLossless = false
     /// AVIF: libaom's speed, from 0 (slowest) to 10 (fastest). 8 by default, a server's setting (as imgproxy's):
     /// 102 ms for a 1920×1080 photo on one thread, where 6 takes 420 ms and 4 3.5 s (docs/benchmarks.md).
     public var avifSpeed = 8
+    /// JPEG XL: libjxl's effort, from 1 (fastest) to 9 (smallest). 4 by default, a server's setting (as imgproxy's;
+    /// cjxl's is 7).
+    public var jxlEffort = 4
     /// JPEG (which has no alpha): the colour transparent pixels are composited over, as RGB. White by default.
     public var background = Color(red: 255, green: 255, blue: 255)
 

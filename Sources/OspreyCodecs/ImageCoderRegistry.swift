@@ -98,9 +98,11 @@ public final class ImageCoderRegistry: Sendable, Hashable {
     /// The formats registered encoders write, each once: the built-in ones, then the others in the order registered.
     public var encodableFormats: [ImageFormat] {
         let formats = encoders.map(\.format)
+        // The shipped encoders' formats in their own order, then the others in the order they were registered.
+        let shipped = BuiltInCoders.encoders.map(\.format)
         var seen: Set<ImageFormat> = []
-        let others = formats.reversed().filter { !ImageFormat.builtIn.contains($0) && seen.insert($0).inserted }
-        return ImageFormat.builtIn.filter(formats.contains) + others
+        let others = formats.reversed().filter { !shipped.contains($0) && seen.insert($0).inserted }
+        return shipped.filter(formats.contains) + others
     }
 
     /// Detects the format of `bytes` from their first bytes: the first decoder (most recently registered first) that

@@ -9,7 +9,9 @@ enum BuiltInCoders {
     static let decoders: [any ImageDecoding] = [
         JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), HEIFCoder(), JXLCoder(),
     ]
-    static let encoders: [any ImageEncoding] = [JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder()]
+    static let encoders: [any ImageEncoding] = [
+        JPEGCoder(), PNGCoder(), GIFCoder(), WebPCoder(), AVIFCoder(), JXLCoder(),
+    ]
 }
 
 extension BuiltInCoder {

@@ -33,8 +33,8 @@ public enum ImageEncoder {
     static func containerMetadata(
         for image: Image, format: ImageFormat, options: EncodingOptions
     ) -> ContainerMetadata {
-        // WebP and AVIF write gray as RGB; JPEG and PNG keep gray (JPEG drops alpha).
-        let writesGray = format != .webp && format != .avif && !image.pixelFormat.hasColor
+        // WebP, AVIF and JPEG XL write gray as RGB; JPEG and PNG keep gray (JPEG drops alpha).
+        let writesGray = ![ImageFormat.webp, .avif, .jxl].contains(format) && !image.pixelFormat.hasColor
         let fits: (ColorProfile) -> Bool = { $0.colorSpace == (writesGray ? .gray : .rgb) }
         var metadata = ContainerMetadata()
         if options.embedsColorProfile, let profile = image.colorProfile, fits(profile) {

@@ -1,6 +1,6 @@
 internal import COspreyJXL
 
-/// JPEG XL through libjxl, decode: stills and animations (frames composited, with durations and loop count),
+/// JPEG XL through libjxl (encoding: ``JXLEncoder``), decode: stills and animations (frames composited, with durations and loop count),
 /// alpha, any bit depth (converted to 8), the codestream's orientation (applied by libjxl unless the stored
 /// orientation is kept), colours: an XYB-encoded (lossy) image is rendered by libjxl straight to sRGB, tone-mapped to
 /// SDR when it is HDR; an image in its original colour space goes through the colour stage with its ICC profile,
@@ -8,7 +8,7 @@ internal import COspreyJXL
 ///
 /// The declared size (before libjxl decodes a pixel) and each frame (before it is decoded) are checked against the
 /// limits.
-public struct JXLCoder: ImageDecoding {
+public struct JXLCoder: ImageDecoding, ImageEncoding {
     public init() {}
     public var format: ImageFormat { .jxl }
 
@@ -43,10 +43,18 @@ public struct JXLCoder: ImageDecoding {
     public func decode(_ data: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
         try JXLDecoder.decode(data, options: options)
     }
+
+    /// Encodes with libjxl: lossy at the distance ``EncodingOptions/quality`` maps to, or lossless, at
+    /// ``EncodingOptions/jxlEffort``; every frame of an animation, with its duration and the loop count.
+    public func encode(_ image: Image, options: EncodingOptions) throws(CodecError) -> [UInt8] {
+        try JXLEncoder.encode(
+            image, metadata: ImageEncoder.containerMetadata(for: image, format: .jxl, options: options),
+            options: options)
+    }
 }
 
 extension ImageFormat {
-    /// JPEG XL: the bare codestream or the ISO BMFF container. Read, not written.
+    /// JPEG XL: the bare codestream (what Osprey writes) or the ISO BMFF container.
     public static let jxl = ImageFormat(name: "jxl", mimeType: "image/jxl", fileExtension: "jxl")
 }
 

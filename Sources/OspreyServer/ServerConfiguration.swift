@@ -52,10 +52,10 @@ public struct ServerConfiguration: Sendable {
     public var coders = ImageCoderRegistry.shared
     /// What `format=auto` answers, in order of preference: the first of these whose media type the client's `Accept`
     /// names (explicitly, with a q above 0); when it names none, the source's format where the client surely takes
-    /// it, else JPEG or PNG by alpha. An animated source stays animated in any of them that animates (AVIF, WebP,
-    /// GIF). AVIF, then WebP, by default; AVIF's encoder costs more CPU than WebP's (docs/benchmarks.md), and an
-    /// operator who would rather spend less leaves it out.
-    public var autoFormats: [ImageFormat] = [.avif, .webp]
+    /// it, else JPEG or PNG by alpha. An animated source stays animated in any of them that animates (JPEG XL, AVIF,
+    /// WebP, GIF). JPEG XL (which only clients that decode it list), then AVIF, then WebP, by default; AVIF's encoder
+    /// costs more CPU than WebP's (docs/benchmarks.md), and an operator who would rather spend less leaves it out.
+    public var autoFormats: [ImageFormat] = [.jxl, .avif, .webp]
 
     // MARK: Limits
 

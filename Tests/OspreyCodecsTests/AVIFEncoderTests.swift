@@ -1,6 +1,7 @@
-import OspreyCodecs
 import OspreyTesting
 import Testing
+
+@testable import OspreyCodecs
 
 /// AVIF written by ``ImageEncoder`` (libaom through libavif) and read back by ``ImageDecoder``.
 struct AVIFEncoderTests {
@@ -79,5 +80,45 @@ struct AVIFEncoderTests {
             #expect(decoded.frames.count == image.frames.count, "\(entry.path)")
             #expect(decoded.frames.map(\.duration) == image.frames.map(\.duration), "\(entry.path)")
         }
+    }
+}
+
+/// JPEG XL written by ``ImageEncoder`` (libjxl) and read back by ``ImageDecoder``.
+struct JXLEncoderTests {
+    @Test("lossless JPEG XL round trips are bit-exact, with and without alpha", arguments: [PixelFormat.rgb8, .rgba8])
+    func losslessIsExact(format: PixelFormat) throws {
+        let pixels = try ImageEncoderTests.pattern(format)
+        var options = EncodingOptions()
+        options.isLossless = true
+        let encoded = try ImageEncoder.encode(Image(pixels: pixels), as: .jxl, options: options)
+        #expect(ImageFormat(sniffing: encoded) == .jxl)
+        let decoded = try ImageDecoder.decode(encoded)
+        #expect(decoded.pixelFormat == format)
+        #expect(decoded.pixels == pixels)
+    }
+
+    @Test("an animation keeps its frames, their durations and its loop count")
+    func animationKeepsFramesAndDurations() throws {
+        let durations: [Duration] = [.milliseconds(100), .milliseconds(250), .milliseconds(40)]
+        let frames = try durations.enumerated().map { index, duration in
+            var pixels = try ImageEncoderTests.pattern(.rgb8)
+            pixels.withUnsafeMutableBytes { $0[0] = UInt8(index * 100) }
+            return ImageFrame(pixels: pixels, duration: duration)
+        }
+        let image = try Image(frames: frames, loopCount: 3, orientation: .up, sourceFormat: .unknown)
+        let decoded = try ImageDecoder.decode(try ImageEncoder.encode(image, as: .jxl, quality: 80))
+        #expect(decoded.frames.count == 3)
+        #expect(decoded.frames.map(\.duration) == durations)
+        #expect(decoded.loopCount == 3)
+    }
+
+    @Test("quality maps to a distance continuously, 0.55 at 90, from 0.1 at 100 to 25 at 0")
+    func qualityMapsToDistance() {
+        #expect(abs(JXLEncoder.distance(forQuality: 90) - 0.55) < 1e-6)
+        #expect(abs(JXLEncoder.distance(forQuality: 100) - 0.1) < 1e-6)
+        #expect(abs(JXLEncoder.distance(forQuality: 0) - 25) < 1e-4)
+        let distances = (0...100).map { JXLEncoder.distance(forQuality: $0) }
+        // Falling with quality, without a jump anywhere.
+        #expect(zip(distances, distances.dropFirst()).allSatisfy { $0 > $1 && $0 - $1 < 0.8 })
     }
 }

@@ -19,7 +19,7 @@ import Testing
 
     @Test func theSharedRegistryHoldsTheBuiltInCodersAndNothingElse() {
         let shared = ImageCoderRegistry.shared
-        #expect(shared.encodableFormats == [.jpeg, .png, .gif, .webp, .avif])
+        #expect(shared.encodableFormats == [.jpeg, .png, .gif, .webp, .avif, .jxl])
         #expect(shared.decoders.map(\.format) == [.jpeg, .png, .gif, .webp, .avif, .heic, .jxl])
         // AVIF's: the ftyp box with a dozen compatible brands.
         #expect(shared.signatureLength == 64)
@@ -35,7 +35,7 @@ import Testing
     @Test func aRegisteredCoderIsSniffedReadDecodedAndEncoded() throws {
         let coders = Self.withPPM()
         #expect(coders.format(of: Self.ppm) == PortablePixmapCoder.format)
-        #expect(coders.encodableFormats.map(\.name) == ["jpeg", "png", "gif", "webp", "avif", "ppm"])
+        #expect(coders.encodableFormats.map(\.name) == ["jpeg", "png", "gif", "webp", "avif", "jxl", "ppm"])
         #expect(coders.format(of: try Fixtures.png()) == .png)
 
         let header = try ImageHeader(reading: Self.ppm, coders: coders)

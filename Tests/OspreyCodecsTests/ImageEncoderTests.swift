@@ -142,8 +142,8 @@ import Testing
     ]
 
     @Test(
-        "JPEG, lossy WebP and lossy AVIF at quality 90 reach 38 dB on photos",
-        arguments: [ImageFormat.jpeg, .webp, .avif])
+        "JPEG, lossy WebP, AVIF and JPEG XL at quality 90 reach 38 dB on photos",
+        arguments: [ImageFormat.jpeg, .webp, .avif, .jxl])
     func lossyQuality(format: ImageFormat) throws {
         for path in Self.photos {
             let photo = try ImageDecoder.decode(try TestData.bytes(path))

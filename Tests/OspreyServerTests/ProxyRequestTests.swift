@@ -110,18 +110,19 @@ import Testing
         }
     }
 
-    @Test("format=auto follows the configured order: WebP before AVIF, or AVIF left out")
+    @Test("format=auto follows the configured order: JPEG XL first by default, WebP before AVIF, or AVIF left out")
     func autoFormatFollowsTheConfiguredOrder() async throws {
         try await withOriginServer(testDataDirectory: nil) { origin in
             origin.route("/photo.jpg", .ok(try Fixtures.jpeg()))
             let orders: [([ImageFormat], String)] = [
+                (ServerConfiguration(host: "127.0.0.1", port: 0).autoFormats, "image/jxl"),
                 ([.webp, .avif], "image/webp"), ([.avif], "image/avif"), ([], "image/jpeg"),
             ]
             for (order, expected) in orders {
                 try await withProxy({ $0.autoFormats = order }) { client in
                     let uri = imageURI([("url", origin.url("/photo.jpg")), ("w", "80"), ("format", "auto")])
                     let response = try await client.execute(
-                        uri: uri, method: .get, headers: [.accept: "image/avif,image/webp,*/*"])
+                        uri: uri, method: .get, headers: [.accept: "image/jxl,image/avif,image/webp,*/*"])
                     #expect(response.headers[.contentType] == expected, "\(order)")
                 }
             }
@@ -234,7 +235,7 @@ import Testing
                 #expect(refused.status == .badRequest)
                 #expect(
                     (try refused.json()["error"] as? String)
-                        == "'format' must be jpeg, png, gif, webp, avif, ppm or auto")
+                        == "'format' must be jpeg, png, gif, webp, avif, jxl, ppm or auto")
             }
             // The default registry knows neither: the source is unsupported, the format unknown.
             try await withProxy(setup: .live) { client in
