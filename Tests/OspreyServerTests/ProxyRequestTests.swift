@@ -143,6 +143,18 @@ import Testing
                 #expect(gif.frames.map(\.duration) == Array(repeating: .milliseconds(100), count: 3))
                 let webp = try await get([("format", "webp")])
                 #expect(try Fixtures.decode(webp.body).frames.count == 3)
+                // format=auto answers in a format that animates, and keeps every frame and its duration.
+                for (accept, type) in [
+                    ("image/jxl", "image/jxl"), ("image/avif", "image/avif"), ("image/webp", "image/webp"),
+                ] {
+                    let auto = try await client.execute(
+                        uri: imageURI([("url", origin.url("/anim.gif")), ("format", "auto")]), method: .get,
+                        headers: [.accept: accept])
+                    #expect(auto.headers[.contentType] == type)
+                    let decoded = try Fixtures.decode(auto.body)
+                    #expect(decoded.frames.count == 3, "\(type)")
+                    #expect(decoded.frames.map(\.duration) == Array(repeating: .milliseconds(100), count: 3), "\(type)")
+                }
                 // A still format takes the first frame; frame=N any other.
                 let jpeg = try Fixtures.decode(try await get([("format", "png")]).body)
                 #expect(jpeg.frames.count == 1)
