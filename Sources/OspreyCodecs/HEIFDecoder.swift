@@ -84,9 +84,9 @@ enum HEIFDecoder {
         }
         let limits = options.limits
         let pixelLimit = min(limits.maxPixelCount, limits.maxSourcePixelCount ?? .max)
-        for (id, item) in structure.items where item.width > 0 {
+        // Every image item, the primary's tiles and thumbnails included, within the pixel limits.
+        for item in structure.items.values where item.width > 0 {
             guard ImageDecoder.saturating(item.width, item.height) <= pixelLimit else {
-                _ = id
                 throw .tooManyPixels(width: item.width, height: item.height, limit: pixelLimit)
             }
         }
