@@ -46,10 +46,6 @@ if mode == "decode":
         image.write_to_memory()
     result["pyvips"] = best(vips)
     try:
-        import pillow_avif  # noqa: F401  (older Pillow)
-    except ImportError:
-        pass
-    try:
         Image.open(path).load()
         result["pillow"] = best(lambda: Image.open(path).convert("RGB").tobytes())
     except Exception as error:

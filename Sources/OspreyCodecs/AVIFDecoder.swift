@@ -161,9 +161,7 @@ extension AVIFDecoder {
     /// Throws the ``CodecError`` for a libavif result other than success, with libavif's diagnostic.
     static func check(_ result: avifResult, _ decoder: UnsafeMutablePointer<avifDecoder>) throws(CodecError) {
         guard result != AVIF_RESULT_OK else { return }
-        let detail = withUnsafeBytes(of: decoder.pointee.diag.error) { bytes in
-            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-        }
+        let detail = decoder.pointee.diag.message
         let reason = String(cString: avifResultToString(result)) + (detail.isEmpty ? "" : ": \(detail)")
         switch result {
         case AVIF_RESULT_TRUNCATED_DATA, AVIF_RESULT_WAITING_ON_IO: throw .truncated(format: .avif)
@@ -238,11 +236,21 @@ extension AVIFDecoder {
         toneMapping: (HDRToneMapping.Transfer, primaries: Int)?
     ) throws(CodecError) -> PixelBuffer {
         let format: PixelFormat = alpha ? .rgba8 : .rgb8
-        if let toneMapping {
-            let full = try toneMapped(image, format: format, transfer: toneMapping.0, primaries: toneMapping.primaries)
-            guard crop != (0, 0, full.width, full.height) else { return full }
-            return try full.cropped(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
-        }
+        let full =
+            if let toneMapping {
+                try toneMapped(image, format: format, transfer: toneMapping.0, primaries: toneMapping.primaries)
+            } else {
+                try eightBit(image, format: format)
+            }
+        guard crop != (0, 0, full.width, full.height) else { return full }
+        return try full.cropped(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+    }
+
+    /// The frame converted from YUV by libavif at 8 bits (or by Osprey, for the YCgCo-R matrices).
+    private static func eightBit(
+        _ image: UnsafeMutablePointer<avifImage>, format: PixelFormat
+    ) throws(CodecError) -> PixelBuffer {
+        let alpha = format.hasAlpha
         var full = try PixelBuffer(width: Int(image.pointee.width), height: Int(image.pointee.height), format: format)
         let bytesPerRow = full.bytesPerRow
         let result = full.withUnsafeMutableBytes { buffer -> avifResult in
@@ -258,15 +266,17 @@ extension AVIFDecoder {
             rgb.rowBytes = UInt32(bytesPerRow)
             return avifImageYUVToRGB(image, &rgb)
         }
-        if result != AVIF_RESULT_OK {
-            guard reversibleYCgCoToRGB(image, into: &full, alpha: alpha) else {
-                throw .malformed(
-                    format: .avif,
-                    reason: "its pixels cannot be converted to RGB: " + String(cString: avifResultToString(result)))
-            }
+        guard result == AVIF_RESULT_OK || reversibleYCgCoToRGB(image, into: &full, alpha: alpha) else {
+            throw conversionFailure(result)
         }
-        guard crop != (0, 0, full.width, full.height) else { return full }
-        return try full.cropped(x: crop.x, y: crop.y, width: crop.width, height: crop.height)
+        return full
+    }
+
+    /// The error for a YUV-to-RGB conversion libavif refused.
+    private static func conversionFailure(_ result: avifResult) -> CodecError {
+        .malformed(
+            format: .avif,
+            reason: "its pixels cannot be converted to RGB: " + String(cString: avifResultToString(result)))
     }
 
     /// The frame converted from YUV at 16 bits, then tone-mapped to 8-bit sRGB.
@@ -292,11 +302,7 @@ extension AVIFDecoder {
             rgb.rowBytes = UInt32(width * channels * 2)
             return avifImageYUVToRGB(image, &rgb)
         }
-        guard result == AVIF_RESULT_OK else {
-            throw .malformed(
-                format: .avif,
-                reason: "its pixels cannot be converted to RGB: " + String(cString: avifResultToString(result)))
-        }
+        guard result == AVIF_RESULT_OK else { throw conversionFailure(result) }
         return try samples.withUnsafeBufferPointer { buffer throws(CodecError) in
             try HDRToneMapping.sRGB(
                 from: buffer, width: width, height: height, rowLength: width * channels, format: format,
@@ -451,5 +457,12 @@ enum AVIFTransforms {
             (.leftMirrored, (0, 1, 1, 0)), (.rightMirrored, (0, -1, -1, 0)),
         ]
         return table.first { $0.1 == mirrored }?.0 ?? .up
+    }
+}
+
+extension avifDiagnostics {
+    /// libavif's last diagnostic (a NUL-terminated string in a fixed array), empty when it gave none.
+    var message: String {
+        withUnsafeBytes(of: error) { bytes in String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self) }
     }
 }

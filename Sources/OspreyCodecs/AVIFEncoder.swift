@@ -101,9 +101,7 @@ enum AVIFEncoder {
         _ result: avifResult, _ encoder: UnsafeMutablePointer<avifEncoder>, what: String
     ) throws(CodecError) {
         guard result != AVIF_RESULT_OK else { return }
-        let detail = withUnsafeBytes(of: encoder.pointee.diag.error) { bytes in
-            String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-        }
+        let detail = encoder.pointee.diag.message
         throw .encodingFailed(
             format: .avif,
             reason: "\(what): " + String(cString: avifResultToString(result)) + (detail.isEmpty ? "" : ": \(detail)"))

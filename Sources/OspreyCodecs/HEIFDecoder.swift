@@ -174,9 +174,7 @@ enum HEIFDecoder {
     private static func decodeEightBit(_ handle: OpaquePointer, alpha: Bool) throws(CodecError) -> PixelBuffer {
         try withDecodedImage(handle, chroma: alpha ? heif_chroma_interleaved_RGBA : heif_chroma_interleaved_RGB) {
             image throws(CodecError) in
-            try copyPlane(image, format: alpha ? .rgba8 : .rgb8) { source, destination, width in
-                destination.copyMemory(from: source, byteCount: width)
-            }
+            try copyPlane(image, format: alpha ? .rgba8 : .rgb8)
         }
     }
 
@@ -229,10 +227,7 @@ enum HEIFDecoder {
     }
 
     /// The interleaved plane of `image` copied row by row into a buffer of `format`.
-    private static func copyPlane(
-        _ image: OpaquePointer, format: PixelFormat,
-        _ copyRow: (UnsafeRawPointer, UnsafeMutableRawPointer, Int) -> Void
-    ) throws(CodecError) -> PixelBuffer {
+    private static func copyPlane(_ image: OpaquePointer, format: PixelFormat) throws(CodecError) -> PixelBuffer {
         let width = Int(heif_image_get_width(image, heif_channel_interleaved))
         let height = Int(heif_image_get_height(image, heif_channel_interleaved))
         var stride: Int32 = 0
@@ -244,9 +239,8 @@ enum HEIFDecoder {
         let destinationStride = pixels.bytesPerRow
         pixels.withUnsafeMutableBytes { destination in
             for y in 0..<height {
-                copyRow(
-                    UnsafeRawPointer(plane + y * Int(stride)), destination.baseAddress! + y * destinationStride,
-                    rowBytes)
+                (destination.baseAddress! + y * destinationStride).copyMemory(
+                    from: plane + y * Int(stride), byteCount: rowBytes)
             }
         }
         return pixels
