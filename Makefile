@@ -60,7 +60,7 @@ bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
 	python3 Benchmarks/compare_codecs.py
 	python3 Benchmarks/compare_colour.py
-	python3 Benchmarks/compare_avif.py
+	python3 Benchmarks/compare_modern.py
 	cd Benchmarks && $(SWIFT) build -c release --product cache-benchmark && "$$($(SWIFT) build -c release --show-bin-path)/cache-benchmark"
 	python3 Benchmarks/compare_downloads.py
 	python3 Benchmarks/compare_prefetch.py

@@ -16,6 +16,9 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
   Target: osprey >= 3x thumbor. Beside it, the 30 encodes alone (processor-benchmark variants: one thread, no server)
   give the CPU floor of a request, and so the highest ratio any server could reach over each peer's CPU per request. With OSPREY_BEFORE=<an older osprey binary>, the hot, cold 1920x1080 and many-variants
   phases also run against it (one at a time), for the "before" ratios (many variants >= 3x, hot within 5%).
+- AVIF, cold: a 1920x1080 AVIF source (avifenc, as compare_modern.py makes it) -> fit 256x256 JPEG, and the 1920x1080
+  JPEG source -> fit 800x800 AVIF (quality 80, speed 8 on both: thumbor's AVIF_SPEED set to osprey's default).
+  Target: osprey >= 1.0x thumbor (Pillow 12's AVIF, libavif with aom and dav1d) in both.
 - p99 below thumbor's in every phase.
 """
 import os, re, shutil, subprocess, sys, tempfile, time
@@ -24,6 +27,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchkit import apt_install, build, build_osprey, venv_python  # noqa: E402
 from compare_downloads import free_port, start_nginx  # noqa: E402
+from compare_modern import modern_source  # noqa: E402
 from compare_processors import DATA, MAKE_INPUTS, corpus_photo  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -172,7 +176,7 @@ def measure(name, pids, url, script=None, connections=CONNECTIONS):
 
 
 def main():
-    apt_install(["wrk", "nginx"])
+    apt_install(["wrk", "nginx"] + ([] if shutil.which("avifenc") else ["libavif-bin"]))
     python = str(venv_python(["PIL", "thumbor"], ["Pillow", "thumbor"]))
     thumbor = Path(python).parent / "thumbor"
     osprey = build_osprey()
@@ -194,6 +198,12 @@ def main():
             shutil.copy(DATA / f"photo-{w}x{h}.jpeg", root / f"photo-{w}.jpg")
             for i in range(SOURCES):
                 os.symlink(root / f"photo-{w}.jpg", directory / f"{i}.jpg")
+        # The AVIF phases' sources, unseen by the other phases: the 1920x1080 photo as AVIF, and as JPEG again.
+        shutil.copy(modern_source("avif", 1920, 1080, python), root / "photo-1920.avif")
+        for directory, photo in (("a1920", "photo-1920.avif"), ("c1920", "photo-1920.jpg")):
+            (root / directory).mkdir()
+            for i in range(SOURCES):
+                os.symlink(root / photo, root / directory / f"{i}{Path(photo).suffix}")
         for name in ("v-osprey", "v-thumbor", "v-before"):
             (root / name).symlink_to(root / "s1920")
         nginx_port = free_port()
@@ -215,6 +225,7 @@ RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '{work}/thumbor-results'
 RESULT_STORAGE_STORES_UNSAFE = True
 AUTO_WEBP = False
 QUALITY = 80
+AVIF_SPEED = 8
 HTTP_LOADER_MAX_CLIENTS = 64
 """)
         thumbor_port, fleet = start_thumbor_fleet(thumbor, conf, work)
@@ -268,6 +279,16 @@ HTTP_LOADER_MAX_CLIENTS = 64
                 script = cold_script(work, f"cold-{name}-{w}", template)
                 results["cold", label, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script)
 
+        for phase, source, size, form in (("avif source", "a1920/%d.avif", 256, "jpeg"),
+                                          ("avif output", "c1920/%d.jpg", 800, "avif")):
+            print(f"cold {phase}: {source} -> fit {size}x{size} {form.upper()}, every request a new source, "
+                  f"wrk -t2 -c{CONNECTIONS} -d{DURATION}s", flush=True)
+            for name in ("osprey", "thumbor"):
+                port, pids = targets[name]
+                template = (osprey_path if name != "thumbor" else thumbor_path)(source, size, size, form)
+                script = cold_script(work, f"cold-{name}-{form}", template)
+                results["cold", phase, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script)
+
         count = len(VARIANT_WIDTHS) * len(VARIANT_FORMATS)
         print(f"many variants: {count} variants ({len(VARIANT_WIDTHS)} sizes x {'/'.join(VARIANT_FORMATS)}) of each "
               f"1920x1080 source at once, source after source, wrk -t2 -c{CONNECTIONS} -d{DURATION}s", flush=True)
@@ -304,12 +325,17 @@ HTTP_LOADER_MAX_CLIENTS = 64
             ("cold 640x480 vs thumbor", ratio(results["cold", "640x480", "osprey"],
                                                results["cold", "640x480", "thumbor"]), 1.0),
             ("many variants vs thumbor", ratio(results["variants", "osprey"], results["variants", "thumbor"]), 3.0),
+            ("cold AVIF source vs thumbor", ratio(results["cold", "avif source", "osprey"],
+                                                   results["cold", "avif source", "thumbor"]), 1.0),
+            ("cold AVIF output vs thumbor", ratio(results["cold", "avif output", "osprey"],
+                                                   results["cold", "avif output", "thumbor"]), 1.0),
         ]
         for w, h in SIZES:
             label = f"{w}x{h}"
             checks.append((f"cold {label} CPU vs thumbnail job (lower is better)",
                            thumbnail_ms[label] * 1.25 / (results["cold", label, "osprey"]["cpu"] * 1e3), 1.0))
-        for phase in [("hot",), ("cold", "640x480"), ("cold", "1920x1080"), ("cold", "4000x3000"), ("variants",)]:
+        for phase in [("hot",), ("cold", "640x480"), ("cold", "1920x1080"), ("cold", "4000x3000"), ("variants",),
+                      ("cold", "avif source"), ("cold", "avif output")]:
             checks.append((f"{' '.join(phase)} p99 below thumbor's",
                            results[(*phase, "thumbor")]["p99"] / results[(*phase, "osprey")]["p99"], 1.0))
         if before:

@@ -13,6 +13,9 @@
 //                                                      FILE decoded once, then encoded as AVIF at QUALITY (80) and
 //                                                      SPEED (EncodingOptions' default), 4:2:0 below quality 90; the
 //                                                      result is written to OUT
+// processor-benchmark encode-jxl FILE ITERATIONS OUT [QUALITY [EFFORT]]
+//                                                      the same as JPEG XL, at QUALITY (80) and EFFORT
+//                                                      (EncodingOptions' default)
 //
 // Single thread. Prints one JSON line: {"best","median"} in seconds per run (variants: and its parts).
 import Foundation
@@ -24,7 +27,7 @@ guard arguments.count >= 4, let iterations = Int(arguments[2]), iterations > 0,
     let data = FileManager.default.contents(atPath: arguments[1])
 else {
     let usage =
-        "usage: processor-benchmark thumbnail|resize|variants|encode-avif FILE ITERATIONS OUT [QUALITY [SPEED]]\n"
+        "usage: processor-benchmark thumbnail|resize|variants|encode-avif|encode-jxl FILE ITERATIONS OUT [QUALITY [SPEED|EFFORT]]\n"
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }
@@ -67,6 +70,12 @@ case "encode-avif":
     if arguments.count > 4, let quality = Int(arguments[4]) { options.quality = quality }
     if arguments.count > 5, let speed = Int(arguments[5]) { options.avifSpeed = speed }
     result = try measure { try ImageEncoder.encode(source, as: .avif, options: options) }
+case "encode-jxl":
+    let source = try ImageDecoder.decode(bytes)
+    var options = EncodingOptions()
+    if arguments.count > 4, let quality = Int(arguments[4]) { options.quality = quality }
+    if arguments.count > 5, let effort = Int(arguments[5]) { options.jxlEffort = effort }
+    result = try measure { try ImageEncoder.encode(source, as: .jxl, options: options) }
 case "variants":
     // The part times are printed here, beside the whole: decode, resizes, encodes (best of the runs for each).
     let widths = Array(stride(from: 64, through: 736, by: 48))
