@@ -7,16 +7,18 @@ import OspreyCodecs
 struct ConvertCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "convert",
-        abstract: "Re-encode an image as JPEG, PNG, WebP, GIF or AVIF.",
+        abstract: "Re-encode an image as JPEG, PNG, WebP, GIF, AVIF or JPEG XL.",
         discussion: """
-            The output format is --format, else OUT's extension (.jpg/.jpeg, .png, .webp, .gif, .avif). Pixels are written \
-            upright (EXIF orientation applied) and in sRGB (a colour profile converted; --keep-profile keeps it \
-            instead), without EXIF or XMP unless --keep-metadata; animations stay animated in GIF, WebP and AVIF. Exits 1 \
-            when the input cannot be decoded or the output cannot be written.
+            The output format is --format, else OUT's extension (.jpg/.jpeg, .png, .webp, .gif, .avif, .jxl). Pixels are \
+            written upright (EXIF orientation applied) and in sRGB (a colour profile converted; --keep-profile keeps it \
+            instead), without EXIF or XMP unless --keep-metadata; animations stay animated in GIF, WebP, AVIF and JPEG \
+            XL. --original-jpeg writes the JPEG a JPEG XL was recompressed from, byte for byte, instead. Exits 1 when \
+            the input cannot be decoded or the output cannot be written.
 
             Examples:
               osprey convert photo.jpg photo.webp --quality 80
               osprey convert https://example.com/cat.png thumb.jpg --resize 256x256 --fit cover
+              osprey convert photo.jxl photo.jpg --original-jpeg
             """
     )
 
@@ -26,14 +28,21 @@ struct ConvertCommand: AsyncParsableCommand {
     @Argument(help: "The file to write (replaced if it exists).")
     var output: String
 
-    @Option(help: "Output format: jpeg, png, webp, gif or avif. Default: from OUT's extension.")
+    @Option(help: "Output format: jpeg, png, webp, gif, avif or jxl. Default: from OUT's extension.")
     var format: OutputFormat?
 
-    @Option(help: "Quality 0-100 for JPEG, lossy WebP and lossy AVIF (default 85).")
+    @Option(help: "Quality 0-100 for JPEG, lossy WebP, AVIF and JPEG XL (default 85).")
     var quality: Int?
 
-    @Flag(help: "Encode WebP or AVIF losslessly.")
+    @Flag(help: "Encode WebP, AVIF or JPEG XL losslessly.")
     var lossless = false
+
+    @Flag(
+        help: """
+            IN is a JPEG XL recompressed from a JPEG (cjxl's default for JPEG input): write that JPEG, byte for byte, \
+            as it was (its own metadata and colour profile), instead of re-encoding the pixels.
+            """)
+    var originalJPEG = false
 
     @Option(help: "Fit the image to WxH (or W, or xH) pixels.", transform: ResizeSpec.parse)
     var resize: ResizeSpec?
@@ -51,7 +60,16 @@ struct ConvertCommand: AsyncParsableCommand {
             throw ValidationError("--quality must be between 0 and 100")
         }
         if format == nil, OutputFormat(extensionOf: output) == nil {
-            throw ValidationError("cannot tell the format from '\(output)': pass --format jpeg|png|webp|gif|avif")
+            throw ValidationError("cannot tell the format from '\(output)': pass --format jpeg|png|webp|gif|avif|jxl")
+        }
+        if originalJPEG {
+            if resize != nil || quality != nil || lossless {
+                throw ValidationError(
+                    "--original-jpeg writes the JPEG as it was: not with --resize, --quality or --lossless")
+            }
+            if (format ?? OutputFormat(extensionOf: output))?.imageFormat != .jpeg {
+                throw ValidationError("--original-jpeg writes a JPEG: OUT must be .jpg/.jpeg or --format jpeg")
+            }
         }
     }
 
@@ -70,6 +88,16 @@ struct ConvertCommand: AsyncParsableCommand {
             }
             await reader.finish()
             let bytes = try read.get()
+            if originalJPEG {
+                let original = try bytes.withUnsafeBytes { data throws(CodecError) in
+                    try JXLCoder.reconstructedJPEG(from: data)
+                }
+                guard let original else {
+                    throw CommandError(message: "not a JPEG XL recompressed from a JPEG (no JPEG reconstruction data)")
+                }
+                try write(original)
+                return
+            }
             let downsample = resize.map { $0.processor(fit: fit?.fit ?? .inside) }
             // Within the process's memory budget, as the manager's decodes: an image that alone needs more than it
             // is refused before it is decoded.
@@ -90,15 +118,7 @@ struct ConvertCommand: AsyncParsableCommand {
                 try downsample?.decode(bytes, options: decoding) ?? ImageDecoder.decode(bytes, options: decoding)
             for warning in decoded.warnings { printError("\(input): warning: \(warning)") }
             let image = try downsample?.process(decoded) ?? decoded
-            let encoded = try ImageEncoder.encode(image, as: target, options: metadata.applied(to: options))
-            let directory = (output as NSString).deletingLastPathComponent
-            OutputFile.removeLeftovers(in: directory.isEmpty ? "." : directory)
-            do throws(CommandError) {
-                try OutputFile.write(encoded, to: output)
-            } catch {
-                printError("\(output): \(error.message)")
-                throw ExitCode(1)
-            }
+            try write(try ImageEncoder.encode(image, as: target, options: metadata.applied(to: options)))
         } catch let error as ExitCode {
             throw error
         } catch let error as CommandError {
@@ -112,6 +132,18 @@ struct ConvertCommand: AsyncParsableCommand {
             throw ExitCode(1)
         } catch {
             printError("\(output): cannot write: \(error.localizedDescription)")
+            throw ExitCode(1)
+        }
+    }
+
+    /// Writes `encoded` to OUT (through a temporary file, leftovers of an earlier run removed); exits 1 on failure.
+    private func write(_ encoded: [UInt8]) throws {
+        let directory = (output as NSString).deletingLastPathComponent
+        OutputFile.removeLeftovers(in: directory.isEmpty ? "." : directory)
+        do throws(CommandError) {
+            try OutputFile.write(encoded, to: output)
+        } catch {
+            printError("\(output): \(error.message)")
             throw ExitCode(1)
         }
     }

@@ -68,6 +68,8 @@ struct InfoCommand: AsyncParsableCommand {
         let durations: [Int]
         /// The embedded colour profile, when there is one.
         let profile: ColorProfile?
+        /// Whether the file is a JPEG XL that holds the JPEG it was recompressed from (`convert --original-jpeg`).
+        let hasOriginalJPEG: Bool
     }
 
     /// How much of a JPEG file `info` reads: its header (markers up to the first scan, APP segments included) lies in
@@ -102,7 +104,9 @@ struct InfoCommand: AsyncParsableCommand {
                     loopCount: frames.loopCount,
                     orientation: header.orientation,
                     durations: frames.durations.map { Int($0 / .milliseconds(1)) },
-                    profile: ColorProfile(embeddedIn: data)
+                    profile: ColorProfile(embeddedIn: data),
+                    hasOriginalJPEG: header.format == .jxl
+                        && data.withUnsafeBytes { JXLCoder.containsJPEGReconstruction($0) }
                 )
             } catch {
                 throw CommandError(message: error.description)
@@ -122,6 +126,7 @@ struct InfoCommand: AsyncParsableCommand {
             parts.append(
                 "profile \(profile.name.map { "'\($0)'" } ?? "without a name") (\(profile.colorSpace.rawValue))")
         }
+        if info.hasOriginalJPEG { parts.append("recompressed from a JPEG (convert --original-jpeg writes it back)") }
         return "\(file): " + parts.joined(separator: ", ")
     }
 
@@ -146,6 +151,8 @@ private struct InfoLine: Encodable {
     /// The embedded colour profile's description, and the colour space it describes.
     var profile: String?
     var colorSpace: String?
+    /// Present (true) when the file is a JPEG XL holding the JPEG it was recompressed from.
+    var originalJPEG: Bool?
     var error: String?
 
     init(file: String, info: InfoCommand.Info) {
@@ -159,6 +166,7 @@ private struct InfoLine: Encodable {
         durations = info.durations
         profile = info.profile.map { $0.name ?? "" }
         colorSpace = info.profile?.colorSpace.rawValue
+        originalJPEG = info.hasOriginalJPEG ? true : nil
     }
 
     init(file: String, error: String) {

@@ -115,6 +115,29 @@ enum AVIFDecoder {
 }
 
 extension AVIFDecoder {
+    /// A frame's duration from libavif's timing, in seconds: at most a day, and none when it is not a number.
+    static func duration(_ timing: avifImageTiming) -> Duration {
+        let seconds = timing.duration
+        return seconds.isFinite && seconds > 0 ? .nanoseconds(Int64(min(seconds, 86_400) * 1e9)) : .zero
+    }
+
+    /// What a sequence's sample table lists (its frames, their durations) and its edit list (the loop count), from
+    /// the parse alone; a still is one frame.
+    static func frames(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader.Frames {
+        try withParsedFile(bytes, options: DecodingOptions()) { decoder throws(CodecError) -> ImageHeader.Frames in
+            let count = Int(decoder.pointee.imageCount)
+            guard count > 1 else { return ImageHeader.Frames(count: 1, loopCount: 0, durations: []) }
+            var durations: [Duration] = []
+            for index in 0..<count {
+                var timing = avifImageTiming()
+                try check(avifDecoderNthImageTiming(decoder, UInt32(index), &timing), decoder)
+                durations.append(duration(timing))
+            }
+            return ImageHeader.Frames(
+                count: count, loopCount: SequenceRepetition.loopCount(in: bytes), durations: durations)
+        }
+    }
+
     /// Runs `body` on a libavif decoder that has parsed `bytes` (boxes read, nothing decoded), with the limits of
     /// `options` set before parsing.
     static func withParsedFile<Result>(
@@ -209,17 +232,15 @@ extension AVIFDecoder {
                     throw .malformed(format: .avif, reason: "frame \(index + 1) is not the size of the first")
                 }
                 let pixels = try rgb(of: image, alpha: hasAlpha, crop: layout.crop, toneMapping: toneMapping)
-                let seconds = decoder.pointee.imageTiming.duration
-                let duration: Duration =
-                    seconds.isFinite && seconds > 0 ? .nanoseconds(Int64(min(seconds, 86_400) * 1e9)) : .zero
-                frames.append(ImageFrame(pixels: pixels, duration: duration))
+                frames.append(ImageFrame(pixels: pixels, duration: duration(decoder.pointee.imageTiming)))
             }
             let last = try AVIFDecoder.image(of: decoder).pointee
             let colour =
                 toneMapping == nil ? colourDescription(of: last, options: options) : (profile: nil, warnings: [])
-            // libavif 0.11 does not read a sequence's edit list, so it cannot say how often one repeats: forever, as
-            // browsers play an `avis` without one.
-            var image = try Image(frames: frames, loopCount: 0, orientation: layout.orientation, sourceFormat: .avif)
+            // libavif 0.11 does not read a sequence's edit list, which says how often it repeats: read here.
+            let loopCount = frames.count > 1 ? SequenceRepetition.loopCount(in: bytes) : 0
+            var image = try Image(
+                frames: frames, loopCount: loopCount, orientation: layout.orientation, sourceFormat: .avif)
             image.colorProfile = colour.profile
             image.warnings = colour.warnings
             if options.readsMetadata {

@@ -2,8 +2,9 @@ internal import COspreyWebP
 
 extension ImageHeader {
     /// What an image's container says of its frames, read without decoding a pixel: for GIF, its image descriptors
-    /// and graphic control extensions, walked block by block; for WebP, its `ANIM` and `ANMF` chunks; one frame for
-    /// JPEG, PNG (an APNG's default image, as the decoder reads it) and a still WebP.
+    /// and graphic control extensions, walked block by block; for WebP, its `ANIM` and `ANMF` chunks; for AVIF, a
+    /// sequence's sample table and edit list; for JPEG XL, its frame headers; one frame for JPEG, PNG (an APNG's
+    /// default image, as the decoder reads it), HEIC and a still WebP, AVIF or JPEG XL.
     ///
     /// The numbers are the decoder's: durations of 10 ms or less in a GIF read as 100 ms, a loop count of 0 plays
     /// forever and a GIF without a NETSCAPE2.0 block plays once. A container cut short lists the frames it holds
@@ -35,6 +36,8 @@ extension ImageHeader {
                 var blocks = GIFBlocks(bytes)
                 return blocks.frames()
             case .webp: return webPFrames(bytes)
+            case .avif: return try AVIFDecoder.frames(bytes)
+            case .jxl: return try JXLDecoder.frames(bytes)
             default: return Frames(count: 1, loopCount: 0, durations: [])
             }
         }

@@ -4,7 +4,8 @@ import Synchronization
 ///
 /// Feed it each chunk as it arrives with ``append(_:)`` and ask for ``makePreview()``: it returns an image when there
 /// is something new to show — a newly completed scan of a progressive JPEG, more rows of a baseline JPEG, PNG or
-/// WebP — and `nil` otherwise. At most one preview decode runs at a time per image: a call made while another is
+/// WebP, the whole of a JPEG XL at the detail its groups so far give (libjxl's progressive flush: from the first
+/// groups of a lossy file, a blurred picture) — and `nil` otherwise. At most one preview decode runs at a time per image: a call made while another is
 /// decoding returns `nil` at once. ``finish()`` decodes the complete data and never waits behind a preview.
 ///
 /// ```swift

@@ -53,19 +53,105 @@ public struct JXLCoder: ImageDecoding, ImageEncoding {
     }
 }
 
+extension JXLCoder {
+    /// Whether `data` is a JPEG XL container carrying JPEG reconstruction data (a `jbrd` box: the file was
+    /// recompressed losslessly from a JPEG, as cjxl does by default with JPEG input). Reads the boxes only.
+    public static func containsJPEGReconstruction(_ data: UnsafeRawBufferPointer) -> Bool {
+        var boxes = BoxReader(bytes: data, range: 0..<data.count)
+        // The signature box "JXL ", then any box "jbrd".
+        guard let signature = try? boxes.next(format: .jxl), signature.type == 0x4A58_4C20 else { return false }
+        while let box = try? boxes.next(format: .jxl) {
+            if box.type == 0x6A62_7264 { return true }
+        }
+        return false
+    }
+
+    /// The JPEG file `data` was recompressed from, byte for byte, when `data` carries the reconstruction data
+    /// (``containsJPEGReconstruction(_:)``); `nil` when it does not. libjxl rebuilds it from the coefficients without
+    /// decoding a pixel. The output is bounded by the decoder memory limit of `limits`.
+    public static func reconstructedJPEG(
+        from data: UnsafeRawBufferPointer, limits: DecodingOptions.Limits = DecodingOptions.Limits()
+    ) throws(CodecError) -> [UInt8]? {
+        try reconstructedJPEG(from: data, limits: limits, capacity: max(data.count + data.count / 2, 1 << 16))
+    }
+
+    /// ``reconstructedJPEG(from:limits:)`` into a buffer of `capacity` bytes at first, doubled as libjxl asks.
+    static func reconstructedJPEG(
+        from data: UnsafeRawBufferPointer, limits: DecodingOptions.Limits, capacity: Int
+    ) throws(CodecError) -> [UInt8]? {
+        guard containsJPEGReconstruction(data) else { return nil }
+        let events = JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_JPEG_RECONSTRUCTION.rawValue | JXL_DEC_FULL_IMAGE.rawValue
+        return try JXLDecoder.withDecoder(data, events: Int32(events)) { decoder throws(CodecError) -> [UInt8]? in
+            // Recompression saves about a fifth, so the JPEG is a little larger than its JPEG XL. libjxl writes into
+            // the buffer between calls, so it is memory of our own, not an array's storage.
+            var output = UnsafeMutableRawBufferPointer.allocate(byteCount: max(capacity, 1), alignment: 16)
+            defer { output.deallocate() }
+            var isReconstructing = false
+            func give(from offset: Int) throws(CodecError) {
+                let set = JxlDecoderSetJPEGBuffer(
+                    decoder, output.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset, output.count - offset)
+                guard set == JXL_DEC_SUCCESS else {
+                    throw .malformed(format: .jxl, reason: "libjxl refused the buffer")
+                }
+            }
+            while true {
+                let status = JxlDecoderProcessInput(decoder)
+                switch status {
+                case JXL_DEC_BASIC_INFO:
+                    var info = JxlBasicInfo()
+                    guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
+                        throw .malformed(format: .jxl, reason: "its header cannot be read")
+                    }
+                    let (width, height) = (Int(info.xsize), Int(info.ysize))
+                    guard ImageDecoder.saturating(width, height) <= limits.maxPixelCount else {
+                        throw .tooManyPixels(width: width, height: height, limit: limits.maxPixelCount)
+                    }
+                case JXL_DEC_JPEG_RECONSTRUCTION:
+                    isReconstructing = true
+                    try give(from: 0)
+                case JXL_DEC_JPEG_NEED_MORE_OUTPUT:
+                    // Full: what was given ends where the buffer ends, so the bytes written are all but those left.
+                    let written = output.count - JxlDecoderReleaseJPEGBuffer(decoder)
+                    guard output.count * 2 <= limits.maxDecoderMemory else {
+                        throw .limitExceeded(
+                            format: .jxl, reason: "the reconstructed JPEG exceeds \(limits.maxDecoderMemory) bytes")
+                    }
+                    let larger = UnsafeMutableRawBufferPointer.allocate(byteCount: output.count * 2, alignment: 16)
+                    larger.copyMemory(from: UnsafeRawBufferPointer(rebasing: output[..<written]))
+                    output.deallocate()
+                    output = larger
+                    try give(from: written)
+                case JXL_DEC_FULL_IMAGE, JXL_DEC_SUCCESS:
+                    guard isReconstructing else { return nil }
+                    let written = output.count - JxlDecoderReleaseJPEGBuffer(decoder)
+                    return Array(output[..<written])
+                case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
+                    // Asked for pixels: libjxl found no JPEG to rebuild after all.
+                    return nil
+                default:
+                    throw JXLDecoder.failure(status)
+                }
+            }
+        }
+    }
+}
+
 extension ImageFormat {
     /// JPEG XL: the bare codestream (what Osprey writes) or the ISO BMFF container.
     public static let jxl = ImageFormat(name: "jxl", mimeType: "image/jxl", fileExtension: "jxl")
 }
 
 enum JXLDecoder {
-    /// Runs `body` with a decoder whose input is `bytes`, subscribed to `events`.
+    /// Runs `body` with a decoder whose input is `bytes`, subscribed to `events`. The input is closed (all of the
+    /// file is there) unless `isComplete` is false: then libjxl reports `JXL_DEC_NEED_MORE_INPUT` where the data
+    /// ends, and what it has decoded so far can be flushed.
     ///
     /// libjxl 0.7 takes a memory manager, but allocates its image planes past it (its own aligned allocator): what
     /// bounds its memory is the size and frame count checked before the first frame, which its working memory is
     /// proportional to.
     static func withDecoder<Result>(
-        _ bytes: UnsafeRawBufferPointer, events: Int32, _ body: (OpaquePointer) throws(CodecError) -> Result
+        _ bytes: UnsafeRawBufferPointer, events: Int32, isComplete: Bool = true,
+        _ body: (OpaquePointer) throws(CodecError) -> Result
     ) throws(CodecError) -> Result {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else {
             throw .truncated(format: .jxl)
@@ -75,7 +161,7 @@ enum JXLDecoder {
         guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
             JxlDecoderSetInput(decoder, base, bytes.count) == JXL_DEC_SUCCESS
         else { throw .malformed(format: .jxl, reason: "libjxl refused the input") }
-        JxlDecoderCloseInput(decoder)
+        if isComplete { JxlDecoderCloseInput(decoder) }
         return try body(decoder)
     }
 
@@ -92,6 +178,51 @@ enum JXLDecoder {
                 throw .invalidDimensions(width: Int(info.xsize), height: Int(info.ysize))
             }
             return info
+        }
+    }
+
+    /// The duration of the frame whose header libjxl has just read: its ticks at the animation's rate, at most a
+    /// day; none for a still.
+    static func frameDuration(_ decoder: OpaquePointer, _ info: JxlBasicInfo) -> Duration {
+        var header = JxlFrameHeader()
+        guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS, info.have_animation != 0,
+            info.animation.tps_numerator > 0
+        else { return .zero }
+        let seconds =
+            Double(header.duration) * Double(info.animation.tps_denominator) / Double(info.animation.tps_numerator)
+        return .nanoseconds(Int64(min(seconds, 86_400) * 1e9))
+    }
+
+    /// The frames an animation shows (libjxl reads each frame's header and skips its groups) with their durations,
+    /// and its loop count; a still is one frame. At most the default frame limit is counted.
+    static func frames(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader.Frames {
+        let events = JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FRAME.rawValue
+        let limit = DecodingOptions.Limits().maxFrameCount
+        return try withDecoder(bytes, events: Int32(events)) { decoder throws(CodecError) -> ImageHeader.Frames in
+            var info = JxlBasicInfo()
+            var durations: [Duration] = []
+            while true {
+                let status = JxlDecoderProcessInput(decoder)
+                switch status {
+                case JXL_DEC_BASIC_INFO:
+                    guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
+                        throw .malformed(format: .jxl, reason: "its header cannot be read")
+                    }
+                    if info.have_animation == 0 {
+                        return ImageHeader.Frames(count: 1, loopCount: 0, durations: [])
+                    }
+                case JXL_DEC_FRAME:
+                    guard durations.count < limit else {
+                        throw .tooManyFrames(count: durations.count + 1, limit: limit)
+                    }
+                    durations.append(frameDuration(decoder, info))
+                case JXL_DEC_SUCCESS:
+                    return ImageHeader.Frames(
+                        count: durations.count, loopCount: Int(info.animation.num_loops), durations: durations)
+                default:
+                    throw failure(status)
+                }
+            }
         }
     }
 
@@ -114,7 +245,12 @@ enum JXLDecoder {
         let events =
             JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue
             | JXL_DEC_FULL_IMAGE.rawValue
-        return try withDecoder(bytes, events: Int32(events)) { decoder throws(CodecError) -> Image in
+        // The input stays open, so that a file cut short ends in NEED_MORE_INPUT (with the input closed, libjxl
+        // reports an error no different from a malformed file's): truncated, or with partial images allowed,
+        // flushed: the whole frame at the detail decoded so far (a progressive or DC-first file shows a blurred
+        // picture from its first groups).
+        return try withDecoder(bytes, events: Int32(events), isComplete: false) {
+            decoder throws(CodecError) -> Image in
             if options.keepsStoredOrientation { JxlDecoderSetKeepOrientation(decoder, 1) }
             var info = JxlBasicInfo()
             var rendering = Rendering(channels: 3)
@@ -157,15 +293,7 @@ enum JXLDecoder {
                             of: decoder, channels: rendering.channels, xyb: info.uses_original_profile == 0)
                     }
                 case JXL_DEC_FRAME:
-                    var header = JxlFrameHeader()
-                    if JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS, info.have_animation != 0,
-                        info.animation.tps_numerator > 0
-                    {
-                        let seconds =
-                            Double(header.duration) * Double(info.animation.tps_denominator)
-                            / Double(info.animation.tps_numerator)
-                        duration = .nanoseconds(Int64(min(seconds, 86_400) * 1e9))
-                    }
+                    duration = frameDuration(decoder, info)
                     guard frames.count < (options.firstFrameOnly ? 1 : limits.maxFrameCount) else {
                         if options.firstFrameOnly { break decoding }
                         throw .tooManyFrames(count: frames.count + 1, limit: limits.maxFrameCount)
@@ -194,6 +322,14 @@ enum JXLDecoder {
                             pixels: try pixels(samples, size: size, rendering: rendering), duration: duration))
                     if options.firstFrameOnly { break decoding }
                 case JXL_DEC_SUCCESS:
+                    break decoding
+                case JXL_DEC_NEED_MORE_INPUT where options.allowsPartialImages:
+                    if frames.isEmpty, !samples.isEmpty, JxlDecoderFlushImage(decoder) == JXL_DEC_SUCCESS {
+                        frames.append(
+                            ImageFrame(
+                                pixels: try pixels(samples, size: size, rendering: rendering), duration: duration))
+                    }
+                    guard !frames.isEmpty else { throw failure(status) }
                     break decoding
                 default:
                     if options.allowsPartialImages, !frames.isEmpty { break decoding }

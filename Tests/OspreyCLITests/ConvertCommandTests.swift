@@ -121,4 +121,34 @@ import Testing
                 try OspreyBinary.run(["convert", input, directory + "/x.jpg", "--keep-metadata", "gps"]).status == 2)
         }
     }
+
+    @Test(
+        "--original-jpeg writes the JPEG a JPEG XL was recompressed from, byte for byte (info tells); refuses other inputs",
+        .requiresTestData)
+    func originalJPEG() throws {
+        try withTemporaryDirectory { directory in
+            let source = try TestData.bytes("valid/jxl/misc/jxl-isobmff.jxl")
+            let input = try write(source, to: directory + "/in.jxl")
+            let run = try OspreyBinary.run(["convert", input, directory + "/out.jpg", "--original-jpeg"])
+            #expect(run.status == 0)
+            let expected = try #require(try source.withUnsafeBytes { try JXLCoder.reconstructedJPEG(from: $0) })
+            #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/out.jpg"))) == expected)
+            // `info` says so: in text, and in JSON.
+            let info = try OspreyBinary.run(["info", input])
+            #expect(info.standardOutput.contains("recompressed from a JPEG (convert --original-jpeg writes it back)"))
+            #expect(try OspreyBinary.run(["info", "--json", input]).standardOutput.contains(#""originalJPEG":true"#))
+
+            let plain = try write(
+                try TestData.bytes("valid/jxl/misc/progressive_ac.jxl"), to: directory + "/plain.jxl")
+            let refused = try OspreyBinary.run(["convert", plain, directory + "/plain.jpg", "--original-jpeg"])
+            #expect(refused.status == 1)
+            #expect(refused.standardError.contains("no JPEG reconstruction data"))
+            #expect(!(try OspreyBinary.run(["info", "--json", plain]).standardOutput.contains("originalJPEG")))
+            #expect(!FileManager.default.fileExists(atPath: directory + "/plain.jpg"))
+            // Usage errors: a change of pixels asked for, or an output that is not a JPEG.
+            let resized = ["convert", input, directory + "/x.jpg", "--original-jpeg", "--resize", "64x64"]
+            #expect(try OspreyBinary.run(resized).status == 2)
+            #expect(try OspreyBinary.run(["convert", input, directory + "/x.png", "--original-jpeg"]).status == 2)
+        }
+    }
 }

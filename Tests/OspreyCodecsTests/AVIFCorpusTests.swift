@@ -30,7 +30,7 @@ import Testing
         #expect(entries.count == 92)
     }
 
-    @Test("every decode-ok AVIF decodes to the manifest's size and frame count, upright")
+    @Test("every decode-ok AVIF decodes to the manifest's size and frame count, upright, as its header lists")
     func decodeOK() throws {
         let (manifest, all) = try Self.entries()
         let entries = all.filter { $0.expected == .decodeOK }
@@ -49,6 +49,7 @@ import Testing
                 #expect(image.sourceFormat == .avif, "\(entry.path)")
                 let header = try ImageHeader(reading: try manifest.bytes(of: entry))
                 #expect(header.displaySize == ImageSize(width: image.width, height: image.height), "\(entry.path)")
+                try ModernCorpus.checkListedFrames(try manifest.bytes(of: entry), agreeWith: image, entry.path)
             } catch {
                 Issue.record("\(entry.path): \(error)")
             }
@@ -59,6 +60,31 @@ import Testing
     func mustErrorAndNoCrash() throws {
         let (manifest, entries) = try Self.entries()
         try ModernCorpus.checkRefusals(manifest, entries)
+    }
+
+    @Test(
+        "a sequence plays as its edit list says: once without the repeat flag, forever when indefinite or unsaid",
+        arguments: [
+            ("valid/avif/animated/colors-animated-8bpc.avif", 1),  // elst without the repeat flag
+            ("valid/avif/animated/star-12bpc.avifs", 1),
+            ("valid/avif/animated/anim.avif", 0),  // repeat flag, indefinite track duration
+            ("valid/avif/animated/colors-animated-8bpc-depth-exif-xmp.avif", 0),
+            ("valid/avif/animated/star-8bpc-with-alpha.avifs", 0),  // no edit list
+        ])
+    func loopCount(path: String, plays: Int) throws {
+        let image = try ImageDecoder.decode(try TestData.bytes(path))
+        #expect(image.frames.count > 1)
+        #expect(image.loopCount == plays)
+    }
+
+    @Test func editListArithmetic() {
+        #expect(SequenceRepetition.loopCount(trackDuration: 15, edit: nil) == 0)
+        #expect(SequenceRepetition.loopCount(trackDuration: 15, edit: (false, 5)) == 1)
+        #expect(SequenceRepetition.loopCount(trackDuration: 15, edit: (true, 5)) == 3)
+        #expect(SequenceRepetition.loopCount(trackDuration: 16, edit: (true, 5)) == 4)  // rounded up, as libavif
+        #expect(SequenceRepetition.loopCount(trackDuration: nil, edit: (true, 5)) == 0)
+        #expect(SequenceRepetition.loopCount(trackDuration: 15, edit: (true, 0)) == 0)
+        #expect(SequenceRepetition.loopCount(trackDuration: .max - 1, edit: (true, 1)) == 0)  // beyond counting
     }
 
     @Test("the 17000x17000 bomb is refused by a limit, before anything is decoded")

@@ -22,4 +22,15 @@ enum ModernCorpus {
             }
         }
     }
+
+    /// What the container lists without decoding (``ImageHeader/frames(in:)``) is what the decoder produced: the
+    /// frame count and, for an animation, each duration and the loop count.
+    static func checkListedFrames(_ bytes: [UInt8], agreeWith image: Image, _ path: String) throws {
+        let frames = try ImageHeader.frames(in: bytes)
+        #expect(frames.count == image.frames.count, "\(path)")
+        if image.frames.count > 1 {
+            #expect(frames.durations == image.frames.map(\.duration), "\(path)")
+            #expect(frames.loopCount == image.loopCount, "\(path)")
+        }
+    }
 }
