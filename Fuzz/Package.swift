@@ -38,7 +38,9 @@ let package = Package(
         .executableTarget(name: "FuzzWebP", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzAVIF", dependencies: ["FuzzSupport"], swiftSettings: harness),
         .executableTarget(name: "FuzzHEIC", dependencies: ["FuzzSupport"], swiftSettings: harness),
-        .executableTarget(name: "FuzzJXL", dependencies: ["FuzzSupport"], swiftSettings: harness),
+        .executableTarget(
+            name: "FuzzJXL", dependencies: ["FuzzSupport", .product(name: "OspreyCodecs", package: "Osprey")],
+            swiftSettings: harness),
         .executableTarget(
             name: "FuzzColour",
             dependencies: ["FuzzSupport", .product(name: "OspreyCodecs", package: "Osprey")],

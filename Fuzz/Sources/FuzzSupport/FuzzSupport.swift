@@ -20,6 +20,7 @@ public func fuzzDecoding(_ start: UnsafeRawPointer?, _ count: Int, format: Image
     let bytes = UnsafeRawBufferPointer(start: start, count: count)
     guard ImageFormat(sniffing: bytes) == format else { return }
     _ = try? ImageHeader(reading: bytes)
+    _ = try? ImageHeader.frames(in: bytes)
     var options = DecodingOptions()
     // Smaller than the default so that the fuzzer's 2 GB RSS limit stays far away: the limit itself is what is tested.
     options.limits.maxPixelCount = 16_000_000
