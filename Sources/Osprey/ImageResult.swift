@@ -3,16 +3,6 @@ public import OspreyCodecs
 
 /// What a load delivers: the image, the bytes it was decoded from, and where it came from.
 public struct ImageResult: Sendable {
-    /// Where an image was found.
-    public enum CacheType: Sendable, Hashable {
-        /// Downloaded (or revalidated and replaced) just now.
-        case none
-        /// From the memory cache.
-        case memory
-        /// From the disk cache.
-        case disk
-    }
-
     /// The image, after the transform hook and the request's processors.
     public var image: Image
     /// The encoded bytes the image was decoded from (before processors), when known: always for a download and a

@@ -224,7 +224,7 @@ struct FetchCommand: AsyncParsableCommand {
     /// Whether a load's image is on disk from where it came and its store's outcome, and why not; `nil` for a memory
     /// hit, which says nothing of the disk.
     private static func diskState(
-        _ cacheType: ImageResult.CacheType, _ store: DiskStoreOutcome?
+        _ cacheType: CacheType, _ store: DiskStoreOutcome?
     ) -> (Bool, String?)? {
         switch (cacheType, store) {
         case (.disk, _): (true, nil)
@@ -232,7 +232,7 @@ struct FetchCommand: AsyncParsableCommand {
         case (_, .failed(let error)?): (false, error.description)
         case (_, .forbiddenByOrigin?): (false, "the origin forbids storing it (Cache-Control: no-store)")
         case (.memory, nil): nil
-        case (.none, nil): (false, nil)  // --no-cache or --memory-only
+        case (.notCached, nil): (false, nil)  // --no-cache or --memory-only
         }
     }
 
@@ -274,9 +274,9 @@ struct FetchCommand: AsyncParsableCommand {
     /// How many loads `fetch` keeps under way; the downloader's queue decides which transfers run.
     static let loadsUnderWay = 256
 
-    static func source(of cacheType: ImageResult.CacheType) -> String {
+    static func source(of cacheType: CacheType) -> String {
         switch cacheType {
-        case .none: "network"
+        case .notCached: "network"
         case .disk: "disk"
         case .memory: "memory"
         }

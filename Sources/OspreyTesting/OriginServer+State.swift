@@ -13,6 +13,11 @@ extension OriginServer {
         var statistics: [String: PathStatistics] = [:]
         var connections: [ObjectIdentifier: any Channel] = [:]
         var connectionsOpened = 0
+        /// Every request's path, in arrival order, across paths.
+        var arrivals: [String] = []
+        /// Requests being answered now, and the most ever at once, across paths.
+        var inFlight = 0
+        var maxInFlight = 0
         var waiters: [Waiter] = []
         var nextWaiterID = 0
 
@@ -55,6 +60,9 @@ extension OriginServer {
         /// Records the arrival of `request` and returns the waiters it satisfies, to be resumed outside the lock.
         mutating func begin(_ request: RecordedRequest) -> [Waiter] {
             statistics[request.path, default: PathStatistics()].requests.append(request)
+            arrivals.append(request.path)
+            inFlight += 1
+            maxInFlight = max(maxInFlight, inFlight)
             statistics[request.path]!.inFlight += 1
             statistics[request.path]!.maxInFlight = max(
                 statistics[request.path]!.maxInFlight, statistics[request.path]!.inFlight)
@@ -65,6 +73,7 @@ extension OriginServer {
         /// away first; returns the waiters that satisfies.
         mutating func finish(_ path: String, aborted: Bool) -> [Waiter] {
             statistics[path]?.inFlight -= 1
+            inFlight -= 1
             if aborted { statistics[path]?.aborted += 1 }
             return readyWaiters(for: path)
         }

@@ -11,7 +11,7 @@ import NIOSSL
 /// Each path answers with an ``OriginResponse`` — status, headers, body, a delay or a gate before the headers, a
 /// chunked trickle, a pause mid-body until a gate opens, ETag / Last-Modified validation with 304, redirects, a
 /// connection reset mid-body, a lying `Content-Length` — and the server counts requests, in-flight requests and the
-/// most ever in flight, per path.
+/// most ever in flight, per path and across paths, and keeps the order in which requests arrived.
 /// Paths under `/testdata/` serve the image corpus (``TestData``) when it is present. Anything else is 404.
 ///
 /// ```swift
@@ -128,6 +128,17 @@ public final class OriginServer: Sendable {
     public func maxInFlightCount(_ path: String) -> Int {
         state.withLockedValue { $0.statistics[path]?.maxInFlight ?? 0 }
     }
+
+    /// How many requests, for any path, are being answered now.
+    public var inFlightCount: Int { state.withLockedValue { $0.inFlight } }
+
+    /// The most requests, for any paths, that were ever being answered at once: what a test of a client's
+    /// concurrency limit asserts, without sleeping.
+    public var maxInFlightCount: Int { state.withLockedValue { $0.maxInFlight } }
+
+    /// The path of every request so far, in the order they arrived, across paths (a query is not part of a path):
+    /// what a test of a client's priorities or rate asserts.
+    public var arrivalOrder: [String] { state.withLockedValue { $0.arrivals } }
 
     /// The requests for `path`, in arrival order.
     public func requests(to path: String) -> [RecordedRequest] {

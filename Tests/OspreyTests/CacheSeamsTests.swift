@@ -80,7 +80,7 @@ struct CacheSeamsTests {
             let first = try await manager.image(for: url)
             await manager.waitForJobs()
             // Then the original went to the byte store and the image to the image store; the second is a memory hit
-            #expect(first.cacheType == .none)
+            #expect(first.cacheType == .notCached)
             let baseKey = manager.cacheKey(for: url)
             #expect(data.keys == [baseKey])
             #expect(images.cachedImage(forKey: baseKey) != nil)

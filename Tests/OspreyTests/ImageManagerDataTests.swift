@@ -18,7 +18,7 @@ struct ImageManagerDataTests {
             let url = harness.url("/a.png")
             let first = try await harness.manager.data(for: try ImageRequest(url: url))
             #expect(first.data == ManagerFixtures.png)
-            #expect(first.cacheType == .none)
+            #expect(first.cacheType == .notCached)
             #expect(first.diskStore == .stored)
             #expect(first.header.format == .png)
             #expect(first.header.width == 8)

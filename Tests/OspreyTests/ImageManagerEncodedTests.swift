@@ -68,8 +68,8 @@ struct ImageManagerEncodedTests {
             #expect(results.count == 20)
             for (width, format, result) in results {
                 #expect(result.encoded.format == format)
-                #expect(result.cacheType == .none)
-                #expect(result.imageCacheType == ImageResult.CacheType.none)
+                #expect(result.cacheType == .notCached)
+                #expect(result.imageCacheType == CacheType.notCached)
                 let image = try ImageDecoder.decode(result.encoded.bytes)
                 #expect(image.sourceFormat == format)
                 #expect((image.width, image.height) == (width, Int((Double(width) * 0.75).rounded())))
@@ -183,7 +183,7 @@ struct ImageManagerEncodedTests {
                 // Detached, the encode ran to its end and its bytes are in memory; else nothing was encoded.
                 #expect(harness.manager.statistics.encodes == (detached ? 1 : 0))
                 let again = try await manager.encodedImage(for: request, as: output)
-                #expect(again.cacheType == (detached ? .memory : ImageResult.CacheType.none))
+                #expect(again.cacheType == (detached ? .memory : CacheType.notCached))
                 #expect(try ImageDecoder.decode(again.encoded.bytes).width == 50)
             }
         }

@@ -28,7 +28,7 @@ struct ImageManagerOptionsTests {
 
             harness.server.route("/missing.png", .ok(ManagerFixtures.png))
             let retried = try await harness.manager.image(for: url, options: [.retryFailed])
-            #expect(retried.cacheType == .none)
+            #expect(retried.cacheType == .notCached)
             #expect(harness.server.requestCount("/missing.png") == 2)
             #expect(!harness.manager.failedURLs.contains(url))
         }
@@ -189,7 +189,7 @@ struct ImageManagerOptionsTests {
             let reloaded = try await harness.manager.image(for: url, options: [.fromLoaderOnly])
 
             #expect(cached.cacheType == .memory)
-            #expect(reloaded.cacheType == .none)
+            #expect(reloaded.cacheType == .notCached)
             #expect(harness.server.requestCount("/a.png") == 2)
         }
     }
@@ -324,7 +324,7 @@ struct ImageManagerOptionsTests {
 
             #expect(first.image.frames.count == 1)
             #expect(all.image.frames.count == 2)
-            #expect(all.cacheType == .disk || all.cacheType == .none)
+            #expect(all.cacheType == .disk || all.cacheType == .notCached)
         }
     }
 
@@ -385,7 +385,7 @@ struct ImageManagerOptionsTests {
 
             #expect(previews.map(\.cacheType) == [.disk])
             #expect(previews.first?.image.width == 8)
-            #expect(final.cacheType == .none)
+            #expect(final.cacheType == .notCached)
             #expect(final.image.width == 5)
             #expect(await harness.cache.diskCache!.data(forKey: url.absoluteString) == ManagerFixtures.otherPNG)
             #expect(await harness.cache.diskCache!.entry(forKey: url.absoluteString)?.validators.etag == "\"v2\"")

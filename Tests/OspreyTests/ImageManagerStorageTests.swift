@@ -32,7 +32,7 @@ struct ImageManagerStorageTests {
             // Memory keeps it: the next load does not reach the origin
             #expect(try await harness.manager.image(for: url).cacheType == .memory)
             harness.cache.clearMemory()
-            #expect(try await harness.manager.image(for: url).cacheType == .none)
+            #expect(try await harness.manager.image(for: url).cacheType == .notCached)
             #expect(harness.server.requestCount("/secret.png") == 2)
         }
     }

@@ -59,7 +59,7 @@ struct ImageManagerTests {
 
             // Then the first came from the network with its bytes, the second from memory, the third from disk,
             // and the origin was asked once
-            #expect(first.cacheType == .none)
+            #expect(first.cacheType == .notCached)
             #expect(first.data == ManagerFixtures.png)
             #expect(first.image.width == 8 && first.image.height == 6)
             #expect(first.url == url)
@@ -152,7 +152,7 @@ struct ImageManagerTests {
             #expect(received == body.count)
             #expect(expected == body.count)
             #expect(finals.count == 1)
-            #expect(finals.first?.cacheType == ImageResult.CacheType.none)
+            #expect(finals.first?.cacheType == CacheType.notCached)
             #expect(task.isFinished && !task.isCancelled)
         }
     }
@@ -186,7 +186,7 @@ struct ImageManagerTests {
             let first = try await harness.manager.image(for: harness.url("/a.png?token=a"))
             let second = try await harness.manager.image(for: harness.url("/a.png?token=b"))
 
-            #expect(first.cacheType == .none)
+            #expect(first.cacheType == .notCached)
             #expect(second.cacheType == .memory)
             #expect(harness.server.requestCount("/a.png") == 1)
             #expect(harness.manager.cacheKey(for: harness.url("/a.png?token=z")) == harness.server.url("/a.png"))

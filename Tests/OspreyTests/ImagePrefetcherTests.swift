@@ -123,7 +123,7 @@ struct ImagePrefetcherTests {
             await harness.settle()
             let result = try #require(try real.completions.first?.get())
 
-            #expect(result.cacheType == .none)
+            #expect(result.cacheType == .notCached)
             #expect(summary.finished == 2)
             #expect(harness.loader.requests.count == 3)
             #expect(harness.server.requestCount("/p.png") == 2)

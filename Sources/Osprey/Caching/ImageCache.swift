@@ -47,12 +47,6 @@ public final class ImageCache: Sendable {
         }
     }
 
-    /// Where a query found its image.
-    public enum CacheType: Sendable, Equatable {
-        case memory
-        case disk
-    }
-
     /// A query's answer: the image, its encoded bytes when known, and where it was found.
     public struct Hit: Sendable {
         /// The decoded image.
@@ -60,7 +54,7 @@ public final class ImageCache: Sendable {
         /// The encoded bytes: always for a disk hit (animated images need them), for a memory hit when memory keeps
         /// bytes (`decodeImages` off).
         public var data: [UInt8]?
-        /// Where it was found.
+        /// Where it was found: ``CacheType/memory`` or ``CacheType/disk``.
         public var cacheType: CacheType
     }
 

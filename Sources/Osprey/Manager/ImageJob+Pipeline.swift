@@ -87,7 +87,7 @@ extension ImageJob {
         manager.failedURLs.remove(url)
 
         var result = ImageResult(
-            image: final, data: transformed == nil ? response.body : nil, cacheType: .none, url: response.url,
+            image: final, data: transformed == nil ? response.body : nil, cacheType: .notCached, url: response.url,
             storagePermission: permission)
         let isOriginal = key.variantKey == baseKey
         if keepsInMemory, request.keepsVariant {
@@ -163,7 +163,7 @@ extension ImageJob {
                 image = processed
             }
             let original = isVariant ? nil : found.stored.bytes
-            let cacheType: ImageResult.CacheType = found.stored.cacheType == .memory ? .memory : .disk
+            let cacheType = found.stored.cacheType
             if request.keepsVariant {
                 cache.storeInMemory(image, data: variantKey == baseKey ? original : nil, forKey: variantKey)
             }

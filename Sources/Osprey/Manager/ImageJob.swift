@@ -105,7 +105,8 @@ final class ImageJob: Sendable {
                 let image = try? ImageManager.process(partial, with: self.request.processors)
             else { return }
             self.send(
-                .preview(ImageResult(image: image, data: nil, cacheType: .none, url: self.request.url, isFinal: false)))
+                .preview(
+                    ImageResult(image: image, data: nil, cacheType: .notCached, url: self.request.url, isFinal: false)))
         }
     }
 }

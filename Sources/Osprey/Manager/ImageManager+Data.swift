@@ -8,9 +8,9 @@ public struct DataResult: Sendable {
     public var data: [UInt8]
     /// Its header, read without decoding: format, stored size and orientation.
     public var header: ImageHeader
-    /// Where the bytes came from: ``ImageResult/CacheType/memory`` (the memory cache keeps bytes),
-    /// ``ImageResult/CacheType/disk``, or ``ImageResult/CacheType/none`` (downloaded now).
-    public var cacheType: ImageResult.CacheType
+    /// Where the bytes came from: ``CacheType/memory`` (the memory cache keeps bytes),
+    /// ``CacheType/disk``, or ``CacheType/notCached`` (downloaded now).
+    public var cacheType: CacheType
     /// The URL that answered, after redirects; the requested URL for a cache hit.
     public var url: URL
     /// Which caches the origin lets keep the bytes; ``StoragePermission/anyCache`` for a cache hit.
@@ -85,7 +85,7 @@ extension ImageManager {
         }
         var loaded: DataResult
         do throws(CodecError) {
-            loaded = try result(response.body, from: .none, url: response.url)
+            loaded = try result(response.body, from: .notCached, url: response.url)
         } catch {
             failedURLs.record(url, failure: .decodingFailed(error))
             throw .decodingFailed(error)
@@ -112,7 +112,7 @@ extension ImageManager {
 
     /// `bytes` with their header, read by the manager's coders.
     private func result(
-        _ bytes: [UInt8], from cacheType: ImageResult.CacheType, url: URL
+        _ bytes: [UInt8], from cacheType: CacheType, url: URL
     ) throws(CodecError) -> DataResult {
         let header = try ImageHeader(reading: bytes, coders: configuration.decoding.coders)
         return DataResult(

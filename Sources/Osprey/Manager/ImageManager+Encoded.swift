@@ -112,7 +112,7 @@ extension ImageManager {
         let isShared = configuration.isSharedCache
         if !isShared || permission == .anyCache { cache.storeEncodedInMemory(encodedImage, forKey: key) }
         var result = EncodedResult(
-            encoded: encodedImage, cacheType: .none, imageCacheType: loaded.cacheType, url: loaded.url,
+            encoded: encodedImage, cacheType: .notCached, imageCacheType: loaded.cacheType, url: loaded.url,
             storagePermission: permission)
         guard storesOnDisk, permission.allowsStoring(inSharedCache: isShared) else { return (.success(result), nil) }
         let store: @Sendable () async -> DiskStoreOutcome = { [configuration] in

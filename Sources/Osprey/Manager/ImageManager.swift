@@ -10,7 +10,7 @@ import Synchronization
 /// let manager = ImageManager(cache: ImageCache(configuration: .init(namespace: "thumbnails")),
 ///                            downloader: ImageDownloader.shared)
 /// let result = try await manager.image(for: "https://example.com/cat.jpg")
-/// print(result.image.width, result.cacheType)          // e.g. 640, .none — then .memory on the next call
+/// print(result.image.width, result.cacheType)          // e.g. 640, .notCached — then .memory on the next call
 ///
 /// let task = manager.loadImage(with: "https://example.com/dog.jpg", options: [.lowPriority]) { outcome in
 ///     print(outcome)                                   // called once, on the callback queue, never after cancel()

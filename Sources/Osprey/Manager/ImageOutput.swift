@@ -99,12 +99,12 @@ public struct EncodedImage: Sendable {
 public struct EncodedResult: Sendable {
     /// The encoded image.
     public var encoded: EncodedImage
-    /// Where the encoded bytes came from: ``ImageResult/CacheType/memory`` or ``ImageResult/CacheType/disk`` (encoded
-    /// earlier), or ``ImageResult/CacheType/none`` (encoded now).
-    public var cacheType: ImageResult.CacheType
-    /// For bytes encoded now, where the image they were encoded from came from (memory, disk, or `.none`: downloaded
-    /// now); `nil` for encoded bytes found in a cache.
-    public var imageCacheType: ImageResult.CacheType?
+    /// Where the encoded bytes came from: ``CacheType/memory`` or ``CacheType/disk`` (encoded earlier), or
+    /// ``CacheType/notCached`` (encoded now).
+    public var cacheType: CacheType
+    /// For bytes encoded now, where the image they were encoded from came from (memory, disk, or
+    /// ``CacheType/notCached``: downloaded now); `nil` for encoded bytes found in a cache.
+    public var imageCacheType: CacheType?
     /// The URL that answered, after redirects; the requested URL for a cache hit.
     public var url: URL
     /// Which caches the origin lets keep the image; ``StoragePermission/anyCache`` for a cache hit.

@@ -179,7 +179,7 @@ public final class ImagePrefetcher: Sendable {
             case .diskCache:
                 // One lookup: the data load answers from the disk cache when the bytes are there.
                 let result = try await manager.data(for: request)
-                if result.cacheType != .none { return .skipped }
+                if result.cacheType.isCached { return .skipped }
                 (bytes, store) = (result.data.count, result.diskStore)
             case .memoryCache:
                 if await manager.isCached(url) { return .skipped }

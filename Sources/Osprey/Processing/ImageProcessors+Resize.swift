@@ -102,7 +102,8 @@ extension ImageProcessors {
         /// What resizing a `sourceWidth` × `sourceHeight` image does: the source rectangle sampled and the output
         /// size; `nil` when the image stays as it is.
         ///
-        /// - Throws: ``ImageProcessingError`` when neither side is given, or a side is not positive.
+        /// - Throws: ``ImageProcessingError`` when neither side is given, or a side of the box or of the source is not
+        ///   positive (an empty source has no scale that would not enlarge it).
         public func plan(sourceWidth w: Int, sourceHeight h: Int) throws -> (rect: PixelRect, width: Int, height: Int)?
         {
             guard width != nil || height != nil else {
@@ -110,6 +111,9 @@ extension ImageProcessors {
             }
             guard (width ?? 1) > 0, (height ?? 1) > 0 else {
                 throw ImageProcessingError(processor: identifier, reason: "the width and height must be positive")
+            }
+            guard w > 0, h > 0 else {
+                throw ImageProcessingError(processor: identifier, reason: "the source is empty (\(w)×\(h))")
             }
             let (sw, sh) = (Double(w), Double(h))
             let full = PixelRect(x: 0, y: 0, width: sw, height: sh)

@@ -191,11 +191,11 @@ final class ImageProxy: Sendable {
         switch (loaded.cacheType, loaded.imageCacheType) {
         case (.memory, _): metrics.hit(.resultMemory)
         case (.disk, _): metrics.hit(.resultDisk)
-        case (.none, .memory?): metrics.hit(.sourceMemory)
-        case (.none, .disk?): metrics.hit(.sourceDisk)
-        case (.none, _): metrics.hit(.origin)
+        case (.notCached, .memory?): metrics.hit(.sourceMemory)
+        case (.notCached, .disk?): metrics.hit(.sourceDisk)
+        case (.notCached, _): metrics.hit(.origin)
         }
-        if loaded.cacheType == .none { metrics.processing.record(ContinuousClock.now - start) }
+        if loaded.cacheType == .notCached { metrics.processing.record(ContinuousClock.now - start) }
         return .image(
             RenderedImage(loaded.encoded, storagePermission: loaded.storagePermission), signed: signed,
             variesByAccept: variesByAccept)

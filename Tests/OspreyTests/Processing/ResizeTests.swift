@@ -73,6 +73,13 @@ struct ResizeTests {
         #expect(throws: ImageProcessingError.self) { try Resize(width: -5).process(image) }
     }
 
+    @Test("an empty source plans to an error, never to a 1x1 enlargement", arguments: [(0, 0), (0, 10), (10, 0)])
+    func emptySource(width: Int, height: Int) {
+        for resize in [Resize(width: 150, height: 150), Resize(width: 150), Resize(height: 80, fit: .cover)] {
+            #expect(throws: ImageProcessingError.self) { try resize.plan(sourceWidth: width, sourceHeight: height) }
+        }
+    }
+
     @Test(
         "Lanczos-3 is within 35 dB PSNR of an exact two-dimensional reference, shrinking and enlarging",
         arguments: [(640, 480, 200, 150), (500, 333, 97, 211), (60, 40, 150, 100)])
