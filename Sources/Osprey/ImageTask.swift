@@ -15,8 +15,10 @@ import Synchronization
 /// }
 /// ```
 ///
-/// A task ends exactly once: with its final result, or when cancelled. After ``cancel()`` nothing more is delivered,
-/// not even the final result; the events stream just ends.
+/// A task ends exactly once: with its final result, or when cancelled. A cancelled task delivers one final outcome,
+/// ``ImageError/cancelled`` — the completion of the callback form is called with it, the events stream ends with
+/// `.finished(.failure(.cancelled))`, the async form throws it — and nothing after it, as SDWebImage, Kingfisher and
+/// Nuke do: code that waits for its completion never waits forever.
 public final class ImageTask: Sendable {
     /// What a task reports, in order: any number of progress reports and previews, then one `finished`.
     public enum Event: Sendable {
@@ -25,9 +27,9 @@ public final class ImageTask: Sendable {
         /// An image that is not final (``ImageResult/isFinal`` is `false`): a progressive partial image (M15), or the
         /// cached image a ``ImageRequest/Options/refreshCached`` load delivers before asking the origin (M8).
         case preview(ImageResult)
-        /// The outcome. Under `refreshCached`, an unchanged image (304, or the same bytes) finishes with the cached
-        /// result again (its ``ImageResult/cacheType`` says where from); a changed one with the new image, from
-        /// `.none`.
+        /// The outcome: ``ImageError/cancelled`` after ``cancel()``. Under `refreshCached`, an unchanged image (304,
+        /// or the same bytes) finishes with the cached result again (its ``ImageResult/cacheType`` says where from);
+        /// a changed one with the new image, ``CacheType/notCached``.
         case finished(Result<ImageResult, ImageError>)
     }
 
@@ -107,20 +109,37 @@ public final class ImageTask: Sendable {
     /// Whether the task ended: delivered its final result, or was cancelled.
     public var isFinished: Bool { state.withLock { $0.phase != .running } }
 
-    /// Stops the load: nothing more is delivered, and the task's share of the work is released (the other callers of
-    /// a shared download are not disturbed, M11). Does nothing once the task has ended.
+    /// Stops the load: its one final outcome is ``ImageError/cancelled`` (to the completion, on its queue, after
+    /// any progress or preview already dispatched; as the stream's last event; thrown by the async form), nothing
+    /// else is delivered, and the task's share of the work is released (the other callers of a shared download are
+    /// not disturbed, M11). Does nothing once the task has ended.
     public func cancel() {
+        cancelIfRunning()
+    }
+
+    /// ``cancel()``, returning whether it cancelled the task (`false`: it had already ended).
+    @discardableResult
+    func cancelIfRunning() -> Bool {
         typealias Waiter = CheckedContinuation<Result<ImageResult, ImageError>, Never>
         let released = state.withLock { state -> Waiter?? in
             guard state.phase == .running else { return .none }
             state.phase = .cancelled
+            // Under the lock, as every event of the stream: nothing can be yielded after this one.
+            if case .stream(let continuation) = sink { continuation.yield(.finished(.failure(.cancelled))) }
             defer { state.waiter = nil }
             return .some(state.waiter)
         }
-        guard let waiter = released else { return }
+        guard let waiter = released else { return false }
         manager?.taskCancelled(self)
-        waiter?.resume(returning: .failure(.cancelled))
-        if case .stream(let continuation) = sink { continuation.finish() }
+        switch sink {
+        case .callbacks(let callbacks):
+            callbacks.queue.async { callbacks.completion(.failure(.cancelled)) }
+        case .stream(let continuation):
+            continuation.finish()
+        case .waiter:
+            waiter?.resume(returning: .failure(.cancelled))
+        }
+        return true
     }
 
     // MARK: Delivering (called by the manager and its jobs)
@@ -130,12 +149,17 @@ public final class ImageTask: Sendable {
         case .callbacks(let callbacks):
             callbacks.queue.async { self.call(callbacks, with: event) }
         case .stream(let continuation):
-            if case .finished = event {
-                guard endRunning() else { return }
+            // Yielded under the lock, so that no event follows the final one whichever thread delivers it.
+            let isFinal = if case .finished = event { true } else { false }
+            let ends = state.withLock { state in
+                guard state.phase == .running else { return false }
                 continuation.yield(event)
+                if isFinal { state.phase = .finished }
+                return isFinal
+            }
+            if ends {
+                manager?.taskEnded(self)
                 continuation.finish()
-            } else if !isFinished {
-                continuation.yield(event)
             }
         case .waiter:
             guard case .finished(let outcome) = event else { return }
@@ -180,7 +204,8 @@ public final class ImageTask: Sendable {
             guard !isFinished else { return }
             callbacks.preview?(result)
         case .finished(let outcome):
-            // Ending here, on the callback queue, is what makes a cancel() that comes first win.
+            // Ending here, on the callback queue, is what makes a cancel() that comes first win: its cancelled
+            // completion is then the only one.
             guard endRunning() else { return }
             callbacks.completion(outcome)
         }

@@ -7,12 +7,12 @@ import Testing
 
 @testable import Osprey
 
-/// Cancelling a load before, during and after each stage never calls its completion and leaves nothing running
-/// (MISSION M4, M11).
+/// Cancelling a load before, during and after each stage calls its completion once, with `cancelled`, delivers nothing
+/// else, and leaves nothing running (MISSION M4, M11).
 @Suite("ImageManager cancellation", .timeLimit(.minutes(2)))
 struct ImageManagerCancellationTests {
     @Test(
-        "cancelling while a job is held in a stage never calls the completion", arguments: ImageManager.Stage.allCases)
+        "cancelling while a job is held in a stage completes once, cancelled", arguments: ImageManager.Stage.allCases)
     func cancelDuringStage(_ stage: ImageManager.Stage) async throws {
         let gate = StageGate(stage)
         try await withManager(configure: { $0.stageObserver = gate.observer }) { harness in
@@ -40,8 +40,8 @@ struct ImageManagerCancellationTests {
             gate.release()
             await harness.settle()
 
-            // Then nothing was delivered, and nothing after the stage ran
-            #expect(deliveries.completions.isEmpty)
+            // Then only the cancellation was delivered, and nothing after the stage ran
+            #expect(deliveries.isCancelledOnce)
             #expect(deliveries.previews.isEmpty)
             #expect(task.isCancelled)
             let expectedRuns = stage == .store ? 1 : 0
@@ -86,7 +86,7 @@ struct ImageManagerCancellationTests {
             await harness.settle()
             queue.sync {}
 
-            #expect(memory.completions.isEmpty && held.completions.isEmpty && queued.completions.isEmpty)
+            #expect(memory.isCancelledOnce && held.isCancelledOnce && queued.isCancelledOnce)
             #expect(harness.server.requestCount("/queued.png") == 0)
         }
     }
@@ -107,7 +107,7 @@ struct ImageManagerCancellationTests {
         }
     }
 
-    @Test("M4: isRunning while loads are under way; cancelAll ends them all, completions never called")
+    @Test("M4: isRunning while loads are under way; cancelAll ends them all, each completing once, cancelled")
     func cancelAll() async throws {
         try await withManager { harness in
             let gate = OriginGate()
@@ -130,13 +130,15 @@ struct ImageManagerCancellationTests {
             #expect(!harness.manager.isRunning)
             let asyncError = await #expect(throws: ImageError.self) { try await asyncLoad.value }
             guard case .cancelled = asyncError else { throw ExpectedFailure(asyncError) }
-            var streamEvents = 0
-            for await _ in stream.events { streamEvents += 1 }
+            var streamEvents: [ImageTask.Event] = []
+            for await event in stream.events { streamEvents.append(event) }
             gate.open()
             await harness.settle()
-            #expect(deliveries.completions.isEmpty)
+            #expect(deliveries.completions.count == 3)
+            #expect(deliveries.completions.allSatisfy { if case .failure(.cancelled) = $0 { true } else { false } })
             #expect(tasks.allSatisfy { $0.isCancelled })
-            #expect(streamEvents == 0)
+            #expect(streamEvents.count == 1)
+            guard case .finished(.failure(.cancelled))? = streamEvents.first else { throw ExpectedFailure(nil) }
         }
     }
 

@@ -161,6 +161,12 @@ final class Deliveries: Sendable {
     var completions: [Result<ImageResult, ImageError>] { state.withLock { $0.completions } }
     var previews: [ImageResult] { state.withLock { $0.previews } }
     var progress: [DownloadProgress] { state.withLock { $0.progress } }
+    /// Whether the one completion was ``ImageError/cancelled``, and there was no other.
+    var isCancelledOnce: Bool {
+        let completions = completions
+        guard completions.count == 1, case .failure(.cancelled) = completions[0] else { return false }
+        return true
+    }
 
     func record(_ outcome: Result<ImageResult, ImageError>) {
         state.withLock { $0.completions.append(outcome) }

@@ -2,6 +2,7 @@ import Foundation
 import Osprey
 import OspreyCodecs
 import OspreyTesting
+import Synchronization
 import Testing
 
 /// The library as a user of Kingfisher, Nuke or SDWebImage meets it: public products only, no `@testable`.
@@ -35,6 +36,50 @@ import Testing
         }
     }
 
+    @Test("cancel(url:) cancels every load of the URL, each completing once as cancelled, and no other load")
+    func cancelByURL() async throws {
+        let directory = TemporaryDirectory()
+        try await withOriginServer { server in
+            let gate = OriginGate()
+            let png = SyntheticImages.png(width: 8, height: 6)
+            server.route("/a.png", OriginResponse.ok(png, contentType: "image/png").held(by: gate))
+            server.route("/b.png", OriginResponse.ok(png, contentType: "image/png").held(by: gate))
+            var configuration = ImageCache.Configuration(namespace: "api")
+            configuration.disk.baseDirectory = directory.path
+            try await withImageManager(cache: ImageCache(configuration: configuration)) { manager in
+                let a = try #require(URL(string: server.url("/a.png")))
+                let b = try #require(URL(string: server.url("/b.png")))
+                let outcomes = Outcomes()
+                let callbackA = manager.loadImage(with: a) { outcomes.append("a", $0) }
+                let resizedA = manager.loadImage(with: try ImageRequest(url: a, processors: [.resize(width: 4)])) {
+                    outcomes.append("a resized", $0)
+                }
+                let streamA = manager.task(for: try ImageRequest(url: a))
+                let callbackB = manager.loadImage(with: b) { outcomes.append("b", $0) }
+                await server.waitForRequests(to: "/a.png", count: 1)
+                await server.waitForRequests(to: "/b.png", count: 1)
+                #expect(manager.runningCount == 4)
+
+                #expect(manager.cancel(url: a) == 3)
+                #expect(manager.cancel(url: a) == 0)  // nothing left to cancel
+                var events: [ImageTask.Event] = []
+                for await event in streamA.events { events.append(event) }
+                gate.open()
+                let bResult = try await outcomes.wait(for: "b")
+                #expect(bResult.image.width == 8)
+                let cancelled = await outcomes.waitAll(["a", "a resized"])
+                for outcome in cancelled {
+                    guard case .failure(.cancelled) = outcome else { throw OutcomeError(outcome) }
+                }
+                guard case .finished(.failure(.cancelled))? = events.last, events.count == 1 else {
+                    throw OutcomeError(nil)
+                }
+                #expect(callbackA.isCancelled && resizedA.isCancelled && !callbackB.isCancelled)
+                #expect(outcomes.count == 3)  // one completion each, no second one
+            }
+        }
+    }
+
     @Test("a resize of an empty source is an error, never a 1x1 enlargement")
     func resizeOfAnEmptySource() {
         #expect(throws: ImageProcessingError.self) {
@@ -64,4 +109,50 @@ import Testing
             #expect(server.inFlightCount == 0)
         }
     }
+}
+
+/// The completions of callback loads, by name, for a test to await.
+final class Outcomes: Sendable {
+    private typealias Outcome = (name: String, outcome: Result<ImageResult, ImageError>)
+    private let state = Mutex<(outcomes: [Outcome], waiters: [CheckedContinuation<Void, Never>])>(([], []))
+
+    var count: Int { state.withLock { $0.outcomes.count } }
+
+    func append(_ name: String, _ outcome: Result<ImageResult, ImageError>) {
+        let waiters = state.withLock { state in
+            state.outcomes.append((name, outcome))
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// The outcome of the load named `name`, once it has come.
+    func wait(for name: String) async throws -> ImageResult {
+        try await waitAll([name])[0].get()
+    }
+
+    /// The outcomes of the loads named `names`, in that order, once all have come.
+    func waitAll(_ names: [String]) async -> [Result<ImageResult, ImageError>] {
+        func found(_ outcomes: [Outcome]) -> [Result<ImageResult, ImageError>]? {
+            let found = names.compactMap { name in outcomes.first { $0.name == name }?.outcome }
+            return found.count == names.count ? found : nil
+        }
+        while true {
+            if let all = state.withLock({ found($0.outcomes) }) { return all }
+            await withCheckedContinuation { continuation in
+                let ready = state.withLock { state in
+                    if found(state.outcomes) != nil { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        }
+    }
+}
+
+struct OutcomeError: Error {
+    let outcome: Result<ImageResult, ImageError>?
+    init(_ outcome: Result<ImageResult, ImageError>?) { self.outcome = outcome }
 }

@@ -13,7 +13,7 @@ import Synchronization
 /// print(result.image.width, result.cacheType)          // e.g. 640, .notCached — then .memory on the next call
 ///
 /// let task = manager.loadImage(with: "https://example.com/dog.jpg", options: [.lowPriority]) { outcome in
-///     print(outcome)                                   // called once, on the callback queue, never after cancel()
+///     print(outcome)                                   // called once, on the callback queue (.cancelled after cancel())
 /// }
 /// task.cancel()
 /// ```
@@ -124,7 +124,8 @@ public final class ImageManager: Sendable {
 
     /// Loads `request` and returns its task at once (M1). `progress` gets every progress report, `preview` every
     /// not-final image (progressive previews, the cached image of a `refreshCached` load), and `completion` the final
-    /// outcome exactly once — never after ``ImageTask/cancel()`` — all on `callbackQueue`, in order.
+    /// outcome exactly once — ``ImageError/cancelled`` after ``ImageTask/cancel()`` — all on `callbackQueue`, in
+    /// order.
     @discardableResult
     public func loadImage(
         with request: ImageRequest, callbackQueue: DispatchQueue? = nil,
@@ -196,10 +197,20 @@ public final class ImageManager: Sendable {
         cancelEverything(shuttingDown: false)
     }
 
+    /// Cancels every image load under way of `url` — whatever its processors, size or options, from any of the three
+    /// entry points — as SDWebImage's `cancel(url:)` does: each completes once with ``ImageError/cancelled``, and a
+    /// download no other load shares stops. Loads of other URLs, and ``encodedImage(for:as:)`` callers, are not
+    /// touched. Returns how many loads were cancelled.
+    @discardableResult
+    public func cancel(url: URL) -> Int {
+        let matching = state.withLock { state in state.tasks.values.filter { $0.request.url == url } }
+        return matching.reduce(0) { count, task in count + (task.cancelIfRunning() ? 1 : 0) }
+    }
+
     // MARK: Lifetime
 
     /// Ends the manager's work: every image load under way is cancelled (an async load throws
-    /// ``ImageError/cancelled``; a callback load, cancelled, is not called back), a detached job runs to its end, and
+    /// ``ImageError/cancelled``; a callback load is called back once with it), a detached job runs to its end, and
     /// once every job has ended the manager's decoding and processing threads stop. A data load under way, which
     /// holds none of them, runs to its end in its caller's task. Every load asked for afterwards, image or data,
     /// fails at once with ``ImageError/cancelled``. Calling it again waits for the same end.
