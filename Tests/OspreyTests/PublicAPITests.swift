@@ -1,4 +1,5 @@
 import Foundation
+import NIOHTTP1  // HTTPHeaders is still NIO's in the public API: a trap left to remove
 import Osprey
 import OspreyCodecs
 import OspreyTesting
@@ -76,6 +77,55 @@ import Testing
                 }
                 #expect(callbackA.isCancelled && resizedA.isCancelled && !callbackB.isCancelled)
                 #expect(outcomes.count == 3)  // one completion each, no second one
+            }
+        }
+    }
+
+    @Test("a response validator refuses a response from its head; a data modifier decrypts what the caches keep")
+    func responseValidatorAndDataModifier() async throws {
+        let directory = TemporaryDirectory()
+        let png = SyntheticImages.png(width: 8, height: 6)
+        try await withOriginServer { server in
+            let page = Array("<html>".utf8) + [UInt8](repeating: 32, count: 100_000)
+            server.route("/page", .ok(page, contentType: "text/html"))
+            server.route("/secret.bin", .ok(png.map { $0 ^ 0x5A }, contentType: "application/octet-stream"))
+            server.route("/broken.bin", .ok([1, 2, 3], contentType: "application/octet-stream"))
+            var downloads = ImageDownloader.Configuration()
+            downloads.responseValidator = ResponseValidator(identifier: "no-html") { head in
+                if head.headers.first(name: "Content-Type") == "text/html" { throw Refusal("an HTML page") }
+            }
+            downloads.dataModifier = DataModifier(identifier: "xor") { body, url in
+                guard url.path.hasSuffix(".bin") else { return body }
+                guard body.count > 3 else { throw Refusal("too short to be encrypted") }
+                return body.map { $0 ^ 0x5A }
+            }
+            var configuration = ImageCache.Configuration(namespace: "api")
+            configuration.disk.baseDirectory = directory.path
+            let cache = ImageCache(configuration: configuration)
+            try await withImageManager(cache: cache, downloader: downloads) { manager in
+                let refused = await Result { () async throws(ImageError) -> ImageResult in
+                    try await manager.image(for: server.url("/page"))
+                }
+                guard case .failure(.downloadFailed(.responseRejected("no-html", "an HTML page"))) = refused else {
+                    throw OutcomeError(refused)
+                }
+
+                let secret = try #require(URL(string: server.url("/secret.bin")))
+                let decrypted = try await manager.image(for: try ImageRequest(url: secret, options: [.waitStoreCache]))
+                #expect(decrypted.image.width == 8 && decrypted.image.height == 6)
+                #expect(decrypted.data == png)
+                #expect(decrypted.diskStore == .stored)
+                cache.clearMemory()
+                let stored = try await cache.query(forKey: manager.cacheKey(for: secret))
+                #expect(stored?.cacheType == .disk)
+                #expect(stored?.data == png)
+
+                let broken = await Result { () async throws(ImageError) -> ImageResult in
+                    try await manager.image(for: server.url("/broken.bin"))
+                }
+                guard case .failure(.downloadFailed(.dataModificationFailed("xor", _))) = broken else {
+                    throw OutcomeError(broken)
+                }
             }
         }
     }

@@ -11,6 +11,7 @@ public import NIOHTTP1
 /// | ``cannotConnect(reason:)``: DNS failure, refused, unreachable | ``tooLarge(limit:)``, ``addressRefused(host:reason:)`` |
 /// | ``connectionLost(reason:)``: reset, closed mid-body | ``tooManyRedirects(limit:)``, ``invalidRedirect(location:)`` |
 /// | ``incompleteBody(expected:received:)`` | ``invalidRequest(reason:)`` |
+/// | | ``responseRejected(identifier:reason:)``, ``dataModificationFailed(identifier:reason:)`` |
 /// | ``httpStatus(code:headers:)`` with 408, 425, 429 or 5xx | |
 /// | ``shutDown`` | |
 ///
@@ -40,6 +41,10 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
     /// The configuration's ``ImageDownloader/Configuration/addressResolver`` refused to connect to `host` (or to a
     /// host a redirect led to): a private address, a host not allowed.
     case addressRefused(host: String, reason: String)
+    /// The ``ResponseValidator`` named `identifier` refused the response before its body was read.
+    case responseRejected(identifier: String, reason: String)
+    /// The ``DataModifier`` named `identifier` threw on the body.
+    case dataModificationFailed(identifier: String, reason: String)
     /// The downloader was shut down.
     case shutDown
 
@@ -50,7 +55,8 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
             true
         case .httpStatus(let code, _):
             code == 408 || code == 425 || code == 429 || (500..<600).contains(code)
-        case .tooLarge, .tooManyRedirects, .invalidRedirect, .invalidRequest, .addressRefused:
+        case .tooLarge, .tooManyRedirects, .invalidRedirect, .invalidRequest, .addressRefused, .responseRejected,
+            .dataModificationFailed:
             false
         }
     }
@@ -83,6 +89,8 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
         case .invalidRedirect: "invalidRedirect"
         case .invalidRequest: "invalidRequest"
         case .addressRefused: "addressRefused"
+        case .responseRejected: "responseRejected"
+        case .dataModificationFailed: "dataModificationFailed"
         case .shutDown: "shutDown"
         }
     }
@@ -101,6 +109,8 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
         case .invalidRedirect(let location): "cannot follow the redirect to '\(location)'"
         case .invalidRequest(let reason): "cannot send the request: \(reason)"
         case .addressRefused(let host, let reason): "refused to connect to \(host): \(reason)"
+        case .responseRejected(let identifier, let reason): "the response was refused by \(identifier): \(reason)"
+        case .dataModificationFailed(let identifier, let reason): "\(identifier) could not modify the body: \(reason)"
         case .shutDown: "the downloader was shut down"
         }
     }

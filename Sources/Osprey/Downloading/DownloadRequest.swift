@@ -4,7 +4,7 @@ public import NIOHTTP1
 /// One download: the URL and how to fetch it.
 ///
 /// Requests that are the same *effective* request (same URL, headers, credentials, certificate policy, cookies,
-/// validators, modifier, limits) while one of them is under way share one transfer (MISSION D6): see
+/// validators, modifier, response validator, data modifier, limits) while one of them is under way share one transfer (MISSION D6): see
 /// ``coalescingKey``.
 ///
 /// ```swift
@@ -39,8 +39,15 @@ public struct DownloadRequest: Sendable {
     /// Let the transfer run to the end even if every caller leaves (MISSION M18); a later caller for the same request
     /// joins it. `false` by default.
     public var isDetached = false
-    /// A hook that may change the headers just before the request is sent, or throw to cancel it. `nil` by default.
+    /// A hook that may change the headers just before the request is sent, or throw to cancel it. `nil` (the
+    /// downloader's) by default.
     public var modifier: RequestModifier?
+    /// Sees the response's status and headers before its body is read, and may refuse it. `nil` (the downloader's
+    /// ``ImageDownloader/Configuration/responseValidator``) by default.
+    public var responseValidator: ResponseValidator?
+    /// Transforms the complete body before anything else sees it (decryption, unwrapping). `nil` (the downloader's
+    /// ``ImageDownloader/Configuration/dataModifier``) by default.
+    public var dataModifier: DataModifier?
     /// The largest body accepted, in bytes; the downloader's ``ImageDownloader/Configuration/maximumBodySize`` (64 MiB)
     /// when `nil`, the default.
     public var maximumBodySize: Int?
@@ -63,6 +70,8 @@ public struct DownloadRequest: Sendable {
             etag: validators?.etag,
             lastModified: validators?.lastModified,
             modifier: modifier?.identifier,
+            responseValidator: responseValidator?.identifier,
+            dataModifier: dataModifier?.identifier,
             deadline: deadline,
             maximumBodySize: maximumBodySize
         )
@@ -78,6 +87,8 @@ public struct DownloadRequest: Sendable {
         let etag: String?
         let lastModified: String?
         let modifier: String?
+        let responseValidator: String?
+        let dataModifier: String?
         let deadline: Duration?
         let maximumBodySize: Int?
     }

@@ -48,6 +48,12 @@ extension ImageDownloader {
         public var handlesCookies = false
         /// A modifier for requests that carry none. `nil` by default.
         public var modifier: RequestModifier?
+        /// A validator of responses for requests that carry none: it sees each 2xx response's head before the body
+        /// is read and may refuse it. `nil` by default.
+        public var responseValidator: ResponseValidator?
+        /// A transformation of downloaded bodies (decryption, unwrapping) for requests that carry none. `nil` by
+        /// default.
+        public var dataModifier: DataModifier?
 
         // MARK: Connections
 

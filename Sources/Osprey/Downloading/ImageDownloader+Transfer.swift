@@ -94,7 +94,17 @@ extension ImageDownloader {
                     requestedURL: request.url, url: url, statusCode: 304, headers: response.headers, body: [])
             case 200..<300:
                 if status != 206 { resume = nil }
-                return try await receive(response, of: request, from: url, resuming: resume, report: report)
+                if let validator = request.responseValidator ?? configuration.responseValidator {
+                    do {
+                        try validator.validate(
+                            DownloadResponseHead(url: url, statusCode: status, headers: response.headers))
+                    } catch {
+                        await Self.discard(response.body)
+                        throw .responseRejected(identifier: validator.identifier, reason: "\(error)")
+                    }
+                }
+                let received = try await receive(response, of: request, from: url, resuming: resume, report: report)
+                return try modified(received, by: request.dataModifier ?? configuration.dataModifier, request: request)
             default:
                 await Self.discard(response.body)
                 throw .httpStatus(code: status, headers: response.headers)
@@ -162,6 +172,24 @@ extension ImageDownloader {
         return DownloadResponse(
             requestedURL: request.url, url: url, statusCode: status, headers: response.headers, body: body,
             resumedBytes: resumedBytes)
+    }
+
+    /// `response` with its body as `modifier` makes it (unchanged without one), held to the body size limit.
+    private func modified(
+        _ response: DownloadResponse, by modifier: DataModifier?, request: DownloadRequest
+    ) throws(DownloadError) -> DownloadResponse {
+        guard let modifier else { return response }
+        let body: [UInt8]
+        do {
+            body = try modifier.modify(response.body, response.url)
+        } catch {
+            throw .dataModificationFailed(identifier: modifier.identifier, reason: "\(error)")
+        }
+        let limit = request.maximumBodySize ?? configuration.maximumBodySize
+        guard body.count <= limit else { throw .tooLarge(limit: limit) }
+        return DownloadResponse(
+            requestedURL: response.requestedURL, url: response.url, statusCode: response.statusCode,
+            headers: response.headers, body: body, resumedBytes: response.resumedBytes)
     }
 
     /// Keeps a body broken off by the network for the next request of its URL (``ResumableDataStore`` decides

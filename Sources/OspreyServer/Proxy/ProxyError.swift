@@ -85,7 +85,7 @@ enum ProxyError: Error, Sendable, Equatable {
         case .timedOut: self = .sourceTimeout
         case .cancelled, .shutDown: self = .unavailable("the server is shutting down", retryAfter: 1)
         case .httpStatus, .cannotConnect, .connectionLost, .incompleteBody, .tooManyRedirects, .invalidRedirect,
-            .invalidRequest:
+            .invalidRequest, .responseRejected, .dataModificationFailed:
             self = .sourceError
         }
     }
