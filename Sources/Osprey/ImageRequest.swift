@@ -43,6 +43,12 @@ public struct ImageRequest: Sendable {
     public var cache: ImageCache?
     /// The loader to use instead of the manager's. `nil` by default.
     public var loader: (any DataLoading)?
+    /// Where to download the image from when ``url`` fails, tried in order (Kingfisher's `alternativeSources`): a
+    /// mirror, another CDN, a lower resolution. None by default. Whatever answers is cached under the request's own
+    /// key, so the next load of the request is a cache hit; each failed source enters the failed-URL list, and
+    /// sources on it are skipped (unless ``Options/retryFailed``). Part of the job key: loads with different
+    /// alternatives are not shared.
+    public var alternativeURLs: [URL] = []
     /// Whether the final image is kept in memory, and with ``ImageManager/Configuration/storesProcessedImagesOnDisk``
     /// on disk, under the variant key: not for the image an encoded load encodes, whose bytes are kept instead.
     var keepsVariant = true

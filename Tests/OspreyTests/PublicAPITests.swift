@@ -130,6 +130,93 @@ import Testing
         }
     }
 
+    @Test("a retry strategy tries a transient failure again after its interval, and a lasting one never")
+    func retryStrategy() async throws {
+        let png = SyntheticImages.png(width: 8, height: 6)
+        try await withOriginServer { server in
+            server.route("/flaky.png", .status(503))
+            server.route("/gone.png", .status(404))
+            let clock = TestClock()
+            var configuration = ImageDownloader.Configuration()
+            configuration.clock = clock
+            configuration.retryStrategy = RetryStrategy(maximumRetries: 2, interval: .constant(.seconds(5)))
+            try await withImageDownloader(configuration: configuration) { downloader in
+                let flaky = downloader.downloadTask(
+                    DownloadRequest(url: try #require(URL(string: server.url("/flaky.png")))))
+                await server.waitForRequests(to: "/flaky.png", count: 1)
+                await clock.waitForSleepers(count: 1)
+                server.route("/flaky.png", .ok(png, contentType: "image/png"))
+                clock.advance(by: .seconds(5))
+                #expect(try await flaky.response.body == png)
+                #expect(server.requestCount("/flaky.png") == 2)
+
+                let gone = downloader.downloadTask(
+                    DownloadRequest(url: try #require(URL(string: server.url("/gone.png")))))
+                await #expect(throws: DownloadError.self) { try await gone.response }
+                #expect(server.requestCount("/gone.png") == 1)  // 404 is lasting: not retried
+            }
+        }
+    }
+
+    @Test("the wait before a retry: constant, doubling to a cap, or the origin's Retry-After when longer")
+    func retryDelays() {
+        let exponential = RetryStrategy(interval: .exponential(base: .seconds(1), cap: .seconds(5)))
+        #expect(
+            (1...4).map { exponential.delay(beforeRetry: $0, after: .timedOut) } == [
+                .seconds(1), .seconds(2), .seconds(4), .seconds(5),
+            ])
+        var headers = HTTPHeaders()
+        headers.add(name: "Retry-After", value: "30")
+        let busy = DownloadError.httpStatus(code: 503, headers: headers)
+        #expect(RetryStrategy(interval: .constant(.seconds(2))).delay(beforeRetry: 1, after: busy) == .seconds(30))
+        #expect(RetryStrategy.retriesTransientFailures(busy, 1))
+        #expect(!RetryStrategy.retriesTransientFailures(.cancelled, 1))
+        #expect(!RetryStrategy.retriesTransientFailures(.httpStatus(code: 404, headers: [:]), 1))
+    }
+
+    @Test("alternative sources are tried in order when the URL fails; what answers is cached under the request")
+    func alternativeSources() async throws {
+        let directory = TemporaryDirectory()
+        let png = SyntheticImages.png(width: 8, height: 6)
+        try await withOriginServer { server in
+            server.route("/missing.png", .status(404))
+            server.route("/down.png", .status(503))
+            server.route("/mirror.png", .ok(png, contentType: "image/png"))
+            var configuration = ImageCache.Configuration(namespace: "api")
+            configuration.disk.baseDirectory = directory.path
+            try await withImageManager(cache: ImageCache(configuration: configuration)) { manager in
+                let urls = try ["/missing.png", "/down.png", "/mirror.png"].map {
+                    try #require(URL(string: server.url($0)))
+                }
+                var request = try ImageRequest(url: urls[0])
+                request.alternativeURLs = [urls[1], urls[2]]
+                let result = try await manager.image(for: request)
+                #expect(result.image.width == 8)
+                #expect(result.url == urls[2])
+                #expect(server.arrivalOrder == ["/missing.png", "/down.png", "/mirror.png"])
+                // The lasting 404 is listed, the transient 503 is not, and the mirror answered.
+                #expect(manager.failedURLs.contains(urls[0]) && !manager.failedURLs.contains(urls[1]))
+                #expect(!manager.failedURLs.contains(urls[2]))
+                #expect(try await manager.image(for: request).cacheType == .memory)
+
+                // Again from another manager state: the listed URL is skipped, the others tried in order.
+                manager.cache.clearMemory()
+                await manager.cache.clearDisk()
+                _ = try await manager.image(for: request)
+                #expect(
+                    server.arrivalOrder == ["/missing.png", "/down.png", "/mirror.png", "/down.png", "/mirror.png"])
+
+                // Every source failing: the URL's own failure.
+                var hopeless = try ImageRequest(url: urls[1])
+                hopeless.alternativeURLs = [urls[0]]
+                let failed = await Result { () async throws(ImageError) -> ImageResult in
+                    try await manager.image(for: hopeless)
+                }
+                guard case .failure(.downloadFailed(.httpStatus(503, _))) = failed else { throw OutcomeError(failed) }
+            }
+        }
+    }
+
     @Test("a resize of an empty source is an error, never a 1x1 enlargement")
     func resizeOfAnEmptySource() {
         #expect(throws: ImageProcessingError.self) {

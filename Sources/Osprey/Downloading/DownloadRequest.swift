@@ -48,6 +48,9 @@ public struct DownloadRequest: Sendable {
     /// Transforms the complete body before anything else sees it (decryption, unwrapping). `nil` (the downloader's
     /// ``ImageDownloader/Configuration/dataModifier``) by default.
     public var dataModifier: DataModifier?
+    /// When and how often the transfer is tried again after a failure. `nil` (the downloader's
+    /// ``ImageDownloader/Configuration/retryStrategy``, none by default) by default.
+    public var retryStrategy: RetryStrategy?
     /// The largest body accepted, in bytes; the downloader's ``ImageDownloader/Configuration/maximumBodySize`` (64 MiB)
     /// when `nil`, the default.
     public var maximumBodySize: Int?

@@ -48,6 +48,8 @@ extension ImageDownloader {
         public var handlesCookies = false
         /// A modifier for requests that carry none. `nil` by default.
         public var modifier: RequestModifier?
+        /// When failed transfers of requests that carry no strategy are tried again. `nil` (never) by default.
+        public var retryStrategy: RetryStrategy?
         /// A validator of responses for requests that carry none: it sees each 2xx response's head before the body
         /// is read and may refuse it. `nil` by default.
         public var responseValidator: ResponseValidator?

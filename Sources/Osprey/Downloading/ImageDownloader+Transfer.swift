@@ -1,5 +1,6 @@
 internal import AsyncHTTPClient
 import Foundation
+import Logging
 import NIOCore
 import NIOHTTP1
 internal import NIOSSL
@@ -8,6 +9,36 @@ import Synchronization
 extension ImageDownloader {
     typealias Report = @Sendable (_ body: [UInt8], _ newFrom: Int, _ expected: Int?) -> Void
     typealias Outcome = Result<DownloadResponse, DownloadError>
+
+    /// ``performWithinDeadline(_:report:)``, tried again as the request's (or the downloader's) ``RetryStrategy``
+    /// says. Progress of a retry is reported only past the bytes already reported, so that callers hear each byte
+    /// once however often the body starts over.
+    func performRetrying(_ request: DownloadRequest, report: @escaping Report) async -> Outcome {
+        let reported = Atomic<Int>(0)
+        let reportOnce: Report = { body, newFrom, expected in
+            let before = reported.load(ordering: .relaxed)
+            guard body.count > before else { return }
+            reported.store(body.count, ordering: .relaxed)
+            report(body, max(newFrom, before), expected)
+        }
+        var outcome = await performWithinDeadline(request, report: reportOnce)
+        guard let strategy = request.retryStrategy ?? configuration.retryStrategy else { return outcome }
+        var retry = 1
+        while case .failure(let error) = outcome, strategy.allowsRetry(retry, after: error), !Task.isCancelled {
+            let delay = strategy.delay(beforeRetry: retry, after: error)
+            configuration.logger.debug(
+                "download retried",
+                metadata: ["osprey.url": "\(request.url)", "osprey.error": "\(error)", "osprey.retry": "\(retry)"])
+            do {
+                try await configuration.clock.sleep(for: delay)
+            } catch {
+                return .failure(.cancelled)
+            }
+            outcome = await performWithinDeadline(request, report: reportOnce)
+            retry += 1
+        }
+        return outcome
+    }
 
     /// ``perform(_:deadline:report:)`` within the request's deadline, if it has one: the whole download, body
     /// included, is abandoned with ``DownloadError/timedOut`` when it passes. (The HTTP client's own deadline covers

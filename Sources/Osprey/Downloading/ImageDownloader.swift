@@ -269,7 +269,7 @@ public final class ImageDownloader: DataLoading {
         publish(.started(url: request.url))
         configuration.logger.debug("download started", metadata: ["osprey.url": "\(request.url)"])
         let started = ContinuousClock.now
-        let outcome = await performWithinDeadline(request) { body, newFrom, expected in
+        let outcome = await performRetrying(request) { body, newFrom, expected in
             self.report(id, body: body, newFrom: newFrom, expected: expected)
         }
         let tasks = state.withLock { state in

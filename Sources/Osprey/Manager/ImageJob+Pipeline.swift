@@ -80,11 +80,13 @@ extension ImageJob {
         let decoded: Image
         let transformed: Image?
         let final: Image
-        switch await decodeAndProcess(response.body, keepsInMemory: keepsInMemory) {
+        // The source that answered: the URL, or one of its alternatives.
+        let source = response.requestedURL
+        switch await decodeAndProcess(response.body, from: source, keepsInMemory: keepsInMemory) {
         case .success(let images): (decoded, transformed, final) = images
         case .failure(let error): return (.failure(error), nil)
         }
-        manager.failedURLs.remove(url)
+        manager.failedURLs.remove(source)
 
         var result = ImageResult(
             image: final, data: transformed == nil ? response.body : nil, cacheType: .notCached, url: response.url,
@@ -287,36 +289,24 @@ extension ImageJob {
         return cached
     }
 
-    /// Downloads the URL at the subscribers' highest priority, conditionally when `validators` are given; records a
-    /// lasting failure (M3).
+    /// Downloads the URL (or the first of its alternatives that answers) at the subscribers' highest priority,
+    /// conditionally when `validators` are given; records lasting failures (M3).
     private func download(validators: HTTPValidators?) async -> Result<DownloadResponse, ImageError> {
-        let options = request.options
-        var downloadRequest = DownloadRequest(url: request.url, priority: priority)
-        if options.contains(.handleCookies) { downloadRequest.handlesCookies = true }
-        if options.contains(.allowInvalidSSLCertificates) { downloadRequest.allowsInvalidCertificates = true }
-        downloadRequest.validators = validators
         let decoder =
-            options.contains(.progressiveDownload)
+            request.options.contains(.progressiveDownload)
             ? IncrementalImageDecoder(options: decoding) : nil
-        let task = loader.download(downloadRequest) { [weak self] progress in
-            self?.received(progress, decoder: decoder)
-        }
-        setDataTask(task)
-        do {
-            return .success(try await task.response)
-        } catch {
-            if Task.isCancelled { return .failure(.cancelled) }
-            manager.failedURLs.record(request.url, error: error)
-            return .failure(.downloadFailed(error))
-        }
+        return await manager.downloadFirstSource(
+            of: request, loader: loader, priority: priority, validators: validators,
+            progress: { [weak self] progress in self?.received(progress, decoder: decoder) },
+            started: { setDataTask($0) })
     }
 
     /// Decodes downloaded `bytes` and runs the transform hook and the processors, holding what the memory budget
     /// grants for it until the final image is made; returns the decoded image, the transformed one (`nil` when the
     /// hook left it alone) and the final one. A lasting failure (undecodable, larger than the whole budget) enters
-    /// the failed-URL list.
+    /// the failed-URL list for `source`, the URL the bytes came from.
     private func decodeAndProcess(
-        _ bytes: [UInt8], keepsInMemory: Bool
+        _ bytes: [UInt8], from source: URL, keepsInMemory: Bool
     ) async -> Result<(decoded: Image, transformed: Image?, final: Image), ImageError> {
         await observe(.decode)
         guard !Task.isCancelled else { return .failure(.cancelled) }
@@ -324,7 +314,7 @@ extension ImageJob {
         switch await reserveMemory(for: bytes) {
         case .success(let granted): reservation = granted
         case .failure(let error):
-            manager.failedURLs.record(request.url, failure: error)
+            manager.failedURLs.record(source, failure: error)
             return .failure(error)
         }
         defer { reservation?.release() }
@@ -332,7 +322,7 @@ extension ImageJob {
         switch await decode(bytes, keepsInMemory: keepsInMemory) {
         case .success(let image): decoded = image
         case .failure(let error):
-            manager.failedURLs.record(request.url, failure: .decodingFailed(error))
+            manager.failedURLs.record(source, failure: .decodingFailed(error))
             return .failure(.decodingFailed(error))
         }
         for warning in decoded.warnings {

@@ -19,6 +19,8 @@ final class ImageJob: Sendable {
         let loader: ObjectIdentifier?
         /// Whether the final image is kept as a variant (see ``ImageRequest/keepsVariant``).
         let keepsVariant: Bool
+        /// The request's alternative sources.
+        let alternatives: [String]
     }
 
     /// The job's entry in the manager's table, where its subscribers and priority are kept.

@@ -45,7 +45,7 @@ extension ImageManager {
         let url = request.url
         let options = request.options
         if isShutDown { throw .cancelled }
-        if !options.contains(.retryFailed), failedURLs.contains(url) {
+        if hasNoSourceLeft(request) {
             throw .previouslyFailed(url, reason: failedURLs.failure(for: url))
         }
         let cache = request.cache ?? self.cache
@@ -53,7 +53,7 @@ extension ImageManager {
         var cached: DataResult?
         if !options.contains(.fromLoaderOnly) {
             if let stored = await cache.storedData(forKey: baseKey) {
-                cached = try? result(stored.bytes, from: stored.cacheType == .memory ? .memory : .disk, url: url)
+                cached = try? result(stored.bytes, from: stored.cacheType, url: url)
             }
             if let cached, !options.contains(.refreshCached) { return cached }
         }
@@ -67,18 +67,11 @@ extension ImageManager {
             return cached
         }
 
-        var download = DownloadRequest(url: url, priority: request.effectivePriority)
-        if options.contains(.handleCookies) { download.handlesCookies = true }
-        if options.contains(.allowInvalidSSLCertificates) { download.allowsInvalidCertificates = true }
-        if cached != nil { download.validators = await cache.dataCache.validators(forKey: baseKey) }
-        let response: DownloadResponse
-        do {
-            response = try await (request.loader ?? loader).download(download, progress: progress).response
-        } catch {
-            if Task.isCancelled { throw .cancelled }
-            failedURLs.record(url, error: error)
-            throw .downloadFailed(error)
-        }
+        let validators = cached != nil ? await cache.dataCache.validators(forKey: baseKey) : nil
+        let response = try await downloadFirstSource(
+            of: request, loader: request.loader ?? loader, priority: request.effectivePriority, validators: validators,
+            progress: progress, started: { _ in }
+        ).get()
         if let cached, response.isNotModified || cached.data == response.body { return cached }
         if response.isNotModified {
             throw .downloadFailed(.httpStatus(code: 304, headers: response.headers))
@@ -87,10 +80,10 @@ extension ImageManager {
         do throws(CodecError) {
             loaded = try result(response.body, from: .notCached, url: response.url)
         } catch {
-            failedURLs.record(url, failure: .decodingFailed(error))
+            failedURLs.record(response.requestedURL, failure: .decodingFailed(error))
             throw .decodingFailed(error)
         }
-        failedURLs.remove(url)
+        failedURLs.remove(response.requestedURL)
         loaded.storagePermission = response.storagePermission
         guard !options.contains(.cacheMemoryOnly) else { return loaded }
         guard response.storagePermission.allowsStoring(inSharedCache: configuration.isSharedCache) else {

@@ -25,10 +25,7 @@ extension ImageManager {
     ) async throws(ImageError) -> EncodedResult {
         if let immediate = immediateOutcome(for: request, as: output) { return try immediate.get() }
         let variantKey = cacheKey(for: request, as: output)
-        let jobKey = ImageJob.Key(
-            variantKey: variantKey, options: request.options.intersection(.shapingResult),
-            cache: request.cache.map(ObjectIdentifier.init),
-            loader: request.loader.map { ObjectIdentifier($0 as AnyObject) }, keepsVariant: true)
+        let jobKey = self.jobKey(for: request, variantKey: variantKey)
         let subscribed = subscribeEncoded(
             to: jobKey, priority: request.effectivePriority, detached: request.options.contains(.detached))
         guard let subscribed else { throw .cancelled }
@@ -54,7 +51,7 @@ extension ImageManager {
         for request: ImageRequest, as output: ImageOutput
     ) -> Result<EncodedResult, ImageError>? {
         if isShutDown { return .failure(.cancelled) }
-        if !request.options.contains(.retryFailed), failedURLs.contains(request.url) {
+        if hasNoSourceLeft(request) {
             return .failure(.previouslyFailed(request.url, reason: failedURLs.failure(for: request.url)))
         }
         guard request.options.isDisjoint(with: [.fromLoaderOnly, .refreshCached]) else { return nil }

@@ -44,12 +44,14 @@ extension ImageManager {
         JobDecoder(options: decodingOptions(for: request), request: request)
     }
 
-    /// What makes two loads one job: the same variant, the same result-shaping options, the same cache and loader.
-    func jobKey(for request: ImageRequest) -> ImageJob.Key {
+    /// What makes two loads one job: the same variant (the request's, or `variantKey` for an encoded output), the
+    /// same result-shaping options, the same cache, loader and alternative sources.
+    func jobKey(for request: ImageRequest, variantKey: String? = nil) -> ImageJob.Key {
         ImageJob.Key(
-            variantKey: variantKey(for: request),
+            variantKey: variantKey ?? self.variantKey(for: request),
             options: request.options.intersection(.shapingResult),
             cache: request.cache.map(ObjectIdentifier.init),
-            loader: request.loader.map { ObjectIdentifier($0 as AnyObject) }, keepsVariant: request.keepsVariant)
+            loader: request.loader.map { ObjectIdentifier($0 as AnyObject) }, keepsVariant: request.keepsVariant,
+            alternatives: request.alternativeURLs.map(\.absoluteString))
     }
 }

@@ -322,7 +322,7 @@ public final class ImageManager: Sendable {
     /// The outcome a load has before any job: a URL on the failed list, or a memory hit.
     func immediateOutcome(for request: ImageRequest) -> Result<ImageResult, ImageError>? {
         if isShutDown { return .failure(.cancelled) }
-        if !request.options.contains(.retryFailed), failedURLs.contains(request.url) {
+        if hasNoSourceLeft(request) {
             return .failure(.previouslyFailed(request.url, reason: failedURLs.failure(for: request.url)))
         }
         guard request.options.isDisjoint(with: [.fromLoaderOnly, .refreshCached]) else { return nil }
