@@ -217,6 +217,33 @@ import Testing
         }
     }
 
+    @Test("a rate limit starts a burst at once, then one transfer per interval")
+    func rateLimit() async throws {
+        try await withOriginServer { server in
+            server.route("/r.png", .ok(SyntheticImages.png(width: 8, height: 6), contentType: "image/png"))
+            let clock = TestClock()
+            var configuration = ImageDownloader.Configuration()
+            configuration.clock = clock
+            configuration.rateLimit = RateLimit(rate: 2, burst: 2)  // a start every 500 ms past two
+            try await withImageDownloader(configuration: configuration) { downloader in
+                let tasks = try (0..<5).map { index in
+                    downloader.downloadTask(
+                        DownloadRequest(url: try #require(URL(string: server.url("/r.png?\(index)")))))
+                }
+                await server.waitForRequests(to: "/r.png", count: 2)
+                await clock.waitForSleepers(count: 3)
+                #expect(server.requestCount("/r.png") == 2)
+                clock.advance(by: .milliseconds(500))
+                await server.waitForRequests(to: "/r.png", count: 3)
+                await clock.waitForSleepers(count: 2)
+                #expect(server.requestCount("/r.png") == 3)
+                clock.advance(by: .seconds(1))
+                for task in tasks { #expect(try await task.response.statusCode == 200) }
+                #expect(server.requestCount("/r.png") == 5)
+            }
+        }
+    }
+
     @Test("a resize of an empty source is an error, never a 1x1 enlargement")
     func resizeOfAnEmptySource() {
         #expect(throws: ImageProcessingError.self) {

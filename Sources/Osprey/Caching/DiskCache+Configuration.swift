@@ -14,7 +14,9 @@ extension DiskCache {
         /// The cache's name: its directory is `<base>/osprey/<namespace>`. `"default"` by default.
         public var namespace: String = "default"
 
-        /// The directory that holds the namespace directories: `$XDG_CACHE_HOME`, else `~/.cache`, by default.
+        /// The directory that holds Osprey's caches: `$XDG_CACHE_HOME`, else `~/.cache`, by default. The cache itself
+        /// is not this directory but ``directory``, `<baseDirectory>/osprey/<namespace>`, so that caches of several
+        /// namespaces (and other programs' caches) share a base without mixing; `osprey cache info` prints it.
         public var baseDirectory: String = Configuration.platformCacheDirectory
 
         /// Open the cache for reading only: the directory and the index are never created, and nothing is written

@@ -48,6 +48,9 @@ extension ImageDownloader {
         public var handlesCookies = false
         /// A modifier for requests that carry none. `nil` by default.
         public var modifier: RequestModifier?
+        /// How fast transfers may start (a token bucket: bursts, then a steady rate). `nil` (no limit but
+        /// ``maxConcurrentDownloads``) by default.
+        public var rateLimit: RateLimit?
         /// When failed transfers of requests that carry no strategy are tried again. `nil` (never) by default.
         public var retryStrategy: RetryStrategy?
         /// A validator of responses for requests that carry none: it sees each 2xx response's head before the body

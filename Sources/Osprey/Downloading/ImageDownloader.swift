@@ -58,12 +58,15 @@ public final class ImageDownloader: DataLoading {
     let pinnedClients: PinnedClients
     let state: Mutex<State>
     let resumableData: ResumableDataStore
+    /// Holds back transfer starts past ``Configuration/rateLimit``; `nil` without one.
+    let rateLimiter: RateLimiter?
     let metrics: DownloadMetrics
     private let broadcaster = EventBroadcaster<DownloadEvent>()
 
     /// Makes a downloader with its own HTTP client; shut it down with ``shutdown()`` or let it go.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        self.rateLimiter = configuration.rateLimit.map { RateLimiter($0, clock: configuration.clock) }
         let clientConfiguration = Self.clientConfiguration(for: configuration)
         self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
         // A transfer lasts at most its deadline, or its timeouts between bytes; an evicted pinned client outlives
@@ -266,12 +269,22 @@ public final class ImageDownloader: DataLoading {
 
     /// Runs one transfer to its end and delivers the outcome to whoever is still there.
     private func run(_ id: Machine.TransferID, _ request: DownloadRequest) async {
+        // Within the rate limit first: the transfer holds its slot while it waits for its turn to start.
+        let mayStart: Bool
+        do {
+            try await rateLimiter?.acquire()
+            mayStart = true
+        } catch {
+            mayStart = false
+        }
         publish(.started(url: request.url))
         configuration.logger.debug("download started", metadata: ["osprey.url": "\(request.url)"])
         let started = ContinuousClock.now
-        let outcome = await performRetrying(request) { body, newFrom, expected in
-            self.report(id, body: body, newFrom: newFrom, expected: expected)
-        }
+        let outcome =
+            mayStart
+            ? await performRetrying(request) { body, newFrom, expected in
+                self.report(id, body: body, newFrom: newFrom, expected: expected)
+            } : .failure(.cancelled)
         let tasks = state.withLock { state in
             let finished = state.machine.finish(id)
             state.transfers[id] = nil
