@@ -244,6 +244,51 @@ import Testing
         }
     }
 
+    @Test("a prefetcher cancels one URL, started or not, and holds new URLs back while paused")
+    func prefetcherCancelOneAndPause() async throws {
+        let directory = TemporaryDirectory()
+        let png = SyntheticImages.png(width: 8, height: 6)
+        try await withOriginServer { server in
+            let gate = OriginGate()
+            server.route("/held.png", OriginResponse.ok(png, contentType: "image/png").held(by: gate))
+            for name in ["a", "b", "c", "d"] { server.route("/\(name).png", .ok(png, contentType: "image/png")) }
+            var configuration = ImageCache.Configuration(namespace: "api")
+            configuration.disk.baseDirectory = directory.path
+            try await withImageManager(cache: ImageCache(configuration: configuration)) { manager in
+                let url: @Sendable (String) -> URL = { path in URL(string: server.url(path))! }
+                let prefetcher = ImagePrefetcher(manager: manager, maxConcurrentPrefetches: 1)
+                // One at a time: the held URL loads, b waits behind it; both are cancelled, c and d load.
+                let (reports, continuation) = AsyncStream.makeStream(of: ImagePrefetcher.Progress.self)
+                let run = Task {
+                    await prefetcher.prefetch([url("/held.png"), url("/b.png"), url("/c.png")]) {
+                        continuation.yield($0)
+                    }
+                }
+                await server.waitForRequests(to: "/held.png", count: 1)
+                prefetcher.cancel(url: url("/b.png"))  // not started yet
+                prefetcher.cancel(url: url("/held.png"))  // loading
+                let summary = await run.value
+                continuation.finish()
+                #expect(summary == ImagePrefetcher.Progress(finished: 1, failed: 2, total: 3, bytes: png.count))
+                #expect(server.requestCount("/b.png") == 0 && server.requestCount("/c.png") == 1)
+                var seen: [Int] = []
+                for await report in reports { seen.append(report.completed) }
+                #expect(seen == [1, 2, 3])
+
+                // Paused before it starts: nothing reaches the origin until resume().
+                prefetcher.pause()
+                #expect(prefetcher.isPaused)
+                let paused = Task { await prefetcher.prefetch([url("/d.png"), url("/a.png")]) }
+                let before = server.requestCount()
+                prefetcher.resume()
+                let resumed = await paused.value
+                #expect(resumed.finished == 2 && resumed.total == 2)
+                #expect(server.requestCount() == before + 2)
+                gate.open()
+            }
+        }
+    }
+
     @Test("a resize of an empty source is an error, never a 1x1 enlargement")
     func resizeOfAnEmptySource() {
         #expect(throws: ImageProcessingError.self) {

@@ -25,6 +25,10 @@ import Synchronization
 /// URL listed twice is loaded once (the repeat counts as skipped); with ``ImageRequest/Options/refreshCached`` each
 /// URL is asked of the origin as usual. A real load of a URL being prefetched joins the
 /// prefetch instead of downloading again, and raises its priority to its own.
+///
+/// ``pause()`` holds back URLs not yet started (those loading run on) until ``resume()``; ``cancel(url:)`` stops
+/// one URL — before it starts, or while it loads — in every prefetch of this prefetcher, and ``cancel()`` stops all.
+/// A cancelled URL counts as failed.
 public final class ImagePrefetcher: Sendable {
     /// Counts so far.
     public struct Progress: Sendable, Equatable {
@@ -78,6 +82,19 @@ public final class ImagePrefetcher: Sendable {
     public let options: ImageRequest.Options
     private let running = Mutex<[Int: Task<Progress, Never>]>([:])
     private let nextID = Atomic<Int>(0)
+    private let control = Mutex(Control())
+
+    /// What ``pause()``, ``resume()`` and ``cancel(url:)`` change, and the loads they reach.
+    private struct Control {
+        var isPaused = false
+        /// Prefetches waiting for ``resume()``.
+        var resumeWaiters: [CheckedContinuation<Void, Never>] = []
+        /// URLs cancelled before they started; each is dropped when a prefetch comes to it.
+        var cancelledURLs: Set<URL> = []
+        /// The load of each URL under way, by URL and a number of its own.
+        var loads: [URL: [Int: Task<Outcome, Never>]] = [:]
+        var nextLoad = 0
+    }
 
     /// Makes a prefetcher that loads through `manager` into `destination`, `maxConcurrentPrefetches` at a time, with
     /// `options`.
@@ -112,7 +129,81 @@ public final class ImagePrefetcher: Sendable {
         for task in tasks { task.cancel() }
     }
 
-    private enum Outcome {
+    /// Stops `url` in every prefetch under way: its load is cancelled if it has started, and it is not started if
+    /// it has not; either way it counts as failed. A prefetch started afterwards loads it again.
+    public func cancel(url: URL) {
+        let loads = control.withLock { control in
+            control.cancelledURLs.insert(url)
+            return Array(control.loads[url, default: [:]].values)
+        }
+        for load in loads { load.cancel() }
+    }
+
+    /// Holds back every URL not yet started, in every prefetch, until ``resume()``; loads under way run on.
+    public func pause() {
+        control.withLock { $0.isPaused = true }
+    }
+
+    /// Lets paused prefetches start their URLs again.
+    public func resume() {
+        let waiters = control.withLock { control in
+            control.isPaused = false
+            defer { control.resumeWaiters = [] }
+            return control.resumeWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    /// Whether ``pause()`` holds URLs back.
+    public var isPaused: Bool { control.withLock { $0.isPaused } }
+
+    /// Returns once the prefetcher is not paused (at once when it is not), or when the calling task is cancelled.
+    private func waitUntilResumed() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let runs = control.withLock { control in
+                    guard control.isPaused, !Task.isCancelled else { return true }
+                    control.resumeWaiters.append(continuation)
+                    return false
+                }
+                if runs { continuation.resume() }
+            }
+        } onCancel: {
+            // A cancelled prefetch stops waiting: every waiter is let go, and those still paused wait again.
+            let waiters = control.withLock { control in
+                defer { control.resumeWaiters = [] }
+                return control.resumeWaiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+
+    /// Loads `url` as a task of its own that ``cancel(url:)`` can reach; a URL cancelled before it starts fails.
+    private func load(_ url: URL, extraOptions: ImageRequest.Options) async -> Outcome {
+        let registered = control.withLock { control -> (Int, Task<Outcome, Never>)? in
+            if control.cancelledURLs.remove(url) != nil { return nil }
+            control.nextLoad += 1
+            let task = Task { await self.prefetch(url, extraOptions: extraOptions) }
+            control.loads[url, default: [:]][control.nextLoad] = task
+            return (control.nextLoad, task)
+        }
+        guard let (number, task) = registered else { return .failed }
+        defer {
+            control.withLock { control in
+                control.loads[url]?[number] = nil
+                if control.loads[url]?.isEmpty == true { control.loads[url] = nil }
+            }
+        }
+        return await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    private enum Outcome: Sendable {
+        /// The prefetcher was resumed (or the prefetch cancelled) while this prefetch waited: no URL.
+        case resumed
         /// Loaded and on disk (or not meant for it), with its encoded size when known.
         case finished(bytes: Int)
         /// Loaded, not on disk.
@@ -128,22 +219,39 @@ public final class ImagePrefetcher: Sendable {
             destination == .diskCache && options.isDisjoint(with: [.refreshCached, .fromLoaderOnly, .fromCacheOnly])
         let cached = looksUpAll ? await manager.urlsWithCachedData(urls) : nil
         var started: Set<URL> = []
+        var next = urls.startIndex
         await withTaskGroup(of: Outcome.self) { group in
-            var next = urls.startIndex
-            func addNext() {
-                guard next < urls.endIndex else { return }
-                let url = urls[next]
-                next += 1
-                guard let cached else { return group.addTask { await self.prefetch(url) } }
-                if cached.contains(url) || !started.insert(url).inserted {
-                    group.addTask { .skipped }
-                } else {
-                    group.addTask { await self.prefetch(url, extraOptions: .fromLoaderOnly) }
+            var loading = 0
+            var isWaitingForResume = false
+            /// Starts URLs while slots are free, unless paused or cancelled; while paused with URLs left, one child
+            /// waits for resume() so that the loop wakes for it even with loads under way.
+            func fill() {
+                while loading < maxConcurrentPrefetches, next < urls.endIndex, !isPaused, !Task.isCancelled {
+                    let url = urls[next]
+                    next += 1
+                    loading += 1
+                    if let cached, cached.contains(url) || !started.insert(url).inserted {
+                        group.addTask { .skipped }
+                    } else {
+                        let extra: ImageRequest.Options = cached == nil ? [] : .fromLoaderOnly
+                        group.addTask { await self.load(url, extraOptions: extra) }
+                    }
+                }
+                if isPaused, next < urls.endIndex, !isWaitingForResume, !Task.isCancelled {
+                    isWaitingForResume = true
+                    group.addTask {
+                        await self.waitUntilResumed()
+                        return .resumed
+                    }
                 }
             }
-            for _ in 0..<maxConcurrentPrefetches { addNext() }
-            for await outcome in group {
+            fill()
+            while let outcome = await group.next() {
                 switch outcome {
+                case .resumed:
+                    isWaitingForResume = false
+                    fill()
+                    continue
                 case .finished(let bytes):
                     counts.finished += 1
                     counts.bytes += bytes
@@ -153,18 +261,16 @@ public final class ImagePrefetcher: Sendable {
                 case .skipped: counts.skipped += 1
                 case .failed: counts.failed += 1
                 }
+                loading -= 1
                 report?(counts)
-                if Task.isCancelled {
-                    // What was never started fails at once.
-                    while next < urls.endIndex {
-                        next += 1
-                        counts.failed += 1
-                        report?(counts)
-                    }
-                } else {
-                    addNext()
-                }
+                fill()
             }
+        }
+        // What was never started (the prefetch was cancelled) fails.
+        while next < urls.endIndex {
+            next += 1
+            counts.failed += 1
+            report?(counts)
         }
         return counts
     }
