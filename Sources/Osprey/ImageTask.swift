@@ -66,8 +66,14 @@ public final class ImageTask: Sendable {
 
     /// What was asked for.
     public let request: ImageRequest
-    /// The events of a task made by ``ImageManager/task(for:)``; an empty, finished stream for the other forms.
+    /// What the task reports, in order, ending with its one `finished` event. For a task made by
+    /// ``ImageManager/task(for:)`` it is the load's only output, and ending its iteration early cancels the load.
+    /// For a callback load it mirrors the callbacks — the same events in the same order, yielded on the callback
+    /// queue — and keeps only the newest 16 events nobody has read yet, so that an unread stream holds no download
+    /// in memory; ending its iteration leaves the load alone.
     public let events: AsyncStream<Event>
+    /// Where a callback load's ``events`` are yielded; `nil` for the other forms.
+    private let mirror: AsyncStream<Event>.Continuation?
     /// The load's number in its manager's table.
     let id: Int
     private let sink: Sink
@@ -86,8 +92,14 @@ public final class ImageTask: Sendable {
         self.currentPriority = Atomic(request.effectivePriority.rawValue)
         if let events {
             self.events = events
+            self.mirror = nil
+        } else if case .callbacks = sink {
+            let (events, mirror) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingNewest(16))
+            self.events = events
+            self.mirror = mirror
         } else {
             self.events = AsyncStream { $0.finish() }
+            self.mirror = nil
         }
     }
 
@@ -133,7 +145,11 @@ public final class ImageTask: Sendable {
         manager?.taskCancelled(self)
         switch sink {
         case .callbacks(let callbacks):
-            callbacks.queue.async { callbacks.completion(.failure(.cancelled)) }
+            callbacks.queue.async { [mirror] in
+                mirror?.yield(.finished(.failure(.cancelled)))
+                mirror?.finish()
+                callbacks.completion(.failure(.cancelled))
+            }
         case .stream(let continuation):
             continuation.finish()
         case .waiter:
@@ -200,13 +216,17 @@ public final class ImageTask: Sendable {
         case .progress(let progress):
             guard !isFinished else { return }
             callbacks.progress?(progress)
+            mirror?.yield(event)
         case .preview(let result):
             guard !isFinished else { return }
             callbacks.preview?(result)
+            mirror?.yield(event)
         case .finished(let outcome):
             // Ending here, on the callback queue, is what makes a cancel() that comes first win: its cancelled
             // completion is then the only one.
             guard endRunning() else { return }
+            mirror?.yield(event)
+            mirror?.finish()
             callbacks.completion(outcome)
         }
     }

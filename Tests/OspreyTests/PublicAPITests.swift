@@ -289,6 +289,41 @@ import Testing
         }
     }
 
+    @Test("a callback load's task has events too: progress, then its one outcome, the same the callbacks get")
+    func callbackLoadEvents() async throws {
+        let directory = TemporaryDirectory()
+        try await withOriginServer { server in
+            server.route("/a.png", .ok(SyntheticImages.png(width: 8, height: 6), contentType: "image/png"))
+            let gate = OriginGate()
+            server.route("/held.png", OriginResponse.ok([1], contentType: "image/png").held(by: gate))
+            var configuration = ImageCache.Configuration(namespace: "api")
+            configuration.disk.baseDirectory = directory.path
+            try await withImageManager(cache: ImageCache(configuration: configuration)) { manager in
+                let outcomes = Outcomes()
+                let task = manager.loadImage(with: try #require(URL(string: server.url("/a.png")))) {
+                    outcomes.append("a", $0)
+                }
+                var events: [ImageTask.Event] = []
+                for await event in task.events { events.append(event) }
+                #expect(try await outcomes.wait(for: "a").image.width == 8)
+                guard case .finished(.success(let result))? = events.last else { throw OutcomeError(nil) }
+                #expect(result.image.width == 8)
+                #expect(events.dropLast().allSatisfy { if case .progress = $0 { true } else { false } })
+                #expect(events.count >= 2)
+
+                let held = manager.loadImage(with: try #require(URL(string: server.url("/held.png")))) { _ in }
+                await server.waitForRequests(to: "/held.png", count: 1)
+                held.cancel()
+                var cancelled: [ImageTask.Event] = []
+                for await event in held.events { cancelled.append(event) }
+                guard case .finished(.failure(.cancelled))? = cancelled.last, cancelled.count == 1 else {
+                    throw OutcomeError(nil)
+                }
+                gate.open()
+            }
+        }
+    }
+
     @Test("a resize of an empty source is an error, never a 1x1 enlargement")
     func resizeOfAnEmptySource() {
         #expect(throws: ImageProcessingError.self) {
