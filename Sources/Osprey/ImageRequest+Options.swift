@@ -33,6 +33,10 @@ extension ImageRequest {
         public static let fromLoaderOnly = Options(rawValue: 1 << 6)
         /// Deliver only once the image is stored (on disk too), so a lookup right after the delivery finds it.
         public static let waitStoreCache = Options(rawValue: 1 << 7)
+        /// Take the image from memory when it is there; otherwise skip the disk cache and download (the result is
+        /// cached as usual): Kingfisher's `fromMemoryCacheOrRefresh`, for an image that must be fresh unless this
+        /// process already holds it.
+        public static let fromMemoryCacheOrRefresh = Options(rawValue: 1 << 15)
 
         // MARK: Downloading
 
@@ -58,8 +62,12 @@ extension ImageRequest {
         /// The options that change what a load does or produces, as opposed to when it runs or who waits for it:
         /// loads that differ in these never share a job.
         static let shapingResult: Options = [
-            .cacheMemoryOnly, .refreshCached, .fromCacheOnly, .fromLoaderOnly, .progressiveDownload, .handleCookies,
-            .allowInvalidSSLCertificates, .transformAnimatedImage, .scaleDownLargeImages, .decodeFirstFrameOnly,
+            .cacheMemoryOnly, .refreshCached, .fromCacheOnly, .fromLoaderOnly, .fromMemoryCacheOrRefresh,
+            .progressiveDownload, .handleCookies, .allowInvalidSSLCertificates, .transformAnimatedImage,
+            .scaleDownLargeImages, .decodeFirstFrameOnly,
         ]
+
+        /// Whether the disk cache is consulted before downloading.
+        var looksOnDisk: Bool { isDisjoint(with: [.fromLoaderOnly, .fromMemoryCacheOrRefresh]) }
     }
 }

@@ -324,6 +324,31 @@ import Testing
         }
     }
 
+    @Test("fromMemoryCacheOrRefresh takes memory, and otherwise downloads though the disk has it")
+    func memoryOrRefresh() async throws {
+        let directory = TemporaryDirectory()
+        try await withOriginServer { server in
+            server.route("/a.png", .ok(SyntheticImages.png(width: 8, height: 6), contentType: "image/png"))
+            var configuration = ImageCache.Configuration(namespace: "api")
+            configuration.disk.baseDirectory = directory.path
+            let cache = ImageCache(configuration: configuration)
+            try await withImageManager(cache: cache) { manager in
+                let url = try #require(URL(string: server.url("/a.png")))
+                _ = try await manager.image(for: try ImageRequest(url: url, options: [.waitStoreCache]))
+                let memoryOrRefresh = try ImageRequest(url: url, options: [.fromMemoryCacheOrRefresh])
+                #expect(try await manager.image(for: memoryOrRefresh).cacheType == .memory)
+                #expect(server.requestCount("/a.png") == 1)
+
+                cache.clearMemory()
+                #expect(try await manager.image(for: memoryOrRefresh).cacheType == .notCached)
+                #expect(server.requestCount("/a.png") == 2)
+                cache.clearMemory()
+                #expect(try await manager.image(for: url).cacheType == .disk)  // it was on disk all along
+                #expect(server.requestCount("/a.png") == 2)
+            }
+        }
+    }
+
     @Test("a resize of an empty source is an error, never a 1x1 enlargement")
     func resizeOfAnEmptySource() {
         #expect(throws: ImageProcessingError.self) {

@@ -23,7 +23,7 @@ extension ImageJob {
         let options = request.options
         let url = request.url
         var cached: Cached?
-        if !options.contains(.fromLoaderOnly) {
+        if options.looksOnDisk {
             await observe(.disk)
             switch await lookUp() {
             case .success(let hit): cached = hit

@@ -51,11 +51,15 @@ extension ImageManager {
         let cache = request.cache ?? self.cache
         let baseKey = cacheKey(for: url)
         var cached: DataResult?
-        if !options.contains(.fromLoaderOnly) {
+        if options.looksOnDisk {
             if let stored = await cache.storedData(forKey: baseKey) {
                 cached = try? result(stored.bytes, from: stored.cacheType, url: url)
             }
             if let cached, !options.contains(.refreshCached) { return cached }
+        } else if options.contains(.fromMemoryCacheOrRefresh), !options.contains(.fromLoaderOnly),
+            let bytes = cache.dataInMemory(forKey: baseKey), let inMemory = try? result(bytes, from: .memory, url: url)
+        {
+            return inMemory
         }
         guard !Task.isCancelled else { throw .cancelled }
         if options.contains(.fromCacheOnly) {

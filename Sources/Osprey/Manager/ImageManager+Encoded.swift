@@ -71,7 +71,7 @@ extension ImageManager {
         let cache = request.cache ?? self.cache
         let options = request.options
         let storesOnDisk = configuration.storesProcessedImagesOnDisk && !options.contains(.cacheMemoryOnly)
-        if configuration.storesProcessedImagesOnDisk, options.isDisjoint(with: [.fromLoaderOnly, .refreshCached]),
+        if configuration.storesProcessedImagesOnDisk, options.looksOnDisk, !options.contains(.refreshCached),
             let found = await encodedOnDisk(forKey: key, cache: cache, coders: output.options.coders)
         {
             cache.storeEncodedInMemory(found, forKey: key)
