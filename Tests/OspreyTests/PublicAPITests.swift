@@ -349,6 +349,29 @@ import Testing
         }
     }
 
+    @Test("a memory cache's limits change at run time: lowering them evicts the least recently used at once")
+    func memoryCacheLimitsAtRunTime() {
+        var configuration = MemoryCache<String, Int>.Configuration(costLimit: 100)
+        configuration.respondsToMemoryPressure = false
+        let cache = MemoryCache<String, Int>(configuration: configuration)
+        for index in 0..<10 { cache.setValue(index, forKey: "\(index)", cost: 10) }
+        #expect(cache.totalCost == 100 && cache.count == 10)
+        _ = cache.value(forKey: "0")  // now the most recently used
+
+        cache.costLimit = 50
+        #expect(cache.totalCost == 50 && cache.count == 5)
+        #expect(["0", "7", "8", "9", "6"].allSatisfy { cache.containsValue(forKey: $0) })
+        cache.setValue(99, forKey: "big", cost: 6)  // above a tenth of the new limit: not cached
+        #expect(!cache.containsValue(forKey: "big"))
+
+        cache.countLimit = 2
+        #expect(cache.count == 2 && cache.containsValue(forKey: "0") && cache.containsValue(forKey: "9"))
+        cache.costLimit = 1_000
+        cache.countLimit = .max
+        cache.setValue(99, forKey: "big", cost: 60)
+        #expect(cache.containsValue(forKey: "big") && cache.configuration.costLimit == 100)
+    }
+
     @Test("a resize of an empty source is an error, never a 1x1 enlargement")
     func resizeOfAnEmptySource() {
         #expect(throws: ImageProcessingError.self) {

@@ -43,8 +43,8 @@ extension MemoryCache {
             self.countLimit = countLimit
         }
 
-        /// The cost above which an entry is not cached.
-        @inlinable var maximumEntryCost: Int {
+        /// The cost above which an entry is not cached, under a cost limit of `costLimit`.
+        @inlinable func maximumEntryCost(of costLimit: Int) -> Int {
             Int((Double(costLimit) * maximumEntryCostFraction).rounded(.down))
         }
     }

@@ -15,8 +15,29 @@ public import Synchronization
 /// costing more than ``Configuration/maximumEntryCostFraction`` of the cost limit is not cached. The cache trims
 /// itself under memory pressure (``MemoryPressureMonitor``): to half its cost on a warning, to nothing when critical.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    /// The limits this cache was made with.
+    /// The limits this cache was made with; ``costLimit`` and ``countLimit`` may have changed since.
     public let configuration: Configuration
+
+    /// The most the entries' costs may add up to; starts at the configuration's. Setting it evicts least recently
+    /// used entries until the cache fits, and moves the per-entry maximum with it (Kingfisher's
+    /// `totalCostLimit`, changeable at run time).
+    public var costLimit: Int {
+        get { currentCostLimit.load(ordering: .relaxed) }
+        set {
+            currentCostLimit.store(max(newValue, 0), ordering: .relaxed)
+            trim(toCost: costLimit, count: countLimit)
+        }
+    }
+
+    /// The most entries the cache holds; starts at the configuration's. Setting it evicts least recently used entries
+    /// until the cache fits.
+    public var countLimit: Int {
+        get { currentCountLimit.load(ordering: .relaxed) }
+        set {
+            currentCountLimit.store(max(newValue, 0), ordering: .relaxed)
+            trim(toCost: costLimit, count: countLimit)
+        }
+    }
 
     // The hot paths are @inlinable so that a caller's MemoryCache<K, V> is specialised for K and V: unspecialised
     // generic code spent most of a hit looking up type metadata.
@@ -25,6 +46,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @usableFromInline let clockTick = Atomic<UInt64>(0)
     @usableFromInline let costTotal = Atomic<Int>(0)
     @usableFromInline let entryCount = Atomic<Int>(0)
+    @usableFromInline let currentCostLimit: Atomic<Int>
+    @usableFromInline let currentCountLimit: Atomic<Int>
     /// Time on the cache's clock, for entry lifetimes.
     @usableFromInline let now: @Sendable () -> Duration
 
@@ -43,6 +66,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Makes an empty cache whose entry lifetimes run on `clock`.
     public init<C: Clock>(configuration: Configuration = Configuration(), clock: C) where C.Duration == Duration {
         self.configuration = configuration
+        self.currentCostLimit = Atomic(configuration.costLimit)
+        self.currentCountLimit = Atomic(configuration.countLimit)
         self.shards = (0..<max(configuration.shardCount, 1)).map { _ in Shard() }
         let start = clock.now
         self.now = { start.duration(to: clock.now) }
@@ -100,7 +125,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// overrides ``Configuration/entryLifetime`` for this entry.
     @inlinable
     public func setValue(_ value: Value, forKey key: Key, cost: Int = 1, lifetime: Duration? = nil) {
-        guard cost >= 0, cost <= configuration.maximumEntryCost, configuration.countLimit > 0 else {
+        let (costLimit, countLimit) = (self.costLimit, self.countLimit)
+        guard cost >= 0, cost <= configuration.maximumEntryCost(of: costLimit), countLimit > 0 else {
             removeValue(forKey: key)
             return
         }
@@ -113,7 +139,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             return replaced
         }
         _ = replaced  // Released outside the lock.
-        trim(toCost: configuration.costLimit, count: configuration.countLimit)
+        trim(toCost: costLimit, count: countLimit)
     }
 
     /// Removes the entry for `key`; returns its value.
