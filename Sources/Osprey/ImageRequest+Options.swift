@@ -11,14 +11,11 @@ extension ImageRequest {
             self.rawValue = rawValue
         }
 
-        // MARK: Failures and priority
+        // MARK: Failures
 
         /// Ask the origin even when the URL is on the failed-URL list (M3).
         public static let retryFailed = Options(rawValue: 1 << 0)
-        /// Download at ``DownloadPriority/low`` (the prefetcher's priority).
-        public static let lowPriority = Options(rawValue: 1 << 1)
-        /// Download at ``DownloadPriority/high``; wins over `lowPriority`.
-        public static let highPriority = Options(rawValue: 1 << 2)
+        // Bits 1 and 2 were `lowPriority` and `highPriority`: the priority is ``ImageRequest/priority`` alone.
 
         // MARK: Caching
 
@@ -42,10 +39,11 @@ extension ImageRequest {
 
         /// Deliver partial images while the data arrives (M15), each marked not final.
         public static let progressiveDownload = Options(rawValue: 1 << 8)
-        /// Send and keep the downloader's cookies for this URL.
-        public static let handleCookies = Options(rawValue: 1 << 9)
-        /// Accept any certificate from an `https` origin (expired, self-signed, wrong host).
-        public static let allowInvalidSSLCertificates = Options(rawValue: 1 << 10)
+        /// Send and keep the downloader's cookies for this URL (``DownloadRequest/handlesCookies``).
+        public static let handlesCookies = Options(rawValue: 1 << 9)
+        /// Accept any certificate from an `https` origin: expired, self-signed, wrong host
+        /// (``DownloadRequest/allowsInvalidCertificates``).
+        public static let allowsInvalidCertificates = Options(rawValue: 1 << 10)
         /// Let the download and the caching finish even if every caller cancels (M18).
         public static let detached = Options(rawValue: 1 << 11)
 
@@ -63,7 +61,7 @@ extension ImageRequest {
         /// loads that differ in these never share a job.
         static let shapingResult: Options = [
             .cacheMemoryOnly, .refreshCached, .fromCacheOnly, .fromLoaderOnly, .fromMemoryCacheOrRefresh,
-            .progressiveDownload, .handleCookies, .allowInvalidSSLCertificates, .transformAnimatedImage,
+            .progressiveDownload, .handlesCookies, .allowsInvalidCertificates, .transformAnimatedImage,
             .scaleDownLargeImages, .decodeFirstFrameOnly,
         ]
 

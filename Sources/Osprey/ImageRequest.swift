@@ -8,7 +8,7 @@ public import OspreyCodecs
 /// 1–65535 fails at once with ``OspreyError/invalidURL(_:reason:)`` and never reaches the network.
 ///
 /// ```swift
-/// var request = try ImageRequest(string: "https://example.com/cat.jpg", options: [.highPriority])
+/// var request = try ImageRequest(string: "https://example.com/cat.jpg", priority: .high)
 /// request.targetSize = ImageSize(width: 400, height: 300)   // decoded no smaller than this, JPEG by DCT scaling
 /// let result = try await ImageManager.shared.image(for: request)
 /// ```
@@ -20,8 +20,8 @@ public struct ImageRequest: Sendable {
     /// Applied in order after decoding (and after the manager's transform hook); their identifiers become part of the
     /// cache key. None by default.
     public var processors: [any ImageProcessing]
-    /// Where the download waits in the queue. `.normal` by default; ``Options/lowPriority`` and
-    /// ``Options/highPriority`` override it.
+    /// Where the download waits in the queue. `.normal` by default; a load under way can change it
+    /// (``ImageTask/setPriority(_:)``).
     public var priority: DownloadPriority
     /// Decode scaled down while staying at least this large (JPEG by DCT scaling, WebP stills by any factor). `nil`
     /// (full size) by default. Part of the cache key.
@@ -87,13 +87,5 @@ public struct ImageRequest: Sendable {
         self.options = []
         self.processors = []
         self.priority = .normal
-    }
-
-    /// The priority the download runs at: ``Options/highPriority`` or ``Options/lowPriority`` when set, else
-    /// ``priority``.
-    public var effectivePriority: DownloadPriority {
-        if options.contains(.highPriority) { return .high }
-        if options.contains(.lowPriority) { return .low }
-        return priority
     }
 }

@@ -89,7 +89,7 @@ public final class ImageTask: Sendable {
         self.request = request
         self.sink = sink
         self.manager = manager
-        self.currentPriority = Atomic(request.effectivePriority.rawValue)
+        self.currentPriority = Atomic(request.priority.rawValue)
         if let events {
             self.events = events
             self.mirror = nil

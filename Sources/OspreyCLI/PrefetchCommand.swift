@@ -73,7 +73,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         let manager = try loading.makeManager()
         let prefetcher = ImagePrefetcher(
             manager: manager, maxConcurrentPrefetches: try loading.settings().maxConcurrent,
-            options: loading.requestOptions.union(.lowPriority))
+            options: loading.requestOptions)
         let started = ContinuousClock.now
         let display = TerminalProgress(total: urls.count, verb: "prefetched", quiet: quiet)
         let summary = await prefetcher.prefetch(urls) { counts in

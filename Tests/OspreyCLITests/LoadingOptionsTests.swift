@@ -28,7 +28,7 @@ struct LoadingOptionsTests {
         #expect(downloader.logger.logLevel == .debug)
         #expect(
             options.requestOptions
-                == [.waitStoreCache, .allowInvalidSSLCertificates, .retryFailed, .refreshCached, .cacheMemoryOnly])
+                == [.waitStoreCache, .allowsInvalidCertificates, .retryFailed, .refreshCached, .cacheMemoryOnly])
         #expect(options.cacheConfiguration(settings).disk.directory == "/tmp/c/osprey/default")
 
         let plain = try LoadingOptions.parse([])

@@ -206,18 +206,18 @@ struct ImageManagerOptionsTests {
 
     // MARK: Downloading options (M9)
 
-    @Test("M9: highPriority goes before normal, lowPriority after, in a queue of one")
+    @Test("M9: a high priority goes before normal, a low one after, in a queue of one")
     func priorities() async throws {
         try await withManager(downloading: { $0.maxConcurrentDownloads = 1 }) { harness in
             harness.server.route("/order.png", .ok(ManagerFixtures.png))
             harness.downloader.isSuspended = true
-            let options: [ImageRequest.Options] = [.lowPriority, [], .highPriority, .lowPriority, .highPriority]
-            let tasks = try options.enumerated().map { index, options in
+            let priorities: [DownloadPriority] = [.low, .normal, .high, .low, .high]
+            let tasks = try priorities.enumerated().map { index, priority in
                 harness.manager.loadImage(
-                    with: try ImageRequest(url: harness.url("/order.png?i=\(index)"), options: options)
+                    with: try ImageRequest(url: harness.url("/order.png?i=\(index)"), priority: priority)
                 ) { _ in }
             }
-            await harness.loader.waitForDownloads(options.count)
+            await harness.loader.waitForDownloads(priorities.count)
             harness.downloader.isSuspended = false
             await harness.settle()
 
@@ -237,14 +237,14 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    @Test("M9: handleCookies sends the cookies the origin set; without it none are sent")
-    func handleCookies() async throws {
+    @Test("M9: handlesCookies sends the cookies the origin set; without it none are sent")
+    func handlesCookies() async throws {
         try await withManager { harness in
             harness.server.route("/set.png", .ok(ManagerFixtures.png).header("Set-Cookie", "session=42; Path=/"))
             harness.server.route("/a.png", .ok(ManagerFixtures.png))
             harness.server.route("/b.png", .ok(ManagerFixtures.png))
-            _ = try await harness.manager.image(for: harness.url("/set.png"), options: [.handleCookies])
-            _ = try await harness.manager.image(for: harness.url("/a.png"), options: [.handleCookies])
+            _ = try await harness.manager.image(for: harness.url("/set.png"), options: [.handlesCookies])
+            _ = try await harness.manager.image(for: harness.url("/a.png"), options: [.handlesCookies])
             _ = try await harness.manager.image(for: harness.url("/b.png"))
 
             #expect(harness.server.requests(to: "/a.png").first?.header("Cookie") == "session=42")
@@ -252,8 +252,8 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    @Test("M9: allowInvalidSSLCertificates accepts a self-signed origin that is refused otherwise")
-    func allowInvalidSSLCertificates() async throws {
+    @Test("M9: allowsInvalidCertificates accepts a self-signed origin that is refused otherwise")
+    func allowsInvalidCertificates() async throws {
         try await withManager(tls: true) { harness in
             harness.server.route("/a.png", .ok(ManagerFixtures.png))
             let refused = await #expect(throws: ImageError.self) {
@@ -261,7 +261,7 @@ struct ImageManagerOptionsTests {
             }
             guard case .downloadFailed(let error) = refused, error.isTransient else { throw ExpectedFailure(refused) }
             let accepted = try await harness.manager.image(
-                for: harness.url("/a.png"), options: [.allowInvalidSSLCertificates])
+                for: harness.url("/a.png"), options: [.allowsInvalidCertificates])
             #expect(accepted.image.width == 8)
         }
     }

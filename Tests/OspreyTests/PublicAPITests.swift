@@ -8,6 +8,14 @@ import Testing
 
 /// The library as a user of Kingfisher, Nuke or SDWebImage meets it: public products only, no `@testable`.
 @Suite struct PublicAPITests {
+    /// A downloader that waits minutes, not seconds, for an origin's next byte: the tests hold responses back
+    /// behind gates, and a loaded machine running the whole suite may take longer than the default 15 s to open them.
+    static var patientDownloads: ImageDownloader.Configuration {
+        var configuration = ImageDownloader.Configuration()
+        configuration.timeout = .seconds(600)
+        return configuration
+    }
+
     @Test("one CacheType, without .none: made now, then from memory, then from disk; a failure is none of them")
     func oneCacheVocabulary() async throws {
         let directory = TemporaryDirectory()
@@ -47,7 +55,10 @@ import Testing
             server.route("/b.png", OriginResponse.ok(png, contentType: "image/png").held(by: gate))
             var configuration = ImageCache.Configuration(namespace: "api")
             configuration.disk.baseDirectory = directory.path
-            try await withImageManager(cache: ImageCache(configuration: configuration)) { manager in
+            try await withImageManager(
+                cache: ImageCache(configuration: configuration), downloader: Self.patientDownloads
+            ) {
+                manager in
                 let a = try #require(URL(string: server.url("/a.png")))
                 let b = try #require(URL(string: server.url("/b.png")))
                 let outcomes = Outcomes()
@@ -184,7 +195,10 @@ import Testing
             server.route("/mirror.png", .ok(png, contentType: "image/png"))
             var configuration = ImageCache.Configuration(namespace: "api")
             configuration.disk.baseDirectory = directory.path
-            try await withImageManager(cache: ImageCache(configuration: configuration)) { manager in
+            try await withImageManager(
+                cache: ImageCache(configuration: configuration), downloader: Self.patientDownloads
+            ) {
+                manager in
                 let urls = try ["/missing.png", "/down.png", "/mirror.png"].map {
                     try #require(URL(string: server.url($0)))
                 }
@@ -254,7 +268,10 @@ import Testing
             for name in ["a", "b", "c", "d"] { server.route("/\(name).png", .ok(png, contentType: "image/png")) }
             var configuration = ImageCache.Configuration(namespace: "api")
             configuration.disk.baseDirectory = directory.path
-            try await withImageManager(cache: ImageCache(configuration: configuration)) { manager in
+            try await withImageManager(
+                cache: ImageCache(configuration: configuration), downloader: Self.patientDownloads
+            ) {
+                manager in
                 let url: @Sendable (String) -> URL = { path in URL(string: server.url(path))! }
                 let prefetcher = ImagePrefetcher(manager: manager, maxConcurrentPrefetches: 1)
                 // One at a time: the held URL loads, b waits behind it; both are cancelled, c and d load.
@@ -298,7 +315,10 @@ import Testing
             server.route("/held.png", OriginResponse.ok([1], contentType: "image/png").held(by: gate))
             var configuration = ImageCache.Configuration(namespace: "api")
             configuration.disk.baseDirectory = directory.path
-            try await withImageManager(cache: ImageCache(configuration: configuration)) { manager in
+            try await withImageManager(
+                cache: ImageCache(configuration: configuration), downloader: Self.patientDownloads
+            ) {
+                manager in
                 let outcomes = Outcomes()
                 let task = manager.loadImage(with: try #require(URL(string: server.url("/a.png")))) {
                     outcomes.append("a", $0)
@@ -388,7 +408,7 @@ import Testing
             let (slowURL, fastURL) = (
                 try #require(URL(string: server.url("/slow"))), try #require(URL(string: server.url("/fast")))
             )
-            try await withImageDownloader { downloader in
+            try await withImageDownloader(configuration: Self.patientDownloads) { downloader in
                 let slow = downloader.downloadTask(DownloadRequest(url: slowURL))
                 await server.waitForRequests(to: "/slow", count: 1)
                 _ = try await downloader.downloadTask(DownloadRequest(url: fastURL)).response

@@ -52,7 +52,7 @@ final class ImageJob: Sendable {
     }
 
     /// The priority to download at: the highest among the subscribers.
-    var priority: DownloadPriority { manager.priority(of: id) ?? request.effectivePriority }
+    var priority: DownloadPriority { manager.priority(of: id) ?? request.priority }
 
     var wantsStoreBeforeDelivery: Bool { manager.waitsForStore(id) }
 

@@ -36,7 +36,7 @@ extension ImageManager {
     /// Cancelling the calling task cancels the load (``ImageError/cancelled``).
     ///
     /// ```swift
-    /// let result = try await manager.data(for: ImageRequest(url: url, options: [.lowPriority]))
+    /// let result = try await manager.data(for: ImageRequest(url: url, priority: .low))
     /// print(result.header.format, result.data.count, result.diskStore as Any)
     /// ```
     nonisolated(nonsending) public func data(
@@ -73,7 +73,7 @@ extension ImageManager {
 
         let validators = cached != nil ? await cache.dataCache.validators(forKey: baseKey) : nil
         let response = try await downloadFirstSource(
-            of: request, loader: request.loader ?? loader, priority: request.effectivePriority, validators: validators,
+            of: request, loader: request.loader ?? loader, priority: request.priority, validators: validators,
             progress: progress, started: { _ in }
         ).get()
         if let cached, response.isNotModified || cached.data == response.body { return cached }

@@ -27,7 +27,7 @@ extension ImageManager {
         let variantKey = cacheKey(for: request, as: output)
         let jobKey = self.jobKey(for: request, variantKey: variantKey)
         let subscribed = subscribeEncoded(
-            to: jobKey, priority: request.effectivePriority, detached: request.options.contains(.detached))
+            to: jobKey, priority: request.priority, detached: request.options.contains(.detached))
         guard let subscribed else { throw .cancelled }
         if let job = subscribed.new {
             run(job) { [self] in

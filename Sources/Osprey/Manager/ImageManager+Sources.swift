@@ -25,8 +25,8 @@ extension ImageManager {
         for (index, url) in request.sources.enumerated() {
             if !request.options.contains(.retryFailed), failedURLs.contains(url) { continue }
             var download = DownloadRequest(url: url, priority: priority)
-            if request.options.contains(.handleCookies) { download.handlesCookies = true }
-            if request.options.contains(.allowInvalidSSLCertificates) { download.allowsInvalidCertificates = true }
+            if request.options.contains(.handlesCookies) { download.handlesCookies = true }
+            if request.options.contains(.allowsInvalidCertificates) { download.allowsInvalidCertificates = true }
             if index == 0 { download.validators = validators }
             let task = loader.download(download, progress: progress)
             started(task)

@@ -12,7 +12,7 @@ import Synchronization
 /// let result = try await manager.image(for: "https://example.com/cat.jpg")
 /// print(result.image.width, result.cacheType)          // e.g. 640, .notCached — then .memory on the next call
 ///
-/// let task = manager.loadImage(with: "https://example.com/dog.jpg", options: [.lowPriority]) { outcome in
+/// let task = manager.loadImage(with: "https://example.com/dog.jpg", options: [.refreshCached]) { outcome in
 ///     print(outcome)                                   // called once, on the callback queue (.cancelled after cancel())
 /// }
 /// task.cancel()

@@ -77,7 +77,9 @@ public final class ImagePrefetcher: Sendable {
     public let destination: Destination
     /// How many URLs load at once: 4 by default.
     public let maxConcurrentPrefetches: Int
-    /// Options added to every load: ``ImageRequest/Options/lowPriority`` by default. ``ImageRequest/Options/waitStoreCache``
+    /// The priority every load runs at: ``DownloadPriority/low`` by default, so that a real load goes first.
+    public let priority: DownloadPriority
+    /// Options added to every load: none by default. ``ImageRequest/Options/waitStoreCache``
     /// is always added.
     public let options: ImageRequest.Options
     private let running = Mutex<[Int: Task<Progress, Never>]>([:])
@@ -96,15 +98,16 @@ public final class ImagePrefetcher: Sendable {
         var nextLoad = 0
     }
 
-    /// Makes a prefetcher that loads through `manager` into `destination`, `maxConcurrentPrefetches` at a time, with
-    /// `options`.
+    /// Makes a prefetcher that loads through `manager` into `destination`, `maxConcurrentPrefetches` at a time, at
+    /// `priority`, with `options`.
     public init(
         manager: ImageManager = .shared, destination: Destination = .diskCache, maxConcurrentPrefetches: Int = 4,
-        options: ImageRequest.Options = [.lowPriority]
+        priority: DownloadPriority = .low, options: ImageRequest.Options = []
     ) {
         self.manager = manager
         self.destination = destination
         self.maxConcurrentPrefetches = max(1, maxConcurrentPrefetches)
+        self.priority = priority
         self.options = options.union(.waitStoreCache)
     }
 
@@ -277,7 +280,8 @@ public final class ImagePrefetcher: Sendable {
 
     private func prefetch(_ url: URL, extraOptions: ImageRequest.Options = []) async -> Outcome {
         guard !Task.isCancelled else { return .failed }
-        guard let request = try? ImageRequest(url: url, options: options.union(extraOptions)) else { return .failed }
+        guard let request = try? ImageRequest(url: url, options: options.union(extraOptions), priority: priority)
+        else { return .failed }
         do {
             let bytes: Int
             let store: DiskStoreOutcome?

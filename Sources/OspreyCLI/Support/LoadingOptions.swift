@@ -105,7 +105,7 @@ struct LoadingOptions: ParsableArguments {
         if memoryOnly { options.insert(.cacheMemoryOnly) }
         if refresh { options.insert(.refreshCached) }
         if retryFailed { options.insert(.retryFailed) }
-        if insecure { options.insert(.allowInvalidSSLCertificates) }
+        if insecure { options.insert(.allowsInvalidCertificates) }
         return options
     }
 
