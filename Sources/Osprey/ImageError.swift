@@ -18,13 +18,19 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
     case downloadFailed(DownloadError)
     /// The data is not an image the codecs can decode (or breaks a decoding limit).
     case decodingFailed(CodecError)
-    /// A processor, or the transform hook, threw.
-    case processingFailed(identifier: String, reason: String)
+    /// A processor (named by its identifier), or the transform hook (`transformDownloadedImage`), threw `error`:
+    /// kept as it was thrown, so that a caller can match its own error type
+    /// (`if case .processingFailed(_, let error as MyError) = failure`).
+    case processingFailed(identifier: String, error: any Error)
     /// The image could not be encoded as `format` (``ImageManager/encodedImage(for:as:)``).
     case encodingFailed(format: ImageFormat, CodecError)
     /// The manager's ``ImageManager/Configuration/memoryBudget`` did not grant what decoding and processing the image
     /// would take: it alone needs more than the budget (a lasting failure), or too many decodes waited, for too long.
     case insufficientMemory(MemoryBudget.Refusal)
+    /// A disk-cache error (``OspreyError/diskFull(key:)``, ``OspreyError/cacheWriteFailed(key:reason:)``) where an
+    /// image error is reported, kept as the cache reported it. (A load whose disk write fails still succeeds: its
+    /// ``ImageResult/diskStore`` says so.)
+    case cacheFailed(OspreyError)
     /// The load was cancelled.
     case cancelled
 
@@ -49,6 +55,7 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
         case .downloadFailed(let error): "download.\(error.shortDescription)"
         case .decodingFailed: "decodingFailed"
         case .processingFailed: "processingFailed"
+        case .cacheFailed: "cacheFailed"
         case .encodingFailed: "encodingFailed"
         case .insufficientMemory: "insufficientMemory"
         case .cancelled: "cancelled"
@@ -64,7 +71,8 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
         case .notCached(let url): "\(url.absoluteString) is not cached (fromCacheOnly)"
         case .downloadFailed(let error): "download failed: \(error)"
         case .decodingFailed(let error): "cannot decode the image: \(error)"
-        case .processingFailed(let identifier, let reason): "processor '\(identifier)' failed: \(reason)"
+        case .processingFailed(let identifier, let error): "processor '\(identifier)' failed: \(error)"
+        case .cacheFailed(let error): "\(error)"
         case .encodingFailed(let format, let error): "cannot encode as \(format.name): \(error)"
         case .insufficientMemory(let refusal): "not enough memory: \(refusal)"
         case .cancelled: "cancelled"
@@ -76,7 +84,7 @@ extension ImageError {
     init(_ error: OspreyError) {
         switch error {
         case .invalidURL(let url, let reason): self = .invalidURL(url, reason: reason)
-        case .diskFull, .cacheWriteFailed: self = .processingFailed(identifier: "cache", reason: error.description)
+        case .diskFull, .cacheWriteFailed: self = .cacheFailed(error)
         }
     }
 }

@@ -392,6 +392,46 @@ import Testing
         #expect(cache.containsValue(forKey: "big") && cache.configuration.costLimit == 100)
     }
 
+    @Test("a processor's error reaches the caller as it was thrown, and the processed variant's key is public")
+    func processingErrorsAndVariantKeys() async throws {
+        struct Refused: Error, Equatable { let code: Int }
+        struct Failing: ImageProcessing {
+            var identifier: String { "test.failing" }
+            func process(_ image: Image) throws -> Image { throw Refused(code: 7) }
+        }
+        let directory = TemporaryDirectory()
+        try await withOriginServer { server in
+            server.route("/a.png", .ok(SyntheticImages.png(width: 8, height: 6), contentType: "image/png"))
+            var configuration = ImageCache.Configuration(namespace: "api")
+            configuration.disk.baseDirectory = directory.path
+            let cache = ImageCache(configuration: configuration)
+            try await withImageManager(cache: cache) { manager in
+                let url = try #require(URL(string: server.url("/a.png")))
+                let failing = await Result { () async throws(ImageError) -> ImageResult in
+                    try await manager.image(for: try! ImageRequest(url: url, processors: [Failing()]))
+                }
+                guard case .failure(.processingFailed("test.failing", let error as Refused)) = failing else {
+                    throw OutcomeError(failing)
+                }
+                #expect(error == Refused(code: 7))
+
+                // The variant key covers the processors: seed it, probe it, remove it.
+                let small = try ImageRequest(url: url, processors: [.resize(width: 4)])
+                let key = manager.cacheKey(for: small)
+                #expect(key != manager.cacheKey(for: url))
+                let seeded = Image(
+                    pixels: try PixelBuffer(width: 2, height: 2, format: .rgb8, bytes: [UInt8](repeating: 9, count: 12))
+                )
+                try await cache.store(seeded, forKey: key, toDisk: false)
+                let hit = try await manager.image(for: small)
+                #expect(hit.cacheType == .memory && hit.image.width == 2)
+                #expect(server.requestCount("/a.png") == 1)  // the failing load's only
+                await cache.removeImage(forKey: key, fromDisk: true)
+                #expect(try await manager.image(for: small).image.width == 4)
+            }
+        }
+    }
+
     @Test("a resize of an empty source is an error, never a 1x1 enlargement")
     func resizeOfAnEmptySource() {
         #expect(throws: ImageProcessingError.self) {

@@ -383,7 +383,7 @@ extension ImageJob {
                     do {
                         return try transform(image, url)
                     } catch {
-                        throw .processingFailed(identifier: "transformDownloadedImage", reason: "\(error)")
+                        throw .processingFailed(identifier: "transformDownloadedImage", error: error)
                     }
                 }
             }
@@ -506,7 +506,7 @@ extension ImageManager {
             } catch is CancellationError {
                 throw .cancelled
             } catch {
-                throw .processingFailed(identifier: processor.identifier, reason: "\(error)")
+                throw .processingFailed(identifier: processor.identifier, error: error)
             }
         }
         return image

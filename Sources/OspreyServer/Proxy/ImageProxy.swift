@@ -178,12 +178,12 @@ final class ImageProxy: Sendable {
         case .success(let result): loaded = result
         case .failure(.overtime):
             return .failure(.unavailable("the image took longer than the processing limit", retryAfter: nil))
-        case .failure(.image(.processingFailed(let identifier, let reason)))
+        case .failure(.image(.processingFailed(let identifier, let error)))
         where identifier.hasPrefix(SelectFrame.name):
-            return .failure(.badRequest(reason))
-        case .failure(.image(.processingFailed(let identifier, let reason)))
+            return .failure(.badRequest("\(error)"))
+        case .failure(.image(.processingFailed(let identifier, let error)))
         where identifier.hasPrefix(OutputPixelLimit.name):
-            return .failure(.tooLarge(reason))
+            return .failure(.tooLarge("\(error)"))
         case .failure(.image(let error)):
             logger.info("cannot render", metadata: ["url": "\(parameters.source)", "error": "\(error)"])
             return .failure(ProxyError(error, limits: configuration))
