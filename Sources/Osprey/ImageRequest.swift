@@ -5,7 +5,8 @@ public import OspreyCodecs
 /// loader to use instead of the manager's).
 ///
 /// A string that is empty, not a URL, relative, of another scheme, without a valid host or with a port outside
-/// 1–65535 fails at once with ``OspreyError/invalidURL(_:reason:)`` and never reaches the network.
+/// 1–65535 fails at once with ``ImageError/invalidURL(_:reason:)`` — the error every load reports, so one `catch`
+/// covers making the request and loading it — and never reaches the network.
 ///
 /// ```swift
 /// var request = try ImageRequest(string: "https://example.com/cat.jpg", priority: .high)
@@ -55,12 +56,16 @@ public struct ImageRequest: Sendable {
 
     /// Makes a request for `url`.
     ///
-    /// - Throws: ``OspreyError/invalidURL(_:reason:)`` when `url` is not an absolute `http`/`https` URL with a valid
+    /// - Throws: ``ImageError/invalidURL(_:reason:)`` when `url` is not an absolute `http`/`https` URL with a valid
     ///   host and port (see ``validate(_:)``).
     public init(
         url: URL, options: Options = [], processors: [any ImageProcessing] = [], priority: DownloadPriority = .normal
-    ) throws(OspreyError) {
-        try Self.validate(url, original: url.absoluteString)
+    ) throws(ImageError) {
+        do {
+            try Self.validate(url, original: url.absoluteString)
+        } catch {
+            throw ImageError(error)
+        }
         self.url = url
         self.options = options
         self.processors = processors
@@ -69,15 +74,19 @@ public struct ImageRequest: Sendable {
 
     /// Makes a request for the URL in `string`.
     ///
-    /// - Throws: ``OspreyError/invalidURL(_:reason:)`` when `string` is empty or not an absolute `http`/`https` URL
+    /// - Throws: ``ImageError/invalidURL(_:reason:)`` when `string` is empty or not an absolute `http`/`https` URL
     ///   with a host.
     public init(
         string: String, options: Options = [], processors: [any ImageProcessing] = [],
         priority: DownloadPriority = .normal
-    ) throws(OspreyError) {
+    ) throws(ImageError) {
         guard !string.isEmpty else { throw .invalidURL(string, reason: .empty) }
         guard let url = URL(string: string) else { throw .invalidURL(string, reason: .malformed) }
-        try Self.validate(url, original: string)
+        do {
+            try Self.validate(url, original: string)
+        } catch {
+            throw ImageError(error)
+        }
         try self.init(url: url, options: options, processors: processors, priority: priority)
     }
 

@@ -44,27 +44,47 @@ import Testing
             ("http://[fe80::1%25eth0]/x.jpg", .invalidHost),
         ])
     func refusesInvalidStrings(string: String, reason: OspreyError.InvalidURLReason) {
-        #expect(throws: OspreyError.invalidURL(string, reason: reason)) { try ImageRequest(string: string) }
+        #expect(
+            Self.invalidURL { () throws(ImageError) in try ImageRequest(string: string) } == InvalidURL(string, reason))
+    }
+
+    /// The URL and reason of the ``ImageError/invalidURL(_:reason:)`` `make` throws; `nil` for anything else.
+    static func invalidURL(_ make: () throws(ImageError) -> ImageRequest) -> InvalidURL? {
+        do {
+            _ = try make()
+            return nil
+        } catch {
+            guard case .invalidURL(let url, let reason) = error else { return nil }
+            return InvalidURL(url, reason)
+        }
+    }
+
+    struct InvalidURL: Equatable {
+        let url: String
+        let reason: OspreyError.InvalidURLReason
+        init(_ url: String, _ reason: OspreyError.InvalidURLReason) { (self.url, self.reason) = (url, reason) }
     }
 
     @Test func refusesGarbage() {
         // Foundation may read "not a url" as a relative reference or reject it outright: either way it never loads.
-        #expect(throws: OspreyError.self) { try ImageRequest(string: "not a url at all") }
-        #expect(throws: OspreyError.self) { try ImageRequest(string: "http://exa mple.com/ cat.jpg") }
+        #expect(Self.invalidURL { () throws(ImageError) in try ImageRequest(string: "not a url at all") } != nil)
+        #expect(
+            Self.invalidURL { () throws(ImageError) in try ImageRequest(string: "http://exa mple.com/ cat.jpg") } != nil
+        )
     }
 
     @Test func refusesAnInvalidURLValue() throws {
         let url = try #require(URL(string: "data:image/png;base64,AAAA"))
-        #expect(throws: OspreyError.invalidURL("data:image/png;base64,AAAA", reason: .unsupportedScheme("data"))) {
-            try ImageRequest(url: url)
-        }
+        #expect(
+            Self.invalidURL { () throws(ImageError) in try ImageRequest(url: url) }
+                == InvalidURL("data:image/png;base64,AAAA", .unsupportedScheme("data")))
     }
 
     @Test func aURLValueIsCheckedAsAStringIs() throws {
         let url = try #require(URL(string: "http://127.0.0.1:99999/x.jpg"))
-        #expect(throws: OspreyError.invalidURL(url.absoluteString, reason: .invalidPort)) {
-            try ImageRequest(url: url)
-        }
+        #expect(
+            Self.invalidURL { () throws(ImageError) in try ImageRequest(url: url) }
+                == InvalidURL(url.absoluteString, .invalidPort))
         #expect(throws: OspreyError.invalidURL(url.absoluteString, reason: .invalidPort)) {
             try ImageRequest.validate(url)
         }

@@ -432,6 +432,31 @@ import Testing
         }
     }
 
+    @Test("a bad URL is ImageError.invalidURL whether the request or the manager refuses it: one catch for both")
+    func oneErrorTypeForABadURL() async throws {
+        try await withImageManager { manager in
+            func load(_ string: String) async -> ImageError? {
+                do {
+                    let request = try ImageRequest(string: string)
+                    _ = try await manager.image(for: request)
+                    return nil
+                } catch {
+                    return error  // typed: ImageError, from either call
+                }
+            }
+            guard
+                case .invalidURL("ftp://example.com/a.png", .unsupportedScheme("ftp"))? = await load(
+                    "ftp://example.com/a.png")
+            else { throw OutcomeError(nil) }
+            let viaManager = await Result { () async throws(ImageError) -> ImageResult in
+                try await manager.image(for: "http://")
+            }
+            guard case .failure(.invalidURL("http://", .missingHost)) = viaManager else {
+                throw OutcomeError(viaManager)
+            }
+        }
+    }
+
     @Test("a resize of an empty source is an error, never a 1x1 enlargement")
     func resizeOfAnEmptySource() {
         #expect(throws: ImageProcessingError.self) {

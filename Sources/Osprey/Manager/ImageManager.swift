@@ -292,20 +292,11 @@ public final class ImageManager: Sendable {
     // MARK: Internals
 
     static func request(string: String, options: ImageRequest.Options) throws(ImageError) -> ImageRequest {
-        try request { () throws(OspreyError) in try ImageRequest(string: string, options: options) }
+        try ImageRequest(string: string, options: options)
     }
 
     static func request(url: URL, options: ImageRequest.Options) throws(ImageError) -> ImageRequest {
-        try request { () throws(OspreyError) in try ImageRequest(url: url, options: options) }
-    }
-
-    /// The request `make` builds, its validation error as an ``ImageError``.
-    private static func request(_ make: () throws(OspreyError) -> ImageRequest) throws(ImageError) -> ImageRequest {
-        do {
-            return try make()
-        } catch {
-            throw ImageError(error)
-        }
+        try ImageRequest(url: url, options: options)
     }
 
     private func makeTask(

@@ -209,7 +209,7 @@ final class ImageProxy: Sendable {
         if let frame = parameters.frame { processors.insert(SelectFrame(index: frame), at: 0) }
         processors.append(OutputPixelLimit(maxPixels: configuration.maxOutputPixels))
         var request: ImageRequest
-        do throws(OspreyError) {
+        do throws(ImageError) {
             request = try ImageRequest(url: parameters.source, options: [.detached], processors: processors)
         } catch {
             guard case .invalidURL(_, let reason) = error else { return .failure(.internalError) }

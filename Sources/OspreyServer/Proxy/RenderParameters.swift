@@ -55,7 +55,7 @@ struct RenderParameters: Sendable {
             values[name] = value
         }
         guard let urlText = values["url"], !urlText.isEmpty else { throw .badRequest("missing parameter 'url'") }
-        do throws(OspreyError) {
+        do throws(ImageError) {
             source = try ImageRequest(string: urlText).url
         } catch {
             guard case .invalidURL(_, let reason) = error else { throw .badRequest("'url' cannot be loaded") }
