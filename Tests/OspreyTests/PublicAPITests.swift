@@ -457,6 +457,53 @@ import Testing
         }
     }
 
+    @Test("the decoding and processing stages hold loads while suspended and report their operations")
+    func stageQueues() async throws {
+        let directory = TemporaryDirectory()
+        try await withOriginServer { server in
+            server.route("/a.png", .ok(SyntheticImages.png(width: 8, height: 6), contentType: "image/png"))
+            var configuration = ImageCache.Configuration(namespace: "api")
+            configuration.disk.baseDirectory = directory.path
+            try await withImageManager(cache: ImageCache(configuration: configuration)) { manager in
+                let url = try #require(URL(string: server.url("/a.png")))
+                let decoding = manager.decodingQueue.events()
+                let processing = manager.processingQueue.events()
+                manager.decodingQueue.isSuspended = true
+                manager.processingQueue.isSuspended = true
+                let request = try ImageRequest(url: url, processors: [.resize(width: 4)])
+                let load = Task { try await manager.image(for: request) }
+
+                var decodingEvents = decoding.makeAsyncIterator()
+                #expect(await decodingEvents.next() == .waiting(url))
+                #expect(manager.decodingQueue.waitingCount == 1 && manager.decodingQueue.runningCount == 0)
+                manager.decodingQueue.isSuspended = false
+                #expect(await decodingEvents.next() == .started(url))
+                #expect(await decodingEvents.next() == .finished(url))
+
+                var processingEvents = processing.makeAsyncIterator()
+                #expect(await processingEvents.next() == .waiting(url))
+                manager.processingQueue.isSuspended = false
+                #expect(await processingEvents.next() == .started(url))
+                #expect(await processingEvents.next() == .finished(url))
+                #expect(try await load.value.image.width == 4)
+
+                // A load cancelled while it waits leaves without decoding.
+                manager.decodingQueue.isSuspended = true
+                let other = try #require(URL(string: server.url("/a.png?again")))
+                let cancelled = Task {
+                    try await manager.image(for: try ImageRequest(url: other, options: [.fromLoaderOnly]))
+                }
+                let event = await decodingEvents.next()
+                #expect(event == .waiting(other), "\(String(describing: event))")
+                cancelled.cancel()
+                let error = await #expect(throws: ImageError.self) { try await cancelled.value }
+                guard case .cancelled? = error else { throw OutcomeError(nil) }
+                #expect(manager.decodingQueue.waitingCount == 0)
+                manager.decodingQueue.isSuspended = false
+            }
+        }
+    }
+
     @Test("a resize of an empty source is an error, never a 1x1 enlargement")
     func resizeOfAnEmptySource() {
         #expect(throws: ImageProcessingError.self) {

@@ -319,7 +319,11 @@ extension ImageJob {
         }
         defer { reservation?.release() }
         let decoded: Image
-        switch await decode(bytes, keepsInMemory: keepsInMemory) {
+        let queued = await manager.decodingQueue.run(for: request.url) {
+            await decode(bytes, keepsInMemory: keepsInMemory)
+        }
+        guard let queued else { return .failure(.cancelled) }
+        switch queued {
         case .success(let image): decoded = image
         case .failure(let error):
             manager.failedURLs.record(source, failure: .decodingFailed(error))
@@ -378,15 +382,18 @@ extension ImageJob {
             !image.isAnimated || request.options.contains(.transformAnimatedImage)
         {
             let url = request.url
-            let outcome = await withTaskExecutorPreference(manager.processingPool) {
-                Result { () throws(ImageError) -> Image? in
-                    do {
-                        return try transform(image, url)
-                    } catch {
-                        throw .processingFailed(identifier: "transformDownloadedImage", error: error)
+            let queued = await manager.processingQueue.run(for: url) {
+                await withTaskExecutorPreference(manager.processingPool) {
+                    Result { () throws(ImageError) -> Image? in
+                        do {
+                            return try transform(image, url)
+                        } catch {
+                            throw .processingFailed(identifier: "transformDownloadedImage", error: error)
+                        }
                     }
                 }
             }
+            guard let outcome = queued else { return .failure(.cancelled) }
             switch outcome {
             case .success(let image): transformed = image
             case .failure(let error): return .failure(error)
@@ -401,9 +408,12 @@ extension ImageJob {
     private func process(_ image: Image) async -> Result<Image, ImageError> {
         let processors = request.processors
         guard !processors.isEmpty else { return .success(image) }
-        return await withTaskExecutorPreference(manager.processingPool) {
-            Result { () throws(ImageError) in try ImageManager.process(image, with: processors) }
+        let queued = await manager.processingQueue.run(for: request.url) {
+            await withTaskExecutorPreference(manager.processingPool) {
+                Result { () throws(ImageError) in try ImageManager.process(image, with: processors) }
+            }
         }
+        return queued ?? .failure(.cancelled)
     }
 
     /// The disk writes for a downloaded image: the original (its bytes, or the transformed image re-encoded) under the

@@ -36,6 +36,12 @@ public final class ImageManager: Sendable {
     public let configuration: Configuration
     /// The URLs that failed for a lasting reason (M3).
     public let failedURLs: FailedURLs
+    /// The decoding stage of downloaded images: suspend it to hold loads between their download and their decode,
+    /// watch its operations start and finish. (A disk-cache hit decodes in its lookup, outside it.)
+    public let decodingQueue = StageQueue(name: "decoding")
+    /// The processing stage (the transform hook and the request's processors): suspend it to hold loads before they
+    /// are processed, watch its operations start and finish.
+    public let processingQueue = StageQueue(name: "processing")
 
     let decodingPool: WorkerPool
     /// The decodes the variants of a source share.
