@@ -16,127 +16,124 @@ import Testing
         return configuration
     }
 
-    @Test("one CacheType, without .none: made now, then from memory, then from disk; a failure is none of them")
-    func oneCacheVocabulary() async throws {
+    /// Runs `body` with an origin on 127.0.0.1 (serving an 8x6 PNG at `/a.png`), and a manager with `downloads` and a
+    /// disk cache in a temporary directory, removed afterwards.
+    static func withManagerAndOrigin(
+        downloads: ImageDownloader.Configuration = patientDownloads,
+        _ body: (_ server: OriginServer, _ manager: ImageManager, _ cache: ImageCache) async throws -> Void
+    ) async throws {
         let directory = TemporaryDirectory()
         try await withOriginServer { server in
             server.route("/a.png", .ok(SyntheticImages.png(width: 8, height: 6), contentType: "image/png"))
-            server.route("/missing.png", .status(404))
             var configuration = ImageCache.Configuration(namespace: "api")
             configuration.disk.baseDirectory = directory.path
             let cache = ImageCache(configuration: configuration)
-            try await withImageManager(cache: cache) { manager in
-                let first = try await manager.image(for: server.url("/a.png"))
-                #expect(first.cacheType == .notCached && !first.cacheType.isCached)
-                #expect(try await manager.image(for: server.url("/a.png")).cacheType == .memory)
-
-                cache.clearMemory()
-                let key = manager.cacheKey(for: try #require(URL(string: server.url("/a.png"))))
-                let hit: CacheType? = try await cache.query(forKey: key)?.cacheType  // the same type as a result's
-                #expect(hit == .disk)
-
-                let failed = await Result { () async throws(ImageError) -> ImageResult in
-                    try await manager.image(for: server.url("/missing.png"))
-                }
-                // With a `.none` case this compared equal to Optional.none, and so was true for a failure.
-                #expect((try? failed.get())?.cacheType != .notCached)
-                #expect((try? failed.get())?.cacheType == nil)
+            try await withImageManager(cache: cache, downloader: downloads) { manager in
+                try await body(server, manager, cache)
             }
+        }
+    }
+
+    @Test("one CacheType, without .none: made now, then from memory, then from disk; a failure is none of them")
+    func oneCacheVocabulary() async throws {
+        try await Self.withManagerAndOrigin { server, manager, cache in
+            server.route("/missing.png", .status(404))
+            let first = try await manager.image(for: server.url("/a.png"))
+            #expect(first.cacheType == .notCached && !first.cacheType.isCached)
+            #expect(try await manager.image(for: server.url("/a.png")).cacheType == .memory)
+
+            cache.clearMemory()
+            let key = manager.cacheKey(for: try #require(URL(string: server.url("/a.png"))))
+            let hit: CacheType? = try await cache.query(forKey: key)?.cacheType  // the same type as a result's
+            #expect(hit == .disk)
+
+            let failed = await Result { () async throws(ImageError) -> ImageResult in
+                try await manager.image(for: server.url("/missing.png"))
+            }
+            // With a `.none` case this compared equal to Optional.none, and so was true for a failure.
+            #expect((try? failed.get())?.cacheType != .notCached)
+            #expect((try? failed.get())?.cacheType == nil)
         }
     }
 
     @Test("cancel(url:) cancels every load of the URL, each completing once as cancelled, and no other load")
     func cancelByURL() async throws {
-        let directory = TemporaryDirectory()
-        try await withOriginServer { server in
+        try await Self.withManagerAndOrigin { server, manager, cache in
             let gate = OriginGate()
             let png = SyntheticImages.png(width: 8, height: 6)
             server.route("/a.png", OriginResponse.ok(png, contentType: "image/png").held(by: gate))
             server.route("/b.png", OriginResponse.ok(png, contentType: "image/png").held(by: gate))
-            var configuration = ImageCache.Configuration(namespace: "api")
-            configuration.disk.baseDirectory = directory.path
-            try await withImageManager(
-                cache: ImageCache(configuration: configuration), downloader: Self.patientDownloads
-            ) {
-                manager in
-                let a = try #require(URL(string: server.url("/a.png")))
-                let b = try #require(URL(string: server.url("/b.png")))
-                let outcomes = Outcomes()
-                let callbackA = manager.loadImage(with: a) { outcomes.append("a", $0) }
-                let resizedA = manager.loadImage(with: try ImageRequest(url: a, processors: [.resize(width: 4)])) {
-                    outcomes.append("a resized", $0)
-                }
-                let streamA = manager.task(for: try ImageRequest(url: a))
-                let callbackB = manager.loadImage(with: b) { outcomes.append("b", $0) }
-                await server.waitForRequests(to: "/a.png", count: 1)
-                await server.waitForRequests(to: "/b.png", count: 1)
-                #expect(manager.runningCount == 4)
-
-                #expect(manager.cancel(url: a) == 3)
-                #expect(manager.cancel(url: a) == 0)  // nothing left to cancel
-                var events: [ImageTask.Event] = []
-                for await event in streamA.events { events.append(event) }
-                gate.open()
-                let bResult = try await outcomes.wait(for: "b")
-                #expect(bResult.image.width == 8)
-                let cancelled = await outcomes.waitAll(["a", "a resized"])
-                for outcome in cancelled {
-                    guard case .failure(.cancelled) = outcome else { throw OutcomeError(outcome) }
-                }
-                guard case .finished(.failure(.cancelled))? = events.last, events.count == 1 else {
-                    throw OutcomeError(nil)
-                }
-                #expect(callbackA.isCancelled && resizedA.isCancelled && !callbackB.isCancelled)
-                #expect(outcomes.count == 3)  // one completion each, no second one
+            let a = try #require(URL(string: server.url("/a.png")))
+            let b = try #require(URL(string: server.url("/b.png")))
+            let outcomes = Outcomes()
+            let callbackA = manager.loadImage(with: a) { outcomes.append("a", $0) }
+            let resizedA = manager.loadImage(with: try ImageRequest(url: a, processors: [.resize(width: 4)])) {
+                outcomes.append("a resized", $0)
             }
+            let streamA = manager.task(for: try ImageRequest(url: a))
+            let callbackB = manager.loadImage(with: b) { outcomes.append("b", $0) }
+            await server.waitForRequests(to: "/a.png", count: 1)
+            await server.waitForRequests(to: "/b.png", count: 1)
+            #expect(manager.runningCount == 4)
+
+            #expect(manager.cancel(url: a) == 3)
+            #expect(manager.cancel(url: a) == 0)  // nothing left to cancel
+            var events: [ImageTask.Event] = []
+            for await event in streamA.events { events.append(event) }
+            gate.open()
+            let bResult = try await outcomes.wait(for: "b")
+            #expect(bResult.image.width == 8)
+            let cancelled = await outcomes.waitAll(["a", "a resized"])
+            for outcome in cancelled {
+                guard case .failure(.cancelled) = outcome else { throw OutcomeError(outcome) }
+            }
+            guard case .finished(.failure(.cancelled))? = events.last, events.count == 1 else {
+                throw OutcomeError(nil)
+            }
+            #expect(callbackA.isCancelled && resizedA.isCancelled && !callbackB.isCancelled)
+            #expect(outcomes.count == 3)  // one completion each, no second one
         }
     }
 
     @Test("a response validator refuses a response from its head; a data modifier decrypts what the caches keep")
     func responseValidatorAndDataModifier() async throws {
-        let directory = TemporaryDirectory()
         let png = SyntheticImages.png(width: 8, height: 6)
-        try await withOriginServer { server in
+        var downloads = ImageDownloader.Configuration()
+        downloads.responseValidator = ResponseValidator(identifier: "no-html") { head in
+            if head.headers.first(name: "Content-Type") == "text/html" { throw Refusal("an HTML page") }
+        }
+        downloads.dataModifier = DataModifier(identifier: "xor") { body, url in
+            guard url.path.hasSuffix(".bin") else { return body }
+            guard body.count > 3 else { throw Refusal("too short to be encrypted") }
+            return body.map { $0 ^ 0x5A }
+        }
+        try await Self.withManagerAndOrigin(downloads: downloads) { server, manager, cache in
             let page = Array("<html>".utf8) + [UInt8](repeating: 32, count: 100_000)
             server.route("/page", .ok(page, contentType: "text/html"))
             server.route("/secret.bin", .ok(png.map { $0 ^ 0x5A }, contentType: "application/octet-stream"))
             server.route("/broken.bin", .ok([1, 2, 3], contentType: "application/octet-stream"))
-            var downloads = ImageDownloader.Configuration()
-            downloads.responseValidator = ResponseValidator(identifier: "no-html") { head in
-                if head.headers.first(name: "Content-Type") == "text/html" { throw Refusal("an HTML page") }
+            let refused = await Result { () async throws(ImageError) -> ImageResult in
+                try await manager.image(for: server.url("/page"))
             }
-            downloads.dataModifier = DataModifier(identifier: "xor") { body, url in
-                guard url.path.hasSuffix(".bin") else { return body }
-                guard body.count > 3 else { throw Refusal("too short to be encrypted") }
-                return body.map { $0 ^ 0x5A }
+            guard case .failure(.downloadFailed(.responseRejected("no-html", "an HTML page"))) = refused else {
+                throw OutcomeError(refused)
             }
-            var configuration = ImageCache.Configuration(namespace: "api")
-            configuration.disk.baseDirectory = directory.path
-            let cache = ImageCache(configuration: configuration)
-            try await withImageManager(cache: cache, downloader: downloads) { manager in
-                let refused = await Result { () async throws(ImageError) -> ImageResult in
-                    try await manager.image(for: server.url("/page"))
-                }
-                guard case .failure(.downloadFailed(.responseRejected("no-html", "an HTML page"))) = refused else {
-                    throw OutcomeError(refused)
-                }
 
-                let secret = try #require(URL(string: server.url("/secret.bin")))
-                let decrypted = try await manager.image(for: try ImageRequest(url: secret, options: [.waitStoreCache]))
-                #expect(decrypted.image.width == 8 && decrypted.image.height == 6)
-                #expect(decrypted.data == png)
-                #expect(decrypted.diskStore == .stored)
-                cache.clearMemory()
-                let stored = try await cache.query(forKey: manager.cacheKey(for: secret))
-                #expect(stored?.cacheType == .disk)
-                #expect(stored?.data == png)
+            let secret = try #require(URL(string: server.url("/secret.bin")))
+            let decrypted = try await manager.image(for: try ImageRequest(url: secret, options: [.waitStoreCache]))
+            #expect(decrypted.image.width == 8 && decrypted.image.height == 6)
+            #expect(decrypted.data == png)
+            #expect(decrypted.diskStore == .stored)
+            cache.clearMemory()
+            let stored = try await cache.query(forKey: manager.cacheKey(for: secret))
+            #expect(stored?.cacheType == .disk)
+            #expect(stored?.data == png)
 
-                let broken = await Result { () async throws(ImageError) -> ImageResult in
-                    try await manager.image(for: server.url("/broken.bin"))
-                }
-                guard case .failure(.downloadFailed(.dataModificationFailed("xor", _))) = broken else {
-                    throw OutcomeError(broken)
-                }
+            let broken = await Result { () async throws(ImageError) -> ImageResult in
+                try await manager.image(for: server.url("/broken.bin"))
+            }
+            guard case .failure(.downloadFailed(.dataModificationFailed("xor", _))) = broken else {
+                throw OutcomeError(broken)
             }
         }
     }
@@ -187,47 +184,39 @@ import Testing
 
     @Test("alternative sources are tried in order when the URL fails; what answers is cached under the request")
     func alternativeSources() async throws {
-        let directory = TemporaryDirectory()
         let png = SyntheticImages.png(width: 8, height: 6)
-        try await withOriginServer { server in
+        try await Self.withManagerAndOrigin { server, manager, cache in
             server.route("/missing.png", .status(404))
             server.route("/down.png", .status(503))
             server.route("/mirror.png", .ok(png, contentType: "image/png"))
-            var configuration = ImageCache.Configuration(namespace: "api")
-            configuration.disk.baseDirectory = directory.path
-            try await withImageManager(
-                cache: ImageCache(configuration: configuration), downloader: Self.patientDownloads
-            ) {
-                manager in
-                let urls = try ["/missing.png", "/down.png", "/mirror.png"].map {
-                    try #require(URL(string: server.url($0)))
-                }
-                var request = try ImageRequest(url: urls[0])
-                request.alternativeURLs = [urls[1], urls[2]]
-                let result = try await manager.image(for: request)
-                #expect(result.image.width == 8)
-                #expect(result.url == urls[2])
-                #expect(server.arrivalOrder == ["/missing.png", "/down.png", "/mirror.png"])
-                // The lasting 404 is listed, the transient 503 is not, and the mirror answered.
-                #expect(manager.failedURLs.contains(urls[0]) && !manager.failedURLs.contains(urls[1]))
-                #expect(!manager.failedURLs.contains(urls[2]))
-                #expect(try await manager.image(for: request).cacheType == .memory)
-
-                // Again from another manager state: the listed URL is skipped, the others tried in order.
-                manager.cache.clearMemory()
-                await manager.cache.clearDisk()
-                _ = try await manager.image(for: request)
-                #expect(
-                    server.arrivalOrder == ["/missing.png", "/down.png", "/mirror.png", "/down.png", "/mirror.png"])
-
-                // Every source failing: the URL's own failure.
-                var hopeless = try ImageRequest(url: urls[1])
-                hopeless.alternativeURLs = [urls[0]]
-                let failed = await Result { () async throws(ImageError) -> ImageResult in
-                    try await manager.image(for: hopeless)
-                }
-                guard case .failure(.downloadFailed(.httpStatus(503, _))) = failed else { throw OutcomeError(failed) }
+            let urls = try ["/missing.png", "/down.png", "/mirror.png"].map {
+                try #require(URL(string: server.url($0)))
             }
+            var request = try ImageRequest(url: urls[0])
+            request.alternativeURLs = [urls[1], urls[2]]
+            let result = try await manager.image(for: request)
+            #expect(result.image.width == 8)
+            #expect(result.url == urls[2])
+            #expect(server.arrivalOrder == ["/missing.png", "/down.png", "/mirror.png"])
+            // The lasting 404 is listed, the transient 503 is not, and the mirror answered.
+            #expect(manager.failedURLs.contains(urls[0]) && !manager.failedURLs.contains(urls[1]))
+            #expect(!manager.failedURLs.contains(urls[2]))
+            #expect(try await manager.image(for: request).cacheType == .memory)
+
+            // Again from another manager state: the listed URL is skipped, the others tried in order.
+            manager.cache.clearMemory()
+            await manager.cache.clearDisk()
+            _ = try await manager.image(for: request)
+            #expect(
+                server.arrivalOrder == ["/missing.png", "/down.png", "/mirror.png", "/down.png", "/mirror.png"])
+
+            // Every source failing: the URL's own failure.
+            var hopeless = try ImageRequest(url: urls[1])
+            hopeless.alternativeURLs = [urls[0]]
+            let failed = await Result { () async throws(ImageError) -> ImageResult in
+                try await manager.image(for: hopeless)
+            }
+            guard case .failure(.downloadFailed(.httpStatus(503, _))) = failed else { throw OutcomeError(failed) }
         }
     }
 
@@ -260,112 +249,88 @@ import Testing
 
     @Test("a prefetcher cancels one URL, started or not, and holds new URLs back while paused")
     func prefetcherCancelOneAndPause() async throws {
-        let directory = TemporaryDirectory()
         let png = SyntheticImages.png(width: 8, height: 6)
-        try await withOriginServer { server in
+        try await Self.withManagerAndOrigin { server, manager, cache in
             let gate = OriginGate()
             server.route("/held.png", OriginResponse.ok(png, contentType: "image/png").held(by: gate))
             for name in ["a", "b", "c", "d"] { server.route("/\(name).png", .ok(png, contentType: "image/png")) }
-            var configuration = ImageCache.Configuration(namespace: "api")
-            configuration.disk.baseDirectory = directory.path
-            try await withImageManager(
-                cache: ImageCache(configuration: configuration), downloader: Self.patientDownloads
-            ) {
-                manager in
-                let url: @Sendable (String) -> URL = { path in URL(string: server.url(path))! }
-                let prefetcher = ImagePrefetcher(manager: manager, maxConcurrentPrefetches: 1)
-                // One at a time: the held URL loads, b waits behind it; both are cancelled, c and d load.
-                let (reports, continuation) = AsyncStream.makeStream(of: ImagePrefetcher.Progress.self)
-                let run = Task {
-                    await prefetcher.prefetch([url("/held.png"), url("/b.png"), url("/c.png")]) {
-                        continuation.yield($0)
-                    }
+            let url: @Sendable (String) -> URL = { path in URL(string: server.url(path))! }
+            let prefetcher = ImagePrefetcher(manager: manager, maxConcurrentPrefetches: 1)
+            // One at a time: the held URL loads, b waits behind it; both are cancelled, c and d load.
+            let (reports, continuation) = AsyncStream.makeStream(of: ImagePrefetcher.Progress.self)
+            let run = Task {
+                await prefetcher.prefetch([url("/held.png"), url("/b.png"), url("/c.png")]) {
+                    continuation.yield($0)
                 }
-                await server.waitForRequests(to: "/held.png", count: 1)
-                prefetcher.cancel(url: url("/b.png"))  // not started yet
-                prefetcher.cancel(url: url("/held.png"))  // loading
-                let summary = await run.value
-                continuation.finish()
-                #expect(summary == ImagePrefetcher.Progress(finished: 1, failed: 2, total: 3, bytes: png.count))
-                #expect(server.requestCount("/b.png") == 0 && server.requestCount("/c.png") == 1)
-                var seen: [Int] = []
-                for await report in reports { seen.append(report.completed) }
-                #expect(seen == [1, 2, 3])
-
-                // Paused before it starts: nothing reaches the origin until resume().
-                prefetcher.pause()
-                #expect(prefetcher.isPaused)
-                let paused = Task { await prefetcher.prefetch([url("/d.png"), url("/a.png")]) }
-                let before = server.requestCount()
-                prefetcher.resume()
-                let resumed = await paused.value
-                #expect(resumed.finished == 2 && resumed.total == 2)
-                #expect(server.requestCount() == before + 2)
-                gate.open()
             }
+            await server.waitForRequests(to: "/held.png", count: 1)
+            prefetcher.cancel(url: url("/b.png"))  // not started yet
+            prefetcher.cancel(url: url("/held.png"))  // loading
+            let summary = await run.value
+            continuation.finish()
+            #expect(summary == ImagePrefetcher.Progress(finished: 1, failed: 2, total: 3, bytes: png.count))
+            #expect(server.requestCount("/b.png") == 0 && server.requestCount("/c.png") == 1)
+            var seen: [Int] = []
+            for await report in reports { seen.append(report.completed) }
+            #expect(seen == [1, 2, 3])
+
+            // Paused before it starts: nothing reaches the origin until resume().
+            prefetcher.pause()
+            #expect(prefetcher.isPaused)
+            let paused = Task { await prefetcher.prefetch([url("/d.png"), url("/a.png")]) }
+            let before = server.requestCount()
+            prefetcher.resume()
+            let resumed = await paused.value
+            #expect(resumed.finished == 2 && resumed.total == 2)
+            #expect(server.requestCount() == before + 2)
+            gate.open()
         }
     }
 
     @Test("a callback load's task has events too: progress, then its one outcome, the same the callbacks get")
     func callbackLoadEvents() async throws {
-        let directory = TemporaryDirectory()
-        try await withOriginServer { server in
-            server.route("/a.png", .ok(SyntheticImages.png(width: 8, height: 6), contentType: "image/png"))
+        try await Self.withManagerAndOrigin { server, manager, cache in
             let gate = OriginGate()
             server.route("/held.png", OriginResponse.ok([1], contentType: "image/png").held(by: gate))
-            var configuration = ImageCache.Configuration(namespace: "api")
-            configuration.disk.baseDirectory = directory.path
-            try await withImageManager(
-                cache: ImageCache(configuration: configuration), downloader: Self.patientDownloads
-            ) {
-                manager in
-                let outcomes = Outcomes()
-                let task = manager.loadImage(with: try #require(URL(string: server.url("/a.png")))) {
-                    outcomes.append("a", $0)
-                }
-                var events: [ImageTask.Event] = []
-                for await event in task.events { events.append(event) }
-                #expect(try await outcomes.wait(for: "a").image.width == 8)
-                guard case .finished(.success(let result))? = events.last else { throw OutcomeError(nil) }
-                #expect(result.image.width == 8)
-                #expect(events.dropLast().allSatisfy { if case .progress = $0 { true } else { false } })
-                #expect(events.count >= 2)
-
-                let held = manager.loadImage(with: try #require(URL(string: server.url("/held.png")))) { _ in }
-                await server.waitForRequests(to: "/held.png", count: 1)
-                held.cancel()
-                var cancelled: [ImageTask.Event] = []
-                for await event in held.events { cancelled.append(event) }
-                guard case .finished(.failure(.cancelled))? = cancelled.last, cancelled.count == 1 else {
-                    throw OutcomeError(nil)
-                }
-                gate.open()
+            let outcomes = Outcomes()
+            let task = manager.loadImage(with: try #require(URL(string: server.url("/a.png")))) {
+                outcomes.append("a", $0)
             }
+            var events: [ImageTask.Event] = []
+            for await event in task.events { events.append(event) }
+            #expect(try await outcomes.wait(for: "a").image.width == 8)
+            guard case .finished(.success(let result))? = events.last else { throw OutcomeError(nil) }
+            #expect(result.image.width == 8)
+            #expect(events.dropLast().allSatisfy { if case .progress = $0 { true } else { false } })
+            #expect(events.count >= 2)
+
+            let held = manager.loadImage(with: try #require(URL(string: server.url("/held.png")))) { _ in }
+            await server.waitForRequests(to: "/held.png", count: 1)
+            held.cancel()
+            var cancelled: [ImageTask.Event] = []
+            for await event in held.events { cancelled.append(event) }
+            guard case .finished(.failure(.cancelled))? = cancelled.last, cancelled.count == 1 else {
+                throw OutcomeError(nil)
+            }
+            gate.open()
         }
     }
 
     @Test("fromMemoryCacheOrRefresh takes memory, and otherwise downloads though the disk has it")
     func memoryOrRefresh() async throws {
-        let directory = TemporaryDirectory()
-        try await withOriginServer { server in
-            server.route("/a.png", .ok(SyntheticImages.png(width: 8, height: 6), contentType: "image/png"))
-            var configuration = ImageCache.Configuration(namespace: "api")
-            configuration.disk.baseDirectory = directory.path
-            let cache = ImageCache(configuration: configuration)
-            try await withImageManager(cache: cache) { manager in
-                let url = try #require(URL(string: server.url("/a.png")))
-                _ = try await manager.image(for: try ImageRequest(url: url, options: [.waitStoreCache]))
-                let memoryOrRefresh = try ImageRequest(url: url, options: [.fromMemoryCacheOrRefresh])
-                #expect(try await manager.image(for: memoryOrRefresh).cacheType == .memory)
-                #expect(server.requestCount("/a.png") == 1)
+        try await Self.withManagerAndOrigin { server, manager, cache in
+            let url = try #require(URL(string: server.url("/a.png")))
+            _ = try await manager.image(for: try ImageRequest(url: url, options: [.waitStoreCache]))
+            let memoryOrRefresh = try ImageRequest(url: url, options: [.fromMemoryCacheOrRefresh])
+            #expect(try await manager.image(for: memoryOrRefresh).cacheType == .memory)
+            #expect(server.requestCount("/a.png") == 1)
 
-                cache.clearMemory()
-                #expect(try await manager.image(for: memoryOrRefresh).cacheType == .notCached)
-                #expect(server.requestCount("/a.png") == 2)
-                cache.clearMemory()
-                #expect(try await manager.image(for: url).cacheType == .disk)  // it was on disk all along
-                #expect(server.requestCount("/a.png") == 2)
-            }
+            cache.clearMemory()
+            #expect(try await manager.image(for: memoryOrRefresh).cacheType == .notCached)
+            #expect(server.requestCount("/a.png") == 2)
+            cache.clearMemory()
+            #expect(try await manager.image(for: url).cacheType == .disk)  // it was on disk all along
+            #expect(server.requestCount("/a.png") == 2)
         }
     }
 
@@ -399,36 +364,29 @@ import Testing
             var identifier: String { "test.failing" }
             func process(_ image: Image) throws -> Image { throw Refused(code: 7) }
         }
-        let directory = TemporaryDirectory()
-        try await withOriginServer { server in
-            server.route("/a.png", .ok(SyntheticImages.png(width: 8, height: 6), contentType: "image/png"))
-            var configuration = ImageCache.Configuration(namespace: "api")
-            configuration.disk.baseDirectory = directory.path
-            let cache = ImageCache(configuration: configuration)
-            try await withImageManager(cache: cache) { manager in
-                let url = try #require(URL(string: server.url("/a.png")))
-                let failing = await Result { () async throws(ImageError) -> ImageResult in
-                    try await manager.image(for: try! ImageRequest(url: url, processors: [Failing()]))
-                }
-                guard case .failure(.processingFailed("test.failing", let error as Refused)) = failing else {
-                    throw OutcomeError(failing)
-                }
-                #expect(error == Refused(code: 7))
-
-                // The variant key covers the processors: seed it, probe it, remove it.
-                let small = try ImageRequest(url: url, processors: [.resize(width: 4)])
-                let key = manager.cacheKey(for: small)
-                #expect(key != manager.cacheKey(for: url))
-                let seeded = Image(
-                    pixels: try PixelBuffer(width: 2, height: 2, format: .rgb8, bytes: [UInt8](repeating: 9, count: 12))
-                )
-                try await cache.store(seeded, forKey: key, toDisk: false)
-                let hit = try await manager.image(for: small)
-                #expect(hit.cacheType == .memory && hit.image.width == 2)
-                #expect(server.requestCount("/a.png") == 1)  // the failing load's only
-                await cache.removeImage(forKey: key, fromDisk: true)
-                #expect(try await manager.image(for: small).image.width == 4)
+        try await Self.withManagerAndOrigin { server, manager, cache in
+            let url = try #require(URL(string: server.url("/a.png")))
+            let failing = await Result { () async throws(ImageError) -> ImageResult in
+                try await manager.image(for: try! ImageRequest(url: url, processors: [Failing()]))
             }
+            guard case .failure(.processingFailed("test.failing", let error as Refused)) = failing else {
+                throw OutcomeError(failing)
+            }
+            #expect(error == Refused(code: 7))
+
+            // The variant key covers the processors: seed it, probe it, remove it.
+            let small = try ImageRequest(url: url, processors: [.resize(width: 4)])
+            let key = manager.cacheKey(for: small)
+            #expect(key != manager.cacheKey(for: url))
+            let seeded = Image(
+                pixels: try PixelBuffer(width: 2, height: 2, format: .rgb8, bytes: [UInt8](repeating: 9, count: 12))
+            )
+            try await cache.store(seeded, forKey: key, toDisk: false)
+            let hit = try await manager.image(for: small)
+            #expect(hit.cacheType == .memory && hit.image.width == 2)
+            #expect(server.requestCount("/a.png") == 1)  // the failing load's only
+            await cache.removeImage(forKey: key, fromDisk: true)
+            #expect(try await manager.image(for: small).image.width == 4)
         }
     }
 
@@ -459,48 +417,42 @@ import Testing
 
     @Test("the decoding and processing stages hold loads while suspended and report their operations")
     func stageQueues() async throws {
-        let directory = TemporaryDirectory()
-        try await withOriginServer { server in
-            server.route("/a.png", .ok(SyntheticImages.png(width: 8, height: 6), contentType: "image/png"))
-            var configuration = ImageCache.Configuration(namespace: "api")
-            configuration.disk.baseDirectory = directory.path
-            try await withImageManager(cache: ImageCache(configuration: configuration)) { manager in
-                let url = try #require(URL(string: server.url("/a.png")))
-                let decoding = manager.decodingQueue.events()
-                let processing = manager.processingQueue.events()
-                manager.decodingQueue.isSuspended = true
-                manager.processingQueue.isSuspended = true
-                let request = try ImageRequest(url: url, processors: [.resize(width: 4)])
-                let load = Task { try await manager.image(for: request) }
+        try await Self.withManagerAndOrigin { server, manager, cache in
+            let url = try #require(URL(string: server.url("/a.png")))
+            let decoding = manager.decodingQueue.events()
+            let processing = manager.processingQueue.events()
+            manager.decodingQueue.isSuspended = true
+            manager.processingQueue.isSuspended = true
+            let request = try ImageRequest(url: url, processors: [.resize(width: 4)])
+            let load = Task { try await manager.image(for: request) }
 
-                var decodingEvents = decoding.makeAsyncIterator()
-                #expect(await decodingEvents.next() == .waiting(url))
-                #expect(manager.decodingQueue.waitingCount == 1 && manager.decodingQueue.runningCount == 0)
-                manager.decodingQueue.isSuspended = false
-                #expect(await decodingEvents.next() == .started(url))
-                #expect(await decodingEvents.next() == .finished(url))
+            var decodingEvents = decoding.makeAsyncIterator()
+            #expect(await decodingEvents.next() == .waiting(url))
+            #expect(manager.decodingQueue.waitingCount == 1 && manager.decodingQueue.runningCount == 0)
+            manager.decodingQueue.isSuspended = false
+            #expect(await decodingEvents.next() == .started(url))
+            #expect(await decodingEvents.next() == .finished(url))
 
-                var processingEvents = processing.makeAsyncIterator()
-                #expect(await processingEvents.next() == .waiting(url))
-                manager.processingQueue.isSuspended = false
-                #expect(await processingEvents.next() == .started(url))
-                #expect(await processingEvents.next() == .finished(url))
-                #expect(try await load.value.image.width == 4)
+            var processingEvents = processing.makeAsyncIterator()
+            #expect(await processingEvents.next() == .waiting(url))
+            manager.processingQueue.isSuspended = false
+            #expect(await processingEvents.next() == .started(url))
+            #expect(await processingEvents.next() == .finished(url))
+            #expect(try await load.value.image.width == 4)
 
-                // A load cancelled while it waits leaves without decoding.
-                manager.decodingQueue.isSuspended = true
-                let other = try #require(URL(string: server.url("/a.png?again")))
-                let cancelled = Task {
-                    try await manager.image(for: try ImageRequest(url: other, options: [.fromLoaderOnly]))
-                }
-                let event = await decodingEvents.next()
-                #expect(event == .waiting(other), "\(String(describing: event))")
-                cancelled.cancel()
-                let error = await #expect(throws: ImageError.self) { try await cancelled.value }
-                guard case .cancelled? = error else { throw OutcomeError(nil) }
-                #expect(manager.decodingQueue.waitingCount == 0)
-                manager.decodingQueue.isSuspended = false
+            // A load cancelled while it waits leaves without decoding.
+            manager.decodingQueue.isSuspended = true
+            let other = try #require(URL(string: server.url("/a.png?again")))
+            let cancelled = Task {
+                try await manager.image(for: try ImageRequest(url: other, options: [.fromLoaderOnly]))
             }
+            let event = await decodingEvents.next()
+            #expect(event == .waiting(other), "\(String(describing: event))")
+            cancelled.cancel()
+            let error = await #expect(throws: ImageError.self) { try await cancelled.value }
+            guard case .cancelled? = error else { throw OutcomeError(nil) }
+            #expect(manager.decodingQueue.waitingCount == 0)
+            manager.decodingQueue.isSuspended = false
         }
     }
 
