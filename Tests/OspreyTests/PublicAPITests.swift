@@ -273,6 +273,8 @@ import Testing
             var seen: [Int] = []
             for await report in reports { seen.append(report.completed) }
             #expect(seen == [1, 2, 3])
+            // A prefetch started after the cancellation loads the URL again.
+            #expect(await prefetcher.prefetch([url("/b.png")]).finished == 1)
 
             // Paused before it starts: nothing reaches the origin until resume().
             prefetcher.pause()

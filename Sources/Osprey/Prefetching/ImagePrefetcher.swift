@@ -91,8 +91,11 @@ public final class ImagePrefetcher: Sendable {
         var isPaused = false
         /// Prefetches waiting for ``resume()``.
         var resumeWaiters: [CheckedContinuation<Void, Never>] = []
-        /// URLs cancelled before they started; each is dropped when a prefetch comes to it.
-        var cancelledURLs: Set<URL> = []
+        /// URLs cancelled, with the prefetches (by number) under way when they were: each of those drops the URL
+        /// when it comes to it; a prefetch started afterwards loads it.
+        var cancelledURLs: [URL: Set<Int>] = [:]
+        /// The prefetches under way, by number: registered before their first URL starts.
+        var prefetches: Set<Int> = []
         /// The load of each URL under way, by URL and a number of its own.
         var loads: [URL: [Int: Task<Outcome, Never>]] = [:]
         var nextLoad = 0
@@ -116,9 +119,19 @@ public final class ImagePrefetcher: Sendable {
     @discardableResult
     public func prefetch(_ urls: [URL], progress: (@Sendable (Progress) -> Void)? = nil) async -> Progress {
         let id = nextID.wrappingAdd(1, ordering: .relaxed).newValue
-        let work = Task { await self.run(urls, progress: progress) }
+        control.withLock { _ = $0.prefetches.insert(id) }
+        let work = Task { await self.run(urls, prefetch: id, progress: progress) }
         running.withLock { $0[id] = work }
-        defer { _ = running.withLock { $0.removeValue(forKey: id) } }
+        defer {
+            _ = running.withLock { $0.removeValue(forKey: id) }
+            control.withLock { control in
+                control.prefetches.remove(id)
+                for url in control.cancelledURLs.keys {
+                    control.cancelledURLs[url]?.remove(id)
+                    if control.cancelledURLs[url]?.isEmpty == true { control.cancelledURLs[url] = nil }
+                }
+            }
+        }
         return await withTaskCancellationHandler {
             await work.value
         } onCancel: {
@@ -136,7 +149,7 @@ public final class ImagePrefetcher: Sendable {
     /// it has not; either way it counts as failed. A prefetch started afterwards loads it again.
     public func cancel(url: URL) {
         let loads = control.withLock { control in
-            control.cancelledURLs.insert(url)
+            control.cancelledURLs[url, default: []].formUnion(control.prefetches)
             return Array(control.loads[url, default: [:]].values)
         }
         for load in loads { load.cancel() }
@@ -182,9 +195,9 @@ public final class ImagePrefetcher: Sendable {
     }
 
     /// Loads `url` as a task of its own that ``cancel(url:)`` can reach; a URL cancelled before it starts fails.
-    private func load(_ url: URL, extraOptions: ImageRequest.Options) async -> Outcome {
+    private func load(_ url: URL, prefetch: Int, extraOptions: ImageRequest.Options) async -> Outcome {
         let registered = control.withLock { control -> (Int, Task<Outcome, Never>)? in
-            if control.cancelledURLs.remove(url) != nil { return nil }
+            if control.cancelledURLs[url]?.remove(prefetch) != nil { return nil }
             control.nextLoad += 1
             let task = Task { await self.prefetch(url, extraOptions: extraOptions) }
             control.loads[url, default: [:]][control.nextLoad] = task
@@ -215,7 +228,7 @@ public final class ImagePrefetcher: Sendable {
         case failed
     }
 
-    private func run(_ urls: [URL], progress report: (@Sendable (Progress) -> Void)?) async -> Progress {
+    private func run(_ urls: [URL], prefetch: Int, progress report: (@Sendable (Progress) -> Void)?) async -> Progress {
         var counts = Progress(total: urls.count)
         // Looked up together, so that each load can go straight to the origin.
         let looksUpAll =
@@ -237,7 +250,7 @@ public final class ImagePrefetcher: Sendable {
                         group.addTask { .skipped }
                     } else {
                         let extra: ImageRequest.Options = cached == nil ? [] : .fromLoaderOnly
-                        group.addTask { await self.load(url, extraOptions: extra) }
+                        group.addTask { await self.load(url, prefetch: prefetch, extraOptions: extra) }
                     }
                 }
                 if isPaused, next < urls.endIndex, !isWaitingForResume, !Task.isCancelled {
