@@ -64,18 +64,16 @@ case "resize":
         return []
     }
     result = (timed.times, try ImageEncoder.encode(resized, as: .png, quality: 100))
-case "encode-avif":
+case "encode-avif", "encode-jxl":
+    let format: ImageFormat = arguments[0] == "encode-avif" ? .avif : .jxl
     let source = try ImageDecoder.decode(bytes)
     var options = EncodingOptions()
     if arguments.count > 4, let quality = Int(arguments[4]) { options.quality = quality }
-    if arguments.count > 5, let speed = Int(arguments[5]) { options.avifSpeed = speed }
-    result = try measure { try ImageEncoder.encode(source, as: .avif, options: options) }
-case "encode-jxl":
-    let source = try ImageDecoder.decode(bytes)
-    var options = EncodingOptions()
-    if arguments.count > 4, let quality = Int(arguments[4]) { options.quality = quality }
-    if arguments.count > 5, let effort = Int(arguments[5]) { options.jxlEffort = effort }
-    result = try measure { try ImageEncoder.encode(source, as: .jxl, options: options) }
+    if arguments.count > 5, let level = Int(arguments[5]) {
+        // The speed/effort trade-off: libaom's speed for AVIF, libjxl's effort for JPEG XL.
+        if format == .avif { options.avifSpeed = level } else { options.jxlEffort = level }
+    }
+    result = try measure { try ImageEncoder.encode(source, as: format, options: options) }
 case "variants":
     // The part times are printed here, beside the whole: decode, resizes, encodes (best of the runs for each).
     let widths = Array(stride(from: 64, through: 736, by: 48))
