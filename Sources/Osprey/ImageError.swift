@@ -16,6 +16,9 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
     case notCached(URL)
     /// The download failed; see ``DownloadError/isTransient``.
     case downloadFailed(DownloadError)
+    /// The ``ImageDataProvider`` with key `cacheKey` threw `error` (kept as thrown). Not a lasting failure: the
+    /// provider is asked again next time.
+    case providerFailed(cacheKey: String, error: any Error)
     /// The data is not an image the codecs can decode (or breaks a decoding limit).
     case decodingFailed(CodecError)
     /// A processor (named by its identifier), or the transform hook (`transformDownloadedImage`), threw `error`:
@@ -55,6 +58,7 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
         case .downloadFailed(let error): "download.\(error.shortDescription)"
         case .decodingFailed: "decodingFailed"
         case .processingFailed: "processingFailed"
+        case .providerFailed: "providerFailed"
         case .cacheFailed: "cacheFailed"
         case .encodingFailed: "encodingFailed"
         case .insufficientMemory: "insufficientMemory"
@@ -73,6 +77,7 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
         case .decodingFailed(let error): "cannot decode the image: \(error)"
         case .processingFailed(let identifier, let error): "processor '\(identifier)' failed: \(error)"
         case .cacheFailed(let error): "\(error)"
+        case .providerFailed(let key, let error): "the data provider '\(key)' failed: \(error)"
         case .encodingFailed(let format, let error): "cannot encode as \(format.name): \(error)"
         case .insufficientMemory(let refusal): "not enough memory: \(refusal)"
         case .cancelled: "cancelled"

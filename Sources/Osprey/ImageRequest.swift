@@ -44,6 +44,9 @@ public struct ImageRequest: Sendable {
     public var cache: ImageCache?
     /// The loader to use instead of the manager's. `nil` by default.
     public var loader: (any DataLoading)?
+    /// Where the bytes come from instead of the network, for a request made with
+    /// ``init(provider:options:processors:priority:)``; `nil` for a URL's request.
+    public let provider: (any ImageDataProvider)?
     /// Where to download the image from when ``url`` fails, tried in order (Kingfisher's `alternativeSources`): a
     /// mirror, another CDN, a lower resolution. None by default. Whatever answers is cached under the request's own
     /// key, so the next load of the request is a cache hit; each failed source enters the failed-URL list, and
@@ -67,6 +70,22 @@ public struct ImageRequest: Sendable {
             throw ImageError(error)
         }
         self.url = url
+        self.provider = nil
+        self.options = options
+        self.processors = processors
+        self.priority = priority
+    }
+
+    /// Makes a request whose bytes `provider` gives: cached under the provider's key, decoded and processed as a
+    /// download is. Its ``url`` names the provider (`osprey-provider:` and the key, percent-encoded), for logs,
+    /// results and the failed-URL list; it is never sent to the network.
+    public init(
+        provider: any ImageDataProvider, options: Options = [], processors: [any ImageProcessing] = [],
+        priority: DownloadPriority = .normal
+    ) {
+        let key = provider.cacheKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        self.url = URL(string: "osprey-provider:" + key) ?? URL(fileURLWithPath: "/")
+        self.provider = provider
         self.options = options
         self.processors = processors
         self.priority = priority
@@ -93,6 +112,7 @@ public struct ImageRequest: Sendable {
     /// A request for `url` as it is, unchecked: the placeholder of a load that already failed.
     init(unvalidated url: URL) {
         self.url = url
+        self.provider = nil
         self.options = []
         self.processors = []
         self.priority = .normal

@@ -458,6 +458,51 @@ import Testing
         }
     }
 
+    @Test("a data provider's bytes go through the pipeline under its own key; a local file is read only through one")
+    func dataProviders() async throws {
+        struct Unavailable: Error {}
+        let directory = TemporaryDirectory()
+        let png = SyntheticImages.png(width: 8, height: 6)
+        try await Self.withManagerAndOrigin { server, manager, cache in
+            let calls = Mutex(0)
+            let provider = ClosureDataProvider(cacheKey: "avatar-42") {
+                calls.withLock { $0 += 1 }
+                return png
+            }
+            let first = try await manager.image(for: ImageRequest(provider: provider, options: [.waitStoreCache]))
+            #expect(first.image.width == 8 && first.cacheType == .notCached)
+            #expect(try await manager.image(for: ImageRequest(provider: provider)).cacheType == .memory)
+            cache.clearMemory()
+            let resized = ImageRequest(provider: provider, processors: [.resize(width: 4)])
+            let fromDisk = try await manager.image(for: resized)
+            #expect(fromDisk.image.width == 4 && calls.withLock { $0 } == 1)  // from the disk, not the provider
+            #expect(server.requestCount() == 0)
+
+            let failing = ClosureDataProvider(cacheKey: "gone") { throw Unavailable() }
+            let failed = await Result { () async throws(ImageError) -> ImageResult in
+                try await manager.image(for: ImageRequest(provider: failing))
+            }
+            guard case .failure(.providerFailed("gone", let error)) = failed, error is Unavailable else {
+                throw OutcomeError(failed)
+            }
+
+            // A file: through a provider the caller made, never through a URL's request.
+            let path = directory.path + "/local.png"
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(png)))
+            let file = try #require(LocalFileDataProvider(fileURL: URL(fileURLWithPath: path)))
+            #expect(try await manager.image(for: ImageRequest(provider: file)).image.height == 6)
+            let refused = Result { () throws(ImageError) -> ImageRequest in
+                try ImageRequest(string: "file://" + path)
+            }
+            guard case .failure(.invalidURL(_, .unsupportedScheme("file"))) = refused else { throw OutcomeError(nil) }
+            let tooLarge = LocalFileDataProvider(path: path, maximumSize: 10)
+            let large = await Result { () async throws(ImageError) -> ImageResult in
+                try await manager.image(for: ImageRequest(provider: tooLarge, options: [.fromLoaderOnly]))
+            }
+            guard case .failure(.providerFailed) = large else { throw OutcomeError(large) }
+        }
+    }
+
     @Test("a resize of an empty source is an error, never a 1x1 enlargement")
     func resizeOfAnEmptySource() {
         #expect(throws: ImageProcessingError.self) {

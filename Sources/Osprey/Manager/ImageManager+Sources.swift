@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import NIOHTTP1
 
 extension ImageRequest {
     /// Where the image may come from, in the order they are tried: ``url``, then ``alternativeURLs``.
@@ -13,7 +14,7 @@ extension ImageManager {
         !request.options.contains(.retryFailed) && request.sources.allSatisfy(failedURLs.contains)
     }
 
-    /// Downloads the first source of `request` that answers — its URL, then its alternatives in order, skipping those
+    /// Downloads the first source of `request` that answers — its URL (or its data provider), then its alternatives in order, skipping those
     /// on the failed list unless `retryFailed` — at `priority`, conditionally on `validators` for the URL itself.
     /// Each lasting failure enters the failed list; when every source fails, the URL's own failure is the outcome
     /// (the alternatives' are logged). `started` is told of each source's task as it starts.
@@ -24,6 +25,17 @@ extension ImageManager {
         var firstFailure: ImageError?
         for (index, url) in request.sources.enumerated() {
             if !request.options.contains(.retryFailed), failedURLs.contains(url) { continue }
+            if index == 0, let provider = request.provider {
+                do {
+                    let body = try await provider.data()
+                    return .success(
+                        DownloadResponse(requestedURL: url, url: url, statusCode: 200, headers: [:], body: body))
+                } catch {
+                    if Task.isCancelled { return .failure(.cancelled) }
+                    firstFailure = .providerFailed(cacheKey: provider.cacheKey, error: error)
+                    continue
+                }
+            }
             var download = DownloadRequest(url: url, priority: priority)
             if request.options.contains(.handlesCookies) { download.handlesCookies = true }
             if request.options.contains(.allowsInvalidCertificates) { download.allowsInvalidCertificates = true }

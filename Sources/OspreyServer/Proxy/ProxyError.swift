@@ -67,7 +67,7 @@ enum ProxyError: Error, Sendable, Equatable {
         case .downloadDeclined, .notCached: self = .forbiddenSource
         case .downloadFailed(let error): self = ProxyError(error, limits: limits)
         case .decodingFailed(let error): self = ProxyError(error, limits: limits)
-        case .processingFailed, .encodingFailed, .cacheFailed: self = .internalError
+        case .processingFailed, .encodingFailed, .cacheFailed, .providerFailed: self = .internalError
         case .insufficientMemory(.exceedsBudget):
             self = .tooLarge("decoding the source would take more memory than the server may use")
         case .insufficientMemory(.queueFull), .insufficientMemory(.timedOut):
