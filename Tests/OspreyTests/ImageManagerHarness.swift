@@ -46,10 +46,6 @@ func withManager(
     configuration.processingConcurrency = 2
     configure(&configuration)
     var downloaderConfiguration = ImageDownloader.Configuration()
-    // Many tests hold responses behind a gate, which sends nothing until the test opens it: on a machine loaded by
-    // the whole suite that can take longer than the 15 s default, so the harness waits minutes (a test of timeouts
-    // sets its own).
-    downloaderConfiguration.timeout = .seconds(600)
     downloading(&downloaderConfiguration)
     try await withOriginServer(tls: tls) { server in
         try await withImageDownloader(configuration: downloaderConfiguration) { downloader in
