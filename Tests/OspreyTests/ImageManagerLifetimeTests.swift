@@ -11,7 +11,9 @@ import Testing
 struct ImageManagerLifetimeTests {
     @Test("shutdown with loads in flight ends each exactly once, cancelled; later loads fail at once")
     func shutdownWithLoadsInFlight() async throws {
-        try await withManager { harness in
+        // The held responses send nothing until shutdown: a downloader that waits minutes, so that on a loaded
+        // machine none times out (15 s by default) before the test gets to shut the manager down.
+        try await withManager(downloading: { $0.timeout = .seconds(600) }) { harness in
             let gate = OriginGate()
             defer { gate.open() }
             for index in 0..<8 {
