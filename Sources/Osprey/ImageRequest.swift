@@ -64,8 +64,16 @@ public struct ImageRequest: Sendable {
     public init(
         url: URL, options: Options = [], processors: [any ImageProcessing] = [], priority: DownloadPriority = .normal
     ) throws(ImageError) {
+        try self.init(
+            url: url, original: url.absoluteString, options: options, processors: processors, priority: priority)
+    }
+
+    /// Makes a request for `url`, validated as `original` (the string it was made from) names it in an error.
+    private init(
+        url: URL, original: String, options: Options, processors: [any ImageProcessing], priority: DownloadPriority
+    ) throws(ImageError) {
         do {
-            try Self.validate(url, original: url.absoluteString)
+            try Self.validate(url, original: original)
         } catch {
             throw ImageError(error)
         }
@@ -101,12 +109,7 @@ public struct ImageRequest: Sendable {
     ) throws(ImageError) {
         guard !string.isEmpty else { throw .invalidURL(string, reason: .empty) }
         guard let url = URL(string: string) else { throw .invalidURL(string, reason: .malformed) }
-        do {
-            try Self.validate(url, original: string)
-        } catch {
-            throw ImageError(error)
-        }
-        try self.init(url: url, options: options, processors: processors, priority: priority)
+        try self.init(url: url, original: string, options: options, processors: processors, priority: priority)
     }
 
     /// A request for `url` as it is, unchecked: the placeholder of a load that already failed.

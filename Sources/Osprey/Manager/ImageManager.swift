@@ -78,7 +78,7 @@ public final class ImageManager: Sendable {
     nonisolated(nonsending) public func image(
         for url: URL, options: ImageRequest.Options = []
     ) async throws(ImageError) -> ImageResult {
-        try await image(for: Self.request(url: url, options: options))
+        try await image(for: ImageRequest(url: url, options: options))
     }
 
     /// Loads the image at the URL in `string`; an empty or malformed string fails at once with
@@ -86,7 +86,7 @@ public final class ImageManager: Sendable {
     nonisolated(nonsending) public func image(
         for string: String, options: ImageRequest.Options = []
     ) async throws(ImageError) -> ImageResult {
-        try await image(for: Self.request(string: string, options: options))
+        try await image(for: ImageRequest(string: string, options: options))
     }
 
     /// Loads `request` and returns the final result; cancelling the calling task cancels the load
@@ -111,7 +111,7 @@ public final class ImageManager: Sendable {
     ) -> ImageTask {
         let callbacks = makeCallbacks(callbackQueue, progress, preview, completion)
         return loadImage(named: string, callbacks: callbacks) { () throws(ImageError) in
-            try Self.request(string: string, options: options)
+            try ImageRequest(string: string, options: options)
         }
     }
 
@@ -124,7 +124,7 @@ public final class ImageManager: Sendable {
     ) -> ImageTask {
         let callbacks = makeCallbacks(callbackQueue, progress, preview, completion)
         return loadImage(named: url.absoluteString, callbacks: callbacks) { () throws(ImageError) in
-            try Self.request(url: url, options: options)
+            try ImageRequest(url: url, options: options)
         }
     }
 
@@ -296,14 +296,6 @@ public final class ImageManager: Sendable {
     }
 
     // MARK: Internals
-
-    static func request(string: String, options: ImageRequest.Options) throws(ImageError) -> ImageRequest {
-        try ImageRequest(string: string, options: options)
-    }
-
-    static func request(url: URL, options: ImageRequest.Options) throws(ImageError) -> ImageRequest {
-        try ImageRequest(url: url, options: options)
-    }
 
     private func makeTask(
         _ request: ImageRequest, sink: ImageTask.Sink, events: AsyncStream<ImageTask.Event>? = nil
