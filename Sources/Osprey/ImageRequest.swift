@@ -53,6 +53,14 @@ public struct ImageRequest: Sendable {
     /// sources on it are skipped (unless ``Options/retryFailed``). Part of the job key: loads with different
     /// alternatives are not shared.
     public var alternativeURLs: [URL] = []
+    /// How long the memory level keeps what this load stores there (the image, or an encoded load's bytes): `nil`
+    /// (the memory cache's own ``MemoryCache/Configuration/expiration``) by default. Kingfisher's
+    /// `memoryCacheExpiration`.
+    public var memoryCacheExpiration: CacheExpiration?
+    /// How long the disk level keeps what this load stores there (the original's bytes, and the processed or encoded
+    /// variant): `nil` (the data store's own policy: for a ``DiskCache``, ``DiskCache/Configuration/maximumAge``
+    /// since the last read) by default. Kingfisher's `diskCacheExpiration`.
+    public var diskCacheExpiration: CacheExpiration?
     /// Whether the final image is kept in memory, and with ``ImageManager/Configuration/storesProcessedImagesOnDisk``
     /// on disk, under the variant key: not for the image an encoded load encodes, whose bytes are kept instead.
     var keepsVariant = true

@@ -11,6 +11,8 @@ final class DictionaryDataCache: DataCaching {
     struct Entry {
         var bytes: [UInt8]
         var validators: HTTPValidators
+        var expiration: CacheExpiration?
+        var extendedData: [UInt8]?
     }
 
     let entries = Mutex<[String: Entry]>([:])
@@ -28,10 +30,24 @@ final class DictionaryDataCache: DataCaching {
         entries.withLock { $0[key]?.validators }
     }
 
-    func storeData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) async throws(OspreyError) {
+    func storeData(
+        _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
+    ) async throws(OspreyError) {
         guard !failsStores.load(ordering: .relaxed) else { throw .diskFull(key: key) }
         writes.wrappingAdd(1, ordering: .relaxed)
-        entries.withLock { $0[key] = Entry(bytes: data, validators: validators) }
+        entries.withLock { $0[key] = Entry(bytes: data, validators: validators, expiration: expiration) }
+    }
+
+    func extendedData(forKey key: String) async -> [UInt8]? {
+        entries.withLock { $0[key]?.extendedData }
+    }
+
+    func setExtendedData(_ data: [UInt8]?, forKey key: String) async -> Bool {
+        entries.withLock { entries in
+            guard entries[key] != nil else { return false }
+            entries[key]?.extendedData = data
+            return true
+        }
     }
 
     func removeData(forKey key: String) async {
@@ -54,7 +70,9 @@ final class DictionaryImageCache: ImageCaching {
     let images = Mutex<[String: Image]>([:])
 
     func cachedImage(forKey key: String) -> Image? { images.withLock { $0[key] } }
-    func storeImage(_ image: Image, forKey key: String) { images.withLock { $0[key] = image } }
+    func storeImage(_ image: Image, forKey key: String, expiration: CacheExpiration?) {
+        images.withLock { $0[key] = image }
+    }
     func removeImage(forKey key: String) { _ = images.withLock { $0.removeValue(forKey: key) } }
     func removeAllImages() { images.withLock { $0 = [:] } }
 }

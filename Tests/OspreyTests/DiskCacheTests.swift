@@ -388,10 +388,10 @@ final class ManualTime: Sendable {
         arguments: [0, DiskCache.Configuration().inlineSizeLimit]
     )
     func fullDisk(inlineSizeLimit: Int) async throws {
-        // Given a cache on a 256 KiB tmpfs
+        // Given a cache on a 512 KiB tmpfs (the index itself takes a few 16 KiB pages)
         let mountPoint = temporary.path + "/small"
         mkdir(mountPoint, 0o755)
-        let mounted = "size=256k".withCString { mount("tmpfs", mountPoint, "tmpfs", 0, $0) }
+        let mounted = "size=512k".withCString { mount("tmpfs", mountPoint, "tmpfs", 0, $0) }
         try #require(mounted == 0, "mount: errno \(errno)")
         defer { umount(mountPoint) }
         var configuration = DiskCache.Configuration(namespace: "full")

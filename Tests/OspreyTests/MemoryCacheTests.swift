@@ -86,13 +86,14 @@ import Testing
 
     @Test("entries expire after their lifetime on the injected clock")
     func expiry() {
-        // Given a default lifetime of 10 s, and one entry with its own lifetime of 30 s
+        // Given a default expiration of 10 s that reads do not extend, and one entry with its own of 30 s
         let clock = TestClock()
         var configuration = Self.configuration()
-        configuration.entryLifetime = .seconds(10)
+        configuration.expiration = .seconds(10)
+        configuration.expirationExtension = .none
         let cache = MemoryCache<String, Int>(configuration: configuration, clock: clock)
         cache.setValue(1, forKey: "short", cost: 5)
-        cache.setValue(2, forKey: "long", cost: 7, lifetime: .seconds(30))
+        cache.setValue(2, forKey: "long", cost: 7, expiration: .seconds(30))
 
         // When 9 s pass, then 1 s more
         clock.advance(by: .seconds(9))
@@ -110,6 +111,47 @@ import Testing
         cache.removeExpired()
         #expect(cache.count == 0)
         #expect(cache.totalCost == 0)
+    }
+
+    @Test("expirations of every kind, and reads extending them as each entry's extension says")
+    func expirationKinds() {
+        // Given entries that expire in 10 s (extended by reads to 10 s again, the default; not at all; to a day), at
+        // a date 25 s away (extended to 25 s again), in 2 days, in the past, and never
+        let clock = TestClock()
+        let cache = MemoryCache<String, Int>(configuration: Self.configuration(), clock: clock)
+        cache.setValue(1, forKey: "renewed", expiration: .seconds(10))
+        cache.setValue(2, forKey: "fixed", expiration: .seconds(10), extension: ExpirationExtension.none)
+        cache.setValue(3, forKey: "to a day", expiration: .seconds(10), extension: .expiration(.days(1)))
+        cache.setValue(4, forKey: "dated", expiration: .date(UnixTime.now.advanced(by: .seconds(25))))
+        cache.setValue(5, forKey: "two days", expiration: .days(2), extension: ExpirationExtension.none)
+        cache.setValue(6, forKey: "past", expiration: .date(UnixTime(seconds: 0)))
+        cache.setValue(7, forKey: "forever", expiration: .never)
+        #expect(cache.value(forKey: "past") == nil)
+        let keys = ["renewed", "fixed", "to a day", "dated", "two days", "forever"]
+
+        // When each is read at 8 s
+        clock.advance(by: .seconds(8))
+        #expect(keys.compactMap { cache.value(forKey: $0) } == [1, 2, 3, 4, 5, 7])
+
+        // Then at 16 s the one reads do not extend is gone; the read at 8 s kept the others
+        clock.advance(by: .seconds(8))
+        #expect(keys.compactMap { cache.value(forKey: $0) } == [1, 3, 4, 5, 7])
+
+        // And at 27 s (11 s after the last read) the one renewed by 10 s is gone; the dated one, renewed by its 25 s,
+        // is not
+        clock.advance(by: .seconds(11))
+        #expect(keys.compactMap { cache.value(forKey: $0) } == [3, 4, 5, 7])
+
+        // And a day later (just inside the day the last read gave) the dated one is gone
+        clock.advance(by: .seconds(86_399))
+        #expect(keys.compactMap { cache.value(forKey: $0) } == [3, 5, 7])
+        // And past two days the one of two days, whose reads extend nothing, is gone; the one a read renews to a day
+        // is not, until a day passes without a read
+        clock.advance(by: .seconds(86_399))
+        #expect(keys.compactMap { cache.value(forKey: $0) } == [3, 7])
+        clock.advance(by: .seconds(86_401))
+        #expect(keys.compactMap { cache.value(forKey: $0) } == [7])
+        #expect(cache.count == 1)
     }
 
     @Test("trim to a cost or a count, and remove all")

@@ -18,17 +18,31 @@ public protocol DataCaching: AnyObject, Sendable {
     /// the image is refreshed; `nil` when there is no entry.
     func validators(forKey key: String) async -> HTTPValidators?
 
-    /// Stores `data` for `key` with the origin's `validators`, replacing what it held.
+    /// Stores `data` for `key` with the origin's `validators`, replacing what it held (its extended data included),
+    /// until `expiration` (the store's own policy when `nil`).
     ///
     /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)`` when the bytes
     ///   are not kept; what was stored before is kept then.
-    func storeData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) async throws(OspreyError)
+    func storeData(
+        _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
+    ) async throws(OspreyError)
 
     /// Begins storing `data` for `key` at once, on the caller's thread, and returns the write to finish later. A
     /// store that can make the bytes readable before they are written (``DiskCache`` does) lets the manager deliver
     /// an image first and write after without a later load missing meanwhile. By default nothing is staged: the
-    /// returned write calls ``storeData(_:forKey:validators:)``.
-    func stageData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) -> DataWrite
+    /// returned write calls ``storeData(_:forKey:validators:expiration:)``.
+    func stageData(
+        _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
+    ) -> DataWrite
+
+    /// The extended data kept with `key`'s entry (SDWebImage's extended data: what a caller stores about an entry
+    /// beside its bytes); `nil` when it has none or there is no entry.
+    func extendedData(forKey key: String) async -> [UInt8]?
+
+    /// Replaces the extended data of `key`'s entry (`nil` removes it); returns whether there was an entry. A store
+    /// of `key`'s bytes replaces it too.
+    @discardableResult
+    func setExtendedData(_ data: [UInt8]?, forKey key: String) async -> Bool
 
     /// Removes `key`'s entry.
     func removeData(forKey key: String) async
@@ -54,8 +68,17 @@ extension DataCaching {
         return contained
     }
 
-    public func stageData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) -> DataWrite {
-        { () async throws(OspreyError) in try await self.storeData(data, forKey: key, validators: validators) }
+    public func stageData(
+        _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
+    ) -> DataWrite {
+        { () async throws(OspreyError) in
+            try await self.storeData(data, forKey: key, validators: validators, expiration: expiration)
+        }
+    }
+
+    /// Stores `data` for `key` under the store's own expiration policy.
+    public func storeData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) async throws(OspreyError) {
+        try await storeData(data, forKey: key, validators: validators, expiration: nil)
     }
 }
 
@@ -70,17 +93,23 @@ extension DiskCache: DataCaching {
         await entry(forKey: key)?.validators
     }
 
-    /// ``store(_:forKey:validators:)``, failing with ``OspreyError/cacheWriteFailed(key:reason:)`` where that stores
-    /// nothing silently: a read-only cache, or one whose directory cannot be used.
-    public func storeData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) async throws(OspreyError) {
+    /// ``store(_:forKey:validators:expiration:extension:extendedData:)``, failing with
+    /// ``OspreyError/cacheWriteFailed(key:reason:)`` where that stores nothing silently: a read-only cache, or one
+    /// whose directory cannot be used.
+    public func storeData(
+        _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
+    ) async throws(OspreyError) {
         try requireDirectory(toStore: key)
-        try await store(data, forKey: key, validators: validators)
+        try await store(data, forKey: key, validators: validators, expiration: expiration)
     }
 
     /// Stages `data`, readable from now on, and returns its write (which fails as
-    /// ``storeData(_:forKey:validators:)`` does).
-    public func stageData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) -> DataWrite {
-        let pending = beginStore(data, forKey: key, validators: validators)
+    /// ``storeData(_:forKey:validators:expiration:)`` does).
+    public func stageData(
+        _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
+    ) -> DataWrite {
+        let attributes = StoreAttributes(expiration: expiration, extension: configuration.expirationExtension)
+        let pending = beginStore(data, forKey: key, validators: validators, attributes: attributes)
         return { () async throws(OspreyError) in
             try self.requireDirectory(toStore: key)
             try await self.finishStore(pending)

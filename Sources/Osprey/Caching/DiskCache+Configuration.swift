@@ -40,9 +40,14 @@ extension DiskCache {
         /// The most bytes the entries may take. 1 GiB by default.
         public var sizeLimit: Int = 1 << 30
 
-        /// How long an entry stays after it was last read. 7 days by default; `nil` keeps entries until the size
-        /// limit removes them.
+        /// How long an entry stays after it was last read, unless it was stored with an expiration of its own. 7 days
+        /// by default; `nil` keeps entries until the size limit removes them.
         public var maximumAge: Duration? = .seconds(7 * 24 * 3600)
+
+        /// How reads move the expiry of an entry stored with an expiration of its own and no extension. By default
+        /// ``ExpirationExtension/cacheTime``: each read gives the entry its lifetime again (Kingfisher's disk storage
+        /// does the same).
+        public var expirationExtension: ExpirationExtension = .cacheTime
 
         /// Over the size limit, least recently used entries go until the size is at most this fraction of the
         /// limit, so that cleaning does not run again at the next write. 0.5 (half, as the seeds do) by default.
@@ -109,13 +114,16 @@ extension DiskCache {
         public var lastAccess: UnixTime
         /// When it stops being fresh, per the origin's max-age; `nil` when the origin gave none.
         public var expires: UnixTime?
+        /// When it leaves the cache by the expiration it was stored with, as reads written to the index have moved it
+        /// (`UnixTime(seconds: .infinity)`: never); `nil` when it follows ``Configuration/maximumAge`` instead.
+        public var cacheExpiry: UnixTime?
         /// The origin's validators.
         public var validators: Validators
     }
 
     /// Why entries were removed.
     public enum RemovalReason: String, Sendable {
-        /// Not read for longer than ``Configuration/maximumAge``.
+        /// Not read for longer than ``Configuration/maximumAge``, or past the expiry it was stored with.
         case expired
         /// The least recently used, removed to bring the cache under its size limit.
         case sizeLimit

@@ -247,7 +247,7 @@ extension DiskCache {
         let path = configuration.directory + "/" + name
         // A shared cache does not serve what a private one sharing the directory stored as private.
         let isShared = configuration.isShared
-        if let known = state.withLock({ $0.verified[name] }), !isExpired(lastAccess: known.record.accessed) {
+        if let known = state.withLock({ $0.verified[name] }), !isExpired(known.record, lastAccess: known.record.accessed) {
             if isShared, known.record.isPrivate { return nil }
             if let (bytes, stamp) = (try? FileSystem.readStamped(path, expectedSize: known.record.size)) ?? nil,
                 stamp == known.stamp
@@ -261,7 +261,7 @@ extension DiskCache {
                 try index.recordAndBytes(named: name)
             }) ?? nil
         else { return nil }
-        if isExpired(lastAccess: lastAccess(of: record)) {
+        if isExpired(record, lastAccess: lastAccess(of: record)) {
             remove(names: [name], reason: .expired, ifUnchanged: record)
             return nil
         }
@@ -286,9 +286,15 @@ extension DiskCache {
         return removed.isEmpty && retrying ? loadEntryBytes(named: name, retrying: false) : nil
     }
 
-    /// Whether an entry last read at `lastAccess` is past the maximum age. (A verified entry's record is kept current
-    /// by ``recordAccess(to:)``; an index record may lag behind the reads still pending.)
-    private func isExpired(lastAccess: Double) -> Bool {
+    /// Whether `record`, last read at `lastAccess`, is past its own expiry (as that read moved it), or, without one,
+    /// past the maximum age. (A verified entry's record is kept current by ``recordAccess(to:)``; an index record may
+    /// lag behind the reads still pending.)
+    private func isExpired(_ record: DiskIndex.Record, lastAccess: Double) -> Bool {
+        if let eviction = record.eviction {
+            let rule = ExpiryRule(expiry: eviction, renewal: record.renewal)
+            let expiry = lastAccess > record.created ? rule.expiry(afterReadAt: lastAccess) : eviction
+            return now().seconds >= expiry
+        }
         guard let maximumAge = configuration.maximumAge else { return false }
         return lastAccess < now().seconds - maximumAge.seconds
     }
@@ -345,8 +351,26 @@ extension DiskCache {
         let unstaged = names.filter { !staged.contains($0) }
         let records = withReader { index throws(SQLiteDatabase.Error) in try index.records(named: unstaged) } ?? []
         let isShared = configuration.isShared
-        let present = records.filter { !isExpired(lastAccess: lastAccess(of: $0)) && !(isShared && $0.isPrivate) }
+        let present = records.filter { !isExpired($0, lastAccess: lastAccess(of: $0)) && !(isShared && $0.isPrivate) }
         return staged.union(present.map(\.name))
+    }
+
+    /// The extended data of the entry `name`: `nil` when it has none or there is no entry (or it has expired).
+    func loadExtendedData(named name: String) -> [UInt8]? {
+        reopenIndexIfReplaced()
+        guard let record = withReader({ index throws(SQLiteDatabase.Error) in try index.record(named: name) }) ?? nil,
+            !isExpired(record, lastAccess: lastAccess(of: record))
+        else { return nil }
+        return (withReader { index throws(SQLiteDatabase.Error) in try index.extendedData(named: name) } ?? nil) ?? nil
+    }
+
+    /// Writes the extended data of the entry `name`; returns whether there was one. A read-only cache writes nothing.
+    func saveExtendedData(_ data: [UInt8]?, named name: String) -> Bool {
+        guard !state.withLock({ $0.isReadOnly }) else { return false }
+        reopenIndexIfReplaced()
+        return withIndex { index throws(SQLiteDatabase.Error) in
+            try index.transaction { () throws(SQLiteDatabase.Error) in try index.setExtendedData(data, named: name) }
+        } ?? false
     }
 
     func loadAllEntries() -> [Entry] {
@@ -364,6 +388,7 @@ extension DiskCache {
             key: record.key, fileName: record.name, isInIndex: record.blob != nil, size: record.size,
             created: UnixTime(seconds: record.created),
             lastAccess: UnixTime(seconds: record.accessed), expires: record.expires.map { UnixTime(seconds: $0) },
+            cacheExpiry: record.eviction.map { UnixTime(seconds: $0) },
             validators: Validators(
                 etag: record.etag, lastModified: record.lastModified,
                 maxAge: record.expires.map { .seconds($0 - record.created) }, isPrivate: record.isPrivate))
@@ -420,6 +445,13 @@ extension DiskCache {
         let time = now().seconds
         writeAccesses(state.withLock { takeAccesses(&$0, at: time) })
         var events: [Event] = []
+        while true {
+            let removed = removeRecords(reason: .expired) { index throws(SQLiteDatabase.Error) in
+                try index.removeExpired(count: Self.cleaningBatch, at: time)
+            }
+            guard let event = Self.event(removed, reason: .expired) else { break }
+            events.append(event)
+        }
         if let maximumAge = configuration.maximumAge {
             let cutoff = time - maximumAge.seconds
             while true {

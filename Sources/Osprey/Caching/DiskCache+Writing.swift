@@ -16,17 +16,22 @@ extension DiskCache {
 
     /// Makes `bytes` readable under `key` until the write of this store ends, and returns the store's generation;
     /// `nil` when the cache is memory-only (nothing will be written, so nothing is staged).
-    func stage(_ bytes: [UInt8], forKey key: String, validators: Validators) -> UInt64? {
+    func stage(
+        _ bytes: [UInt8], forKey key: String, validators: Validators, attributes: StoreAttributes
+    ) -> UInt64? {
         let name = Self.fileName(forKey: key)
         let time = now()
         let entry = Entry(
             key: key, fileName: name, isInIndex: configuration.keepsInIndex(size: bytes.count), size: bytes.count,
             created: time, lastAccess: time,
-            expires: validators.maxAge.map { time.advanced(by: $0) }, validators: validators)
+            expires: validators.maxAge.map { time.advanced(by: $0) },
+            cacheExpiry: attributes.expiryRule(storedAt: time.seconds).map { UnixTime(seconds: $0.expiry) },
+            validators: validators)
         return state.withLock { state in
             guard !state.isMemoryOnly, !state.isReadOnly else { return nil }
             state.lastGeneration += 1
-            state.staged[name] = Staged(bytes: bytes, entry: entry, generation: state.lastGeneration)
+            state.staged[name] = Staged(
+                bytes: bytes, entry: entry, extendedData: attributes.extendedData, generation: state.lastGeneration)
             return state.lastGeneration
         }
     }
@@ -43,15 +48,14 @@ extension DiskCache {
     /// Writes the entry and returns the cache's total size afterwards (0 when nothing was written). Recreates the
     /// directory (and index) once if it was deleted underneath the cache. With a `generation`, the write lands only
     /// while that store is still staged: a removal or a later store of the key made since wins.
-    func saveData(
-        _ bytes: [UInt8], forKey key: String, validators: Validators, generation: UInt64? = nil
-    ) throws(OspreyError) -> Int {
+    func saveData(_ store: PendingStore) throws(OspreyError) -> Int {
+        let key = store.key
         do {
-            return try writeEntry(bytes, forKey: key, validators: validators, generation: generation)
+            return try writeEntry(store)
         } catch let error where error.isMissing {
             reopenIndex()
             do {
-                return try writeEntry(bytes, forKey: key, validators: validators, generation: generation)
+                return try writeEntry(store)
             } catch {
                 throw Self.storeError(error, key: key)
             }
@@ -64,9 +68,7 @@ extension DiskCache {
     /// deleted directory is recreated). Each result is the cache's total size afterwards, 0 when nothing was written.
     func saveBatch(_ stores: [PendingStore]) -> [Result<Int, OspreyError>] {
         func one(_ store: PendingStore) -> Result<Int, OspreyError> {
-            Result { () throws(OspreyError) in
-                try saveData(store.bytes, forKey: store.key, validators: store.validators, generation: store.generation)
-            }
+            Result { () throws(OspreyError) in try saveData(store) }
         }
         guard stores.count > 1, let totals = try? writeEntries(stores) else { return stores.map(one) }
         return totals.map { .success($0) }
@@ -76,9 +78,8 @@ extension DiskCache {
         error.isDiskFull ? .diskFull(key: key) : .cacheWriteFailed(key: key, reason: error.description)
     }
 
-    private func writeEntry(
-        _ bytes: [UInt8], forKey key: String, validators: Validators, generation: UInt64?
-    ) throws(FileSystem.Error) -> Int {
+    private func writeEntry(_ store: PendingStore) throws(FileSystem.Error) -> Int {
+        let (bytes, key, generation) = (store.bytes, store.key, store.generation)
         let directory = configuration.directory
         let name = Self.fileName(forKey: key)
         let (isMemoryOnly, isReadOnly, isCurrent) = state.withLock {
@@ -96,11 +97,7 @@ extension DiskCache {
         if inIndex, !FileSystem.exists(indexPath) {
             throw FileSystem.Error(operation: "open", path: indexPath, code: ENOENT)
         }
-        let time = now().seconds
-        let record = DiskIndex.Record(
-            name: name, key: key, size: bytes.count, checksum: bytes.withUnsafeBytes(Self.checksum), created: time,
-            accessed: time, expires: validators.maxAge.map { time + $0.seconds }, etag: validators.etag,
-            lastModified: validators.lastModified, isPrivate: validators.isPrivate)
+        let record = Self.record(of: store, name: name, at: now().seconds)
         // The row first, then the rename, in one transaction: a failed row write leaves the old entry untouched, and
         // no other process's cleaning can delete the file between the rename and the row.
         let final = directory + "/" + name
@@ -110,11 +107,13 @@ extension DiskCache {
             // Checked again under the index lock, which this write holds until it commits: a removal of the key
             // (which ends the staging first, then deletes the row under this lock) either stops it here or deletes
             // what it wrote.
-            guard let index, state.withLock({ Self.isCurrent(generation, of: name, in: $0) }) else { return nil }
+            guard let index, let extendedData = state.withLock({ Self.extendedData(of: store, name: name, in: $0) })
+            else { return nil }
             return Result { () throws(SQLiteDatabase.Error) in
                 try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
                     renamed = try Self.writeRow(
-                        record, bytes: bytes, temporary: temporary, to: final, in: index, renameError: &renameError)
+                        record, extendedData: extendedData, bytes: bytes, temporary: temporary, to: final, in: index,
+                        renameError: &renameError)
                     return try index.totals().size
                 }
             }
@@ -137,7 +136,7 @@ extension DiskCache {
         }
     }
 
-    /// ``writeEntry(_:forKey:validators:generation:)`` for several stores, in one transaction: file entries are
+    /// ``writeEntry(_:)`` for several stores, in one transaction: file entries are
     /// written to temporary files first, then every row and rename is done under one commit. Throws (having written
     /// nothing, or rolled back) when any step fails; the caller then writes them one by one.
     private func writeEntries(_ stores: [PendingStore]) throws(FileSystem.Error) -> [Int] {
@@ -151,9 +150,8 @@ extension DiskCache {
         }
         struct Prepared {
             var record: DiskIndex.Record
-            let bytes: [UInt8]
+            let store: PendingStore
             let temporary: String?
-            let generation: UInt64?
         }
         var prepared: [Prepared] = []
         prepared.reserveCapacity(stores.count)
@@ -161,15 +159,9 @@ extension DiskCache {
         do throws(FileSystem.Error) {
             for store in stores {
                 let inIndex = configuration.keepsInIndex(size: store.bytes.count)
-                let validators = store.validators
-                let record = DiskIndex.Record(
-                    name: Self.fileName(forKey: store.key), key: store.key, size: store.bytes.count,
-                    checksum: store.bytes.withUnsafeBytes(Self.checksum), created: time, accessed: time,
-                    expires: validators.maxAge.map { time + $0.seconds }, etag: validators.etag,
-                    lastModified: validators.lastModified, isPrivate: validators.isPrivate)
+                let record = Self.record(of: store, name: Self.fileName(forKey: store.key), at: time)
                 let temporary = inIndex ? nil : try FileSystem.writeTemporary(store.bytes, in: directory)
-                prepared.append(
-                    Prepared(record: record, bytes: store.bytes, temporary: temporary, generation: store.generation))
+                prepared.append(Prepared(record: record, store: store, temporary: temporary))
             }
         } catch {
             for item in prepared { if let temporary = item.temporary { FileSystem.remove(temporary) } }
@@ -185,13 +177,16 @@ extension DiskCache {
                         let record = prepared[position].record
                         let name = record.name
                         // Under the index lock, as in a single write: a removal or a later store of the key wins.
-                        guard state.withLock({ Self.isCurrent(prepared[position].generation, of: name, in: $0) })
+                        guard
+                            let extendedData = state.withLock({
+                                Self.extendedData(of: prepared[position].store, name: name, in: $0)
+                            })
                         else { continue }
                         var renameError: FileSystem.Error?
                         let final = directory + "/" + name
                         if try Self.writeRow(
-                            record, bytes: prepared[position].bytes, temporary: prepared[position].temporary,
-                            to: final, in: index, renameError: &renameError)
+                            record, extendedData: extendedData, bytes: prepared[position].store.bytes,
+                            temporary: prepared[position].temporary, to: final, in: index, renameError: &renameError)
                         {
                             renamed.append(final)
                         }
@@ -233,13 +228,13 @@ extension DiskCache {
     /// removed, as removals do. Returns whether a file was renamed; a failed rename is kept in `renameError` and
     /// aborts the transaction (SQLITE_ABORT), so the row is rolled back.
     private static func writeRow(
-        _ record: DiskIndex.Record, bytes: [UInt8], temporary: String?, to final: String, in index: DiskIndex,
-        renameError: inout FileSystem.Error?
+        _ record: DiskIndex.Record, extendedData: [UInt8]?, bytes: [UInt8], temporary: String?, to final: String,
+        in index: DiskIndex, renameError: inout FileSystem.Error?
     ) throws(SQLiteDatabase.Error) -> Bool {
         var record = record
         let previous = temporary == nil ? try index.record(named: record.name) : nil
         if temporary == nil { record.blob = try index.insertBlob(bytes) }
-        try index.upsert(record)
+        try index.upsert(record, extendedData: extendedData)
         if let temporary {
             do throws(FileSystem.Error) {
                 try FileSystem.rename(temporary, to: final)
@@ -256,5 +251,24 @@ extension DiskCache {
     /// Whether a write of store `generation` (`nil`: an unstaged write) may still land.
     private static func isCurrent(_ generation: UInt64?, of name: String, in state: State) -> Bool {
         generation == nil || state.staged[name]?.generation == generation
+    }
+
+    /// The extended data a write of `store` records: what its staging holds now (``setExtendedData(_:forKey:)`` may
+    /// have changed it since the store began); `nil` when the write may no longer land.
+    private static func extendedData(of store: PendingStore, name: String, in state: State) -> [UInt8]?? {
+        guard let generation = store.generation else { return .some(store.attributes.extendedData) }
+        guard let staged = state.staged[name], staged.generation == generation else { return nil }
+        return .some(staged.extendedData)
+    }
+
+    /// The index record of `store`, written at `time`.
+    private static func record(of store: PendingStore, name: String, at time: Double) -> DiskIndex.Record {
+        let (bytes, validators) = (store.bytes, store.validators)
+        let rule = store.attributes.expiryRule(storedAt: time)
+        return DiskIndex.Record(
+            name: name, key: store.key, size: bytes.count, checksum: bytes.withUnsafeBytes(Self.checksum),
+            created: time, accessed: time, expires: validators.maxAge.map { time + $0.seconds }, etag: validators.etag,
+            lastModified: validators.lastModified, isPrivate: validators.isPrivate, eviction: rule?.expiry,
+            renewal: rule?.renewal)
     }
 }

@@ -20,7 +20,8 @@ import Synchronization
 ///   (the entries it kept inside are lost with it), and lets several processes share one directory: renames and
 ///   deletions happen inside its write transactions.
 /// - A read checks the bytes against the index: a truncated, grown or altered entry is a miss, and is removed.
-/// - Cleaning removes entries not read for ``Configuration/maximumAge``, then, over ``Configuration/sizeLimit``,
+/// - Cleaning removes entries past the expiry they were stored with, and those without one not read for
+///   ``Configuration/maximumAge``, then, over ``Configuration/sizeLimit``,
 ///   the least recently used until the size is under ``Configuration/sizeTargetRatio`` of it. It runs after a write
 ///   crosses the limit, every ``Configuration/cleaningInterval``, and on ``clean()``, in small batches so reads and
 ///   writes go on meanwhile, and reports what it removed through ``events()``.
@@ -70,6 +71,8 @@ public final class DiskCache: Sendable {
     struct Staged {
         var bytes: [UInt8]
         var entry: Entry
+        /// Its extended data: the store's, or what ``setExtendedData(_:forKey:)`` set since (which the write takes).
+        var extendedData: [UInt8]?
         /// Which store of the key this is: a write only lands while its store is still the key's latest.
         var generation: UInt64
     }
@@ -162,33 +165,61 @@ public final class DiskCache: Sendable {
     /// Stores `bytes` for `key`, replacing what it held, with the origin's `validators` for revalidation. The bytes
     /// are readable at once, before the write ends.
     ///
+    /// The entry leaves the cache when it has not been read for ``Configuration/maximumAge``, unless `expiration`
+    /// gives it an expiry of its own (which the maximum age does not shorten), moved by reads as `extension` says
+    /// (``Configuration/expirationExtension`` when `nil`). `extendedData` is kept with the entry (SDWebImage's
+    /// extended data: what the caller wants to know about it later), read with ``extendedData(forKey:)``; a store
+    /// replaces it with its own, `nil` and empty bytes meaning none.
+    ///
     /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)``; what was stored
     ///   before is kept. A memory-only cache (unusable directory) stores nothing and does not throw.
     public func store(
-        _ bytes: [UInt8], forKey key: String, validators: Validators = Validators()
+        _ bytes: [UInt8], forKey key: String, validators: Validators = Validators(),
+        expiration: CacheExpiration? = nil, extension renewal: ExpirationExtension? = nil,
+        extendedData: [UInt8]? = nil
     ) async throws(OspreyError) {
-        try await finishStore(beginStore(bytes, forKey: key, validators: validators))
+        let attributes = StoreAttributes(
+            expiration: expiration, extension: renewal ?? configuration.expirationExtension, extendedData: extendedData)
+        try await finishStore(beginStore(bytes, forKey: key, validators: validators, attributes: attributes))
     }
 
-    /// A store begun by ``beginStore(_:forKey:validators:)``: staged, its write still to do.
+    /// What a store keeps with the bytes besides the validators.
+    struct StoreAttributes: Sendable {
+        var expiration: CacheExpiration?
+        var `extension`: ExpirationExtension = .cacheTime
+        var extendedData: [UInt8]?
+
+        /// The expiry rule of an entry stored at `time`; `nil` when it follows the maximum age.
+        func expiryRule(storedAt time: Double) -> ExpiryRule? {
+            expiration.map { ExpiryRule($0, extension: `extension`, storedAt: time) }
+        }
+    }
+
+    /// A store begun by ``beginStore(_:forKey:validators:attributes:)``: staged, its write still to do.
     struct PendingStore: Sendable {
         let bytes: [UInt8]
         let key: String
         let validators: Validators
+        let attributes: StoreAttributes
         /// `nil` when nothing was staged (the cache is memory-only).
         let generation: UInt64?
     }
 
-    /// The first half of ``store(_:forKey:validators:)``, at once on the caller's thread: stages the bytes, so reads
-    /// find them from now on. ``finishStore(_:)`` must follow; it writes them and ends the staging. The manager
-    /// stages before it delivers an image and writes after, so a load that follows the delivery finds the bytes.
-    func beginStore(_ bytes: [UInt8], forKey key: String, validators: Validators) -> PendingStore {
-        PendingStore(
-            bytes: bytes, key: key, validators: validators,
-            generation: stage(bytes, forKey: key, validators: validators))
+    /// The first half of ``store(_:forKey:validators:expiration:extension:extendedData:)``, at once on the caller's
+    /// thread: stages the bytes, so reads find them from now on. ``finishStore(_:)`` must follow; it writes them and
+    /// ends the staging. The manager stages before it delivers an image and writes after, so a load that follows the
+    /// delivery finds the bytes.
+    func beginStore(
+        _ bytes: [UInt8], forKey key: String, validators: Validators, attributes: StoreAttributes? = nil
+    ) -> PendingStore {
+        var attributes = attributes ?? StoreAttributes(extension: configuration.expirationExtension)
+        if attributes.extendedData?.isEmpty == true { attributes.extendedData = nil }
+        return PendingStore(
+            bytes: bytes, key: key, validators: validators, attributes: attributes,
+            generation: stage(bytes, forKey: key, validators: validators, attributes: attributes))
     }
 
-    /// The second half of ``store(_:forKey:validators:)``: writes a staged store, then ends its staging.
+    /// The second half of ``store(_:forKey:validators:expiration:extension:extendedData:)``: writes a staged store, then ends its staging.
     ///
     /// Stores are written by one writer at a time on the thread pool, which takes every store waiting when it starts
     /// and commits them in one index transaction (a group commit: one SQLite commit for many stores, where each
@@ -280,6 +311,28 @@ public final class DiskCache: Sendable {
         get async { await totals().count }
     }
 
+    /// The extended data stored with `key`'s entry (see ``store(_:forKey:validators:expiration:extension:extendedData:)``);
+    /// `nil` when it has none or there is no entry.
+    public func extendedData(forKey key: String) async -> [UInt8]? {
+        let name = Self.fileName(forKey: key)
+        if let staged = state.withLock({ $0.staged[name] }) { return staged.extendedData }
+        return (try? await threadPool.runIfActive { self.loadExtendedData(named: name) }) ?? nil
+    }
+
+    /// Replaces the extended data of `key`'s entry (`nil` or empty bytes remove it), leaving its bytes, times and
+    /// recency as they are; returns whether there was an entry. A store under way takes it too.
+    @discardableResult
+    public func setExtendedData(_ data: [UInt8]?, forKey key: String) async -> Bool {
+        let name = Self.fileName(forKey: key)
+        let data = data?.isEmpty == true ? nil : data
+        let wasStaged = state.withLock { state in
+            state.staged[name]?.extendedData = data
+            return state.staged[name] != nil
+        }
+        let written = (try? await threadPool.runIfActive { self.saveExtendedData(data, named: name) }) ?? false
+        return written || wasStaged
+    }
+
     /// Removes the entry for `key`.
     public func removeData(forKey key: String) async {
         let name = Self.fileName(forKey: key)
@@ -309,7 +362,7 @@ public final class DiskCache: Sendable {
         }
     }
 
-    /// Applies the limits now: entries not read for the maximum age go, then least recently used entries until the
+    /// Applies the limits now: entries past their own expiry or not read for the maximum age go, then least recently used entries until the
     /// size is under the target. Returns what it removed (also sent to ``events()``).
     ///
     /// One cleaning runs at a time in a process: a call made during another waits for it, then makes its own pass.

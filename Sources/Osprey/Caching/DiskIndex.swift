@@ -27,6 +27,11 @@ final class DiskIndex {
         var blob: Int64? = nil
         /// Stored by a private cache from a response only private caches may keep (`Cache-Control: private`).
         var isPrivate = false
+        /// When the entry leaves the cache by its own expiration (`.infinity`: never), moved by reads as `renewal`
+        /// says (see ``ExpiryRule``); `nil` for an entry that follows the cache's maximum age since its last read.
+        var eviction: Double? = nil
+        /// How a read moves `eviction` (``ExpiryRule/renewal``).
+        var renewal: Double? = nil
 
         /// Whether `other` is the same stored entry (same write), whatever its access time.
         func isSameEntry(as other: Record) -> Bool {
@@ -58,8 +63,9 @@ final class DiskIndex {
             // Absent, or written before entries could be kept inside it: upgrading it would be a write.
             throw SQLiteDatabase.Error(code: 1, message: "the index has no entries table of this version")
         }
-        // Written before entries recorded whether they are private: read as none is.
-        self.columns = Self.columns(hasPrivate: columns.contains("private"))
+        // Written before entries recorded whether they are private, or had expirations of their own: read as none
+        // is, and has.
+        self.columns = Self.columns(present: Set(columns))
     }
 
     /// Opens a second connection to the index at `path` that another connection of this process keeps (and has
@@ -68,7 +74,7 @@ final class DiskIndex {
         isNew = false
         isReadOnly = true
         database = try SQLiteDatabase(path: path, mode: .readOnly)
-        columns = Self.columns(hasPrivate: true)
+        columns = Self.columns(present: Set(Self.columnNames))
     }
 
     /// Opens or creates the index at `path`. Throws when the file cannot be opened or is damaged (the error's
@@ -76,7 +82,7 @@ final class DiskIndex {
     init(path: String) throws(SQLiteDatabase.Error) {
         isNew = !FileSystem.exists(path)
         isReadOnly = false
-        columns = Self.columns(hasPrivate: true)
+        columns = Self.columns(present: Set(Self.columnNames))
         database = try SQLiteDatabase(path: path)
         if isNew {
             // Before anything is written, while the page size can still be set: a small entry kept inside (tens of
@@ -98,21 +104,22 @@ final class DiskIndex {
                 CREATE TABLE IF NOT EXISTS entries(
                     name TEXT PRIMARY KEY, key TEXT, size INTEGER NOT NULL, checksum INTEGER,
                     created REAL NOT NULL, accessed REAL NOT NULL, expires REAL, etag TEXT, last_modified TEXT,
-                    blob INTEGER, private INTEGER
+                    blob INTEGER, private INTEGER, eviction REAL, renewal REAL, extended BLOB
                 ) WITHOUT ROWID;
                 """)
-            // An index written before entries could be kept inside it, or before they recorded whether they are
-            // private, lacks the column: add it.
+            // An index written before entries could be kept inside it, recorded whether they are private, or had
+            // expirations and extended data of their own, lacks the column: add it.
             let columns = try database.query("PRAGMA table_info(entries)").compactMap { $0[1].text }
-            if !columns.contains("blob") {
-                try database.execute("ALTER TABLE entries ADD COLUMN blob INTEGER")
-            }
-            if !columns.contains("private") {
-                try database.execute("ALTER TABLE entries ADD COLUMN private INTEGER")
+            for (column, type) in [
+                ("blob", "INTEGER"), ("private", "INTEGER"), ("eviction", "REAL"), ("renewal", "REAL"),
+                ("extended", "BLOB"),
+            ] where !columns.contains(column) {
+                try database.execute("ALTER TABLE entries ADD COLUMN \(column) \(type)")
             }
             try database.execute(
                 """
                 CREATE INDEX IF NOT EXISTS entries_by_access ON entries(accessed);
+                CREATE INDEX IF NOT EXISTS entries_by_eviction ON entries(eviction) WHERE eviction IS NOT NULL;
                 CREATE TABLE IF NOT EXISTS totals(
                     id INTEGER PRIMARY KEY CHECK (id = 0), size INTEGER NOT NULL, count INTEGER NOT NULL);
                 INSERT OR IGNORE INTO totals VALUES (0, 0, 0);
@@ -136,20 +143,20 @@ final class DiskIndex {
 
     private static let columnNames = [
         "name", "key", "size", "checksum", "created", "accessed", "expires", "etag", "last_modified", "blob",
-        "private",
+        "private", "eviction", "renewal",
     ]
-    private static let placeholders = columnNames.map { _ in "?" }.joined(separator: ", ")
+    /// The columns a record is written to: its own, and the entry's extended data (read on its own, not with it).
+    private static let writtenColumns = (columnNames + ["extended"]).joined(separator: ", ")
+    private static let placeholders = (columnNames + ["extended"]).map { _ in "?" }.joined(separator: ", ")
 
-    /// The columns a record is read from (`NULL` for `private` in an index without it). None is ambiguous in the
-    /// join with `blobs`, whose columns are `id` and `data`.
-    private static func columns(hasPrivate: Bool) -> String {
-        columnNames.map { $0 == "private" && !hasPrivate ? "NULL" : $0 }.joined(separator: ", ")
+    /// The columns a record is read from (`NULL` for a column an older index lacks). None is ambiguous in the join
+    /// with `blobs`, whose columns are `id` and `data`.
+    private static func columns(present: Set<String>) -> String {
+        columnNames.map { present.contains($0) ? $0 : "NULL" }.joined(separator: ", ")
     }
 
     /// What a record is read from, in the order of `columnNames`.
     private let columns: String
-    /// The columns a record is written to.
-    private static let writtenColumns = columnNames.joined(separator: ", ")
 
     /// The record for the entry `name`.
     func record(named name: String) throws(SQLiteDatabase.Error) -> Record? {
@@ -206,17 +213,34 @@ final class DiskIndex {
         try database.transaction(body)
     }
 
-    /// Inserts `record`, or replaces the record of the same name (whose blob, if it had one, is deleted).
-    func upsert(_ record: Record) throws(SQLiteDatabase.Error) {
+    /// Inserts `record` with its `extendedData`, or replaces the record of the same name (whose blob, if it had one,
+    /// is deleted).
+    func upsert(_ record: Record, extendedData: [UInt8]?) throws(SQLiteDatabase.Error) {
         try database.query(
             """
             INSERT INTO entries(\(Self.writtenColumns)) VALUES (\(Self.placeholders))
             ON CONFLICT(name) DO UPDATE SET key = excluded.key, size = excluded.size, checksum = excluded.checksum,
                 created = excluded.created, accessed = excluded.accessed, expires = excluded.expires,
                 etag = excluded.etag, last_modified = excluded.last_modified, blob = excluded.blob,
-                private = excluded.private
+                private = excluded.private, eviction = excluded.eviction, renewal = excluded.renewal,
+                extended = excluded.extended
             """,
-            Self.values(record))
+            Self.values(record, extendedData: extendedData))
+    }
+
+    /// The extended data stored with the entry `name`: `.some(nil)` when it has none, `nil` when there is no entry.
+    func extendedData(named name: String) throws(SQLiteDatabase.Error) -> [UInt8]?? {
+        guard let row = try database.query("SELECT extended FROM entries WHERE name = ?", [.text(name)]).first else {
+            return nil
+        }
+        return .some(row[0].blob)
+    }
+
+    /// Replaces the extended data of the entry `name`; returns whether there was one.
+    func setExtendedData(_ data: [UInt8]?, named name: String) throws(SQLiteDatabase.Error) -> Bool {
+        let rows = try database.query(
+            "UPDATE entries SET extended = ? WHERE name = ? RETURNING name", [data.map { .blob($0) } ?? .null, .text(name)])
+        return !rows.isEmpty
     }
 
     /// Adds `bytes` to the blobs table and returns their row, for a record's ``Record/blob`` stored in the same
@@ -234,28 +258,38 @@ final class DiskIndex {
         Int(try database.query("SELECT count(*) FROM blobs").first?.first?.integer ?? 0)
     }
 
-    /// A record's columns, in the order of `columns`.
-    private static func values(_ record: Record) -> [SQLiteDatabase.Value] {
+    /// A record's columns, in the order of `writtenColumns`.
+    private static func values(_ record: Record, extendedData: [UInt8]?) -> [SQLiteDatabase.Value] {
         [
             .text(record.name), record.key.map { .text($0) } ?? .null, .integer(Int64(record.size)),
             record.checksum.map { .integer(Int64($0)) } ?? .null, .real(record.created), .real(record.accessed),
             record.expires.map { .real($0) } ?? .null, record.etag.map { .text($0) } ?? .null,
             record.lastModified.map { .text($0) } ?? .null, record.blob.map { .integer($0) } ?? .null,
-            .integer(record.isPrivate ? 1 : 0),
+            .integer(record.isPrivate ? 1 : 0), record.eviction.map { .real($0) } ?? .null,
+            record.renewal.map { .real($0) } ?? .null, extendedData.map { .blob($0) } ?? .null,
         ]
     }
 
     /// Inserts `record` unless a record of the same name exists.
     func insertIfAbsent(_ record: Record) throws(SQLiteDatabase.Error) {
         try database.query(
-            "INSERT OR IGNORE INTO entries(\(Self.writtenColumns)) VALUES (\(Self.placeholders))", Self.values(record))
+            "INSERT OR IGNORE INTO entries(\(Self.writtenColumns)) VALUES (\(Self.placeholders))",
+            Self.values(record, extendedData: nil))
     }
 
-    /// Records when entries were last read (a batch collected since the last call).
+    /// Records when entries were last read (a batch collected since the last call), moving the expiry of those with
+    /// their own as their rule says (``ExpiryRule/expiry(afterReadAt:)``).
     func recordAccesses(_ accesses: [String: Double]) throws(SQLiteDatabase.Error) {
         for (name, time) in accesses {
             try database.query(
-                "UPDATE entries SET accessed = max(accessed, ?) WHERE name = ?", [.real(time), .text(name)])
+                """
+                UPDATE entries SET accessed = max(accessed, ?1), eviction = CASE
+                    WHEN eviction IS NULL OR renewal IS NULL OR ?1 <= created THEN eviction
+                    WHEN renewal < 0 THEN max(eviction, -renewal)
+                    ELSE max(eviction, ?1 + renewal) END
+                WHERE name = ?2
+                """,
+                [.real(time), .text(name)])
         }
     }
 
@@ -276,12 +310,13 @@ final class DiskIndex {
         try deleteLeastRecentlyUsed(count: count, accessedBefore: accessedBefore).sorted { $0.accessed < $1.accessed }
     }
 
+    /// With `accessedBefore`, only entries that follow the maximum age (none of their own expiry) are removed.
     private func deleteLeastRecentlyUsed(count: Int, accessedBefore: Double?) throws(SQLiteDatabase.Error) -> [Record] {
         if let accessedBefore {
             return try database.query(
                 """
                 DELETE FROM entries WHERE name IN
-                    (SELECT name FROM entries WHERE accessed < ? ORDER BY accessed LIMIT ?)
+                    (SELECT name FROM entries WHERE accessed < ? AND eviction IS NULL ORDER BY accessed LIMIT ?)
                 RETURNING \(columns)
                 """,
                 [.real(accessedBefore), .integer(Int64(count))]
@@ -293,6 +328,17 @@ final class DiskIndex {
             RETURNING \(columns)
             """,
             [.integer(Int64(count))]
+        ).map(Self.record)
+    }
+
+    /// Deletes up to `count` records whose own expiry is at or before `time`, and returns them.
+    func removeExpired(count: Int, at time: Double) throws(SQLiteDatabase.Error) -> [Record] {
+        try database.query(
+            """
+            DELETE FROM entries WHERE name IN (SELECT name FROM entries WHERE eviction <= ? LIMIT ?)
+            RETURNING \(columns)
+            """,
+            [.real(time), .integer(Int64(count))]
         ).map(Self.record)
     }
 
@@ -313,6 +359,6 @@ final class DiskIndex {
             name: row[0].text ?? "", key: row[1].text, size: Int(row[2].integer ?? 0),
             checksum: row[3].integer.map { UInt32(truncatingIfNeeded: $0) }, created: row[4].real ?? 0,
             accessed: row[5].real ?? 0, expires: row[6].real, etag: row[7].text, lastModified: row[8].text,
-            blob: row[9].integer, isPrivate: row[10].integer == 1)
+            blob: row[9].integer, isPrivate: row[10].integer == 1, eviction: row[11].real, renewal: row[12].real)
     }
 }

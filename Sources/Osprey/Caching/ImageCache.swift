@@ -13,8 +13,9 @@ public import OspreyCodecs
 /// }
 /// ```
 ///
-/// A disk hit is read and decoded in one job on NIO's thread pool, never on the caller's task. An image stored
-/// without its bytes is encoded for the disk in its original format (PNG when it has alpha or its format is unknown).
+/// A disk hit is read and decoded in one job on NIO's thread pool, never on the caller's task. What the disk keeps
+/// for an image is the ``Configuration/serializer``'s choice: by default an original's own bytes, and an image stored
+/// without them encoded in its source format (PNG when it has alpha or its format is unknown).
 /// Every read of stored bytes, the ``ImageManager``'s included, goes through one lookup: bytes in memory (when memory
 /// keeps bytes), else the disk level.
 public final class ImageCache: Sendable {
@@ -33,6 +34,9 @@ public final class ImageCache: Sendable {
         public var disk = DiskCache.Configuration()
         /// How disk hits are decoded. Default options by default.
         public var decoding = DecodingOptions()
+        /// How images become the bytes the disk level keeps, and those bytes images again: an original's own bytes,
+        /// anything else in its source format (``DefaultCacheSerializer``) by default.
+        public var serializer: any CacheSerializer = DefaultCacheSerializer()
         /// The bytes of decoded sources an ``ImageManager`` keeps in memory beside the final images, so that another
         /// variant of a source (another size, other processors, another output format) is made without reading and
         /// decoding it again: `nil` (a quarter of the memory level's cost limit) by default, 0 for none.
@@ -98,71 +102,85 @@ public final class ImageCache: Sendable {
         like memory: MemoryCache<String, Image>.Configuration, costLimit: Int
     ) -> MemoryCache<String, Value>.Configuration {
         var level = MemoryCache<String, Value>.Configuration(costLimit: costLimit, countLimit: memory.countLimit)
-        level.entryLifetime = memory.entryLifetime
+        level.expiration = memory.expiration
+        level.expirationExtension = memory.expirationExtension
         level.respondsToMemoryPressure = memory.respondsToMemoryPressure
         return level
     }
 
     // MARK: Storing
 
-    /// Stores `image` for `key` in memory and, with `toDisk`, its bytes on disk: `data` when given, else the image
-    /// encoded in its source format (PNG when it has alpha or no known format). `validators` (the origin's ETag,
-    /// Last-Modified, max-age) are kept with the disk entry for revalidation.
+    /// Stores `image` for `key` in memory and, with `toDisk`, on disk as ``Configuration/serializer`` makes it into
+    /// bytes: by default `data` when given (the bytes it was decoded from), else the image encoded in its source
+    /// format (PNG when it has alpha or no known format). `validators` (the origin's ETag, Last-Modified, max-age)
+    /// are kept with the disk entry for revalidation. Each level keeps the entry until its own expiration policy
+    /// ends it, or until `memoryExpiration` and `diskExpiration` when given.
     ///
     /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)`` when the disk
     ///   write fails (the memory level is stored regardless).
     public func store(
         _ image: Image, data: [UInt8]? = nil, forKey key: String, toDisk: Bool = true,
-        validators: HTTPValidators = HTTPValidators()
+        validators: HTTPValidators = HTTPValidators(), memoryExpiration: CacheExpiration? = nil,
+        diskExpiration: CacheExpiration? = nil
     ) async throws(OspreyError) {
-        storeInMemory(image, data: data, forKey: key)
+        storeInMemory(image, data: data, forKey: key, expiration: memoryExpiration)
         guard toDisk else { return }
-        try await storeOnDisk(image, data: data, forKey: key, validators: validators)
+        try await storeOnDisk(
+            image, original: data, forKey: key, validators: validators, expiration: diskExpiration)
     }
 
-    /// Stores on disk only: `data` when given, else `image` encoded with `coders` (the cache's decoding registry when
-    /// `nil`; see ``store(_:data:forKey:toDisk:validators:)``).
+    /// Stores on disk only: the serializer's bytes for `image` (with `original`, the bytes it was decoded from, when
+    /// it is an original as downloaded), made on NIO's thread pool with `coders` (the cache's decoding registry when
+    /// `nil`).
     func storeOnDisk(
-        _ image: Image, data: [UInt8]?, forKey key: String, validators: HTTPValidators,
-        coders: ImageCoderRegistry? = nil
+        _ image: Image, original: [UInt8]?, forKey key: String, validators: HTTPValidators,
+        expiration: CacheExpiration?, coders: ImageCoderRegistry? = nil
     ) async throws(OspreyError) {
+        let serializer = configuration.serializer
+        let coders = coders ?? configuration.decoding.coders
         let bytes: [UInt8]
-        if let data {
-            bytes = data
+        if let original, serializer is DefaultCacheSerializer {
+            bytes = original  // The default keeps an original's bytes: no hop to the pool for nothing.
         } else {
-            var options = EncodingOptions()
-            options.coders = coders ?? configuration.decoding.coders
-            let format = Self.diskFormat(for: image, coders: options.coders)
-            let encoded = try? await NIOThreadPool.singleton.runIfActive { [options] in
-                Result { () throws(CodecError) in try ImageEncoder.encode(image, as: format, options: options) }
+            let serialized = try? await NIOThreadPool.singleton.runIfActive {
+                Result { try serializer.data(for: image, original: original, coders: coders) }
             }
-            switch encoded {
-            case .success(let encoded): bytes = encoded
+            switch serialized {
+            case .success(let serialized): bytes = serialized
             case .failure(let error): throw .cacheWriteFailed(key: key, reason: "\(error)")
             case nil: return
             }
         }
-        try await dataCache.storeData(bytes, forKey: key, validators: validators)
+        try await dataCache.storeData(bytes, forKey: key, validators: validators, expiration: expiration)
     }
 
-    /// The format an image stored without bytes is written in: its own, or PNG when it has alpha (JPEG would drop
-    /// it), no known format, or one no encoder of `coders` writes.
-    static func diskFormat(for image: Image, coders: ImageCoderRegistry) -> ImageFormat {
-        switch image.sourceFormat {
-        case .unknown: .png
-        case .jpeg where image.pixelFormat.hasAlpha: .png
-        case let format: coders.encoder(for: format) == nil ? .png : format
-        }
-    }
+    /// Whether the serializer keeps an original's bytes as they are, so the manager may stage them before delivering
+    /// the image (a serializer of another kind is given the image on the thread pool after).
+    var keepsOriginalBytes: Bool { configuration.serializer is DefaultCacheSerializer }
 
-    /// Puts `image` (or, when memory keeps bytes, `data`) in memory.
-    func storeInMemory(_ image: Image, data: [UInt8]?, forKey key: String) {
+    /// Puts `image` (or, when memory keeps bytes, `data`) in memory, until `expiration` (the memory level's own
+    /// policy when `nil`).
+    func storeInMemory(_ image: Image, data: [UInt8]?, forKey key: String, expiration: CacheExpiration? = nil) {
         guard configuration.storesInMemory else { return }
         if configuration.decodeImages {
-            memoryCache.storeImage(image, forKey: key)
+            memoryCache.storeImage(image, forKey: key, expiration: expiration)
         } else if let data {
-            memoryData.setValue(data, forKey: key, cost: data.count)
+            memoryData.setValue(data, forKey: key, cost: data.count, expiration: expiration)
         }
+    }
+
+    // MARK: Extended data
+
+    /// The extended data kept with `key`'s disk entry (see ``DataCaching/extendedData(forKey:)``); `nil` when it has
+    /// none or there is no entry.
+    public func extendedData(forKey key: String) async -> [UInt8]? {
+        await dataCache.extendedData(forKey: key)
+    }
+
+    /// Replaces the extended data of `key`'s disk entry (`nil` removes it); returns whether there was an entry.
+    @discardableResult
+    public func setExtendedData(_ data: [UInt8]?, forKey key: String) async -> Bool {
+        await dataCache.setExtendedData(data, forKey: key)
     }
 
     // MARK: Querying
@@ -179,10 +197,10 @@ public final class ImageCache: Sendable {
         return encodedImages.value(forKey: key)
     }
 
-    /// Keeps `encoded` in memory for `key`.
-    func storeEncodedInMemory(_ encoded: EncodedImage, forKey key: String) {
+    /// Keeps `encoded` in memory for `key`, until `expiration` (the memory level's policy when `nil`).
+    func storeEncodedInMemory(_ encoded: EncodedImage, forKey key: String, expiration: CacheExpiration? = nil) {
         guard configuration.storesInMemory else { return }
-        encodedImages.setValue(encoded, forKey: key, cost: encoded.bytes.count)
+        encodedImages.setValue(encoded, forKey: key, cost: encoded.bytes.count, expiration: expiration)
     }
 
     /// How many encoded images are in memory, and their bytes.
@@ -194,15 +212,15 @@ public final class ImageCache: Sendable {
         return decodedSources.value(forKey: key)
     }
 
-    /// Keeps `source` in memory for the base key `key`, unless a larger decode of it is there.
-    func storeDecodedSource(_ source: DecodedSource, forKey key: String) {
+    /// Keeps `source` in memory for the base key `key` until `expiration`, unless a larger decode of it is there.
+    func storeDecodedSource(_ source: DecodedSource, forKey key: String, expiration: CacheExpiration? = nil) {
         guard configuration.storesInMemory, configuration.decodeImages else { return }
         if let kept = decodedSources.value(forKey: key), kept.header == source.header, kept.size != source.size,
             kept.covers(source)
         {
             return
         }
-        decodedSources.setValue(source, forKey: key, cost: source.image.cost)
+        decodedSources.setValue(source, forKey: key, cost: source.image.cost, expiration: expiration)
     }
 
     /// The bytes in memory for `key` when memory keeps bytes (``Configuration/decodeImages`` off).
@@ -234,18 +252,19 @@ public final class ImageCache: Sendable {
         return (bytes ?? nil).map { StoredData(bytes: $0, cacheType: .disk) }
     }
 
-    /// The image for `key`: from memory, else from disk (read and decoded off the caller's task, then put into
-    /// memory); `nil` on a miss, or when the bytes on disk do not decode with ``Configuration/decoding``.
+    /// The image for `key`: from memory, else from disk (read and decoded by the serializer off the caller's task,
+    /// then put into memory); `nil` on a miss, or when the bytes on disk do not decode with
+    /// ``Configuration/decoding``.
     ///
     /// - Throws: `CancellationError` when the task is cancelled before the answer is ready.
     public func query(forKey key: String) async throws(CancellationError) -> Hit? {
         if let image = imageInMemory(forKey: key) { return Hit(image: image, data: nil, cacheType: .memory) }
         guard !Task.isCancelled else { throw CancellationError() }
-        let options = configuration.decoding
+        let (options, serializer) = (configuration.decoding, configuration.serializer)
         // The stored bytes' one lookup, and their decode, in one job on the thread pool.
         let found = try? await NIOThreadPool.singleton.runIfActive { () -> (StoredData, Image?)? in
             guard let stored = self.blockingStoredData(forKey: key) else { return nil }
-            return (stored, try? ImageDecoder.decode(stored.bytes, options: options))
+            return (stored, try? serializer.image(from: stored.bytes, options: options))
         }
         guard !Task.isCancelled else { throw CancellationError() }
         guard let (stored, image) = found ?? nil, let image else { return nil }

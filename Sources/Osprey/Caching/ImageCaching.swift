@@ -10,8 +10,9 @@ public protocol ImageCaching: AnyObject, Sendable {
     /// The image kept for `key`, or `nil`.
     func cachedImage(forKey key: String) -> Image?
 
-    /// Keeps `image` for `key`, replacing what it held (a store with limits may evict others, or decline it).
-    func storeImage(_ image: Image, forKey key: String)
+    /// Keeps `image` for `key`, replacing what it held (a store with limits may evict others, or decline it), until
+    /// `expiration` (the store's own default when `nil`).
+    func storeImage(_ image: Image, forKey key: String, expiration: CacheExpiration?)
 
     /// Whether an image is kept for `key`, without counting as a use. By default ``cachedImage(forKey:)`` `!= nil`.
     func containsImage(forKey key: String) -> Bool
@@ -27,6 +28,11 @@ extension ImageCaching {
     public func containsImage(forKey key: String) -> Bool {
         cachedImage(forKey: key) != nil
     }
+
+    /// Keeps `image` for `key` until the store's default expiration.
+    public func storeImage(_ image: Image, forKey key: String) {
+        storeImage(image, forKey: key, expiration: nil)
+    }
 }
 
 extension MemoryCache: ImageCaching where Key == String, Value == Image {
@@ -35,9 +41,9 @@ extension MemoryCache: ImageCaching where Key == String, Value == Image {
         value(forKey: key)
     }
 
-    /// ``setValue(_:forKey:cost:lifetime:)`` at the image's cost in bytes.
-    public func storeImage(_ image: Image, forKey key: String) {
-        setValue(image, forKey: key, cost: image.cost)
+    /// ``setValue(_:forKey:cost:expiration:extension:)`` at the image's cost in bytes.
+    public func storeImage(_ image: Image, forKey key: String, expiration: CacheExpiration?) {
+        setValue(image, forKey: key, cost: image.cost, expiration: expiration)
     }
 
     /// ``containsValue(forKey:)``.

@@ -12,14 +12,14 @@ struct LRUList<Key: Hashable, Value> {
         @usableFromInline var key: Key?
         @usableFromInline var value: Value?
         @usableFromInline var cost: Int
-        /// When the entry stops being served, on the cache's clock.
-        @usableFromInline var expiry: Duration?
+        /// When the entry stops being served and how reads move that, on the cache's clock; `nil` for never.
+        @usableFromInline var expiry: ExpiryRule?
         @usableFromInline var stamp: UInt64
         @usableFromInline var previous: Int
         @usableFromInline var next: Int
 
         @inlinable
-        init(key: Key?, value: Value?, cost: Int, expiry: Duration?, stamp: UInt64, previous: Int, next: Int) {
+        init(key: Key?, value: Value?, cost: Int, expiry: ExpiryRule?, stamp: UInt64, previous: Int, next: Int) {
             (self.key, self.value, self.cost, self.expiry) = (key, value, cost, expiry)
             (self.stamp, self.previous, self.next) = (stamp, previous, next)
         }
@@ -65,12 +65,14 @@ struct LRUList<Key: Hashable, Value> {
         case expired(Removed)
     }
 
-    /// The value for `key`, which becomes the most recently used with `stamp`; an expired entry is removed instead.
-    /// `now` is called only for an entry with an expiry.
-    @inlinable mutating func value(forKey key: Key, stamp: UInt64, now: () -> Duration) -> Lookup {
+    /// The value for `key`, which becomes the most recently used with `stamp` (its expiry moved as its rule says);
+    /// an expired entry is removed instead. `now` is called only for an entry with an expiry.
+    @inlinable mutating func value(forKey key: Key, stamp: UInt64, now: () -> Double) -> Lookup {
         guard let index = indices[key] else { return .miss }
-        if let expiry = nodes[index].expiry, now() >= expiry {
-            return .expired(remove(at: index))
+        if let rule = nodes[index].expiry {
+            let time = now()
+            if rule.hasExpired(at: time) { return .expired(remove(at: index)) }
+            nodes[index].expiry?.expiry = rule.expiry(afterReadAt: time)
         }
         nodes[index].stamp = stamp
         moveToHead(index)
@@ -78,9 +80,9 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Whether `key` has an entry, without touching its recency (expired entries count as absent).
-    @inlinable func contains(_ key: Key, now: () -> Duration) -> Bool {
+    @inlinable func contains(_ key: Key, now: () -> Double) -> Bool {
         guard let index = indices[key] else { return false }
-        if let expiry = nodes[index].expiry, now() >= expiry { return false }
+        if let rule = nodes[index].expiry, rule.hasExpired(at: now()) { return false }
         return true
     }
 
@@ -88,7 +90,7 @@ struct LRUList<Key: Hashable, Value> {
 
     /// Stores `value` for `key` as the most recently used entry; returns the entry it replaced.
     @inlinable mutating func setValue(
-        _ value: Value, forKey key: Key, cost: Int, expiry: Duration?, stamp: UInt64
+        _ value: Value, forKey key: Key, cost: Int, expiry: ExpiryRule?, stamp: UInt64
     ) -> Removed? {
         let replaced = removeValue(forKey: key)
         let node = Node(key: key, value: value, cost: cost, expiry: expiry, stamp: stamp, previous: -1, next: -1)
@@ -118,12 +120,12 @@ struct LRUList<Key: Hashable, Value> {
     }
 
     /// Removes every entry whose expiry has passed.
-    @inlinable mutating func removeExpired(now: Duration) -> [Removed] {
+    @inlinable mutating func removeExpired(now: Double) -> [Removed] {
         var removed: [Removed] = []
         var index = head
         while index >= 0 {
             let next = nodes[index].next
-            if let expiry = nodes[index].expiry, now >= expiry {
+            if let rule = nodes[index].expiry, rule.hasExpired(at: now) {
                 removed.append(remove(at: index))
             }
             index = next

@@ -17,9 +17,13 @@ extension MemoryCache {
 
         // MARK: Lifetime
 
-        /// How long an entry stays after it is stored, unless its own lifetime is given. `nil` (until evicted) by
-        /// default.
-        public var entryLifetime: Duration?
+        /// How long an entry stays after it is stored, unless it is stored with its own expiration. ``CacheExpiration/never``
+        /// (until evicted) by default.
+        public var expiration: CacheExpiration = .never
+
+        /// How a read moves the expiry of an entry stored without its own extension. ``ExpirationExtension/cacheTime``
+        /// (each read gives the entry its lifetime again, as Kingfisher's memory storage does) by default.
+        public var expirationExtension: ExpirationExtension = .cacheTime
 
         // MARK: Concurrency
 

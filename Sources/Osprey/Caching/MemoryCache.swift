@@ -48,8 +48,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @usableFromInline let entryCount = Atomic<Int>(0)
     @usableFromInline let currentCostLimit: Atomic<Int>
     @usableFromInline let currentCountLimit: Atomic<Int>
-    /// Time on the cache's clock, for entry lifetimes.
-    @usableFromInline let now: @Sendable () -> Duration
+    /// Time on the cache's clock in seconds, for entry lifetimes.
+    @usableFromInline let now: @Sendable () -> Double
 
     /// One lock's worth of entries. Its tail stamp is readable without the lock, to pick which shard to evict from.
     @usableFromInline
@@ -70,7 +70,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         self.currentCountLimit = Atomic(configuration.countLimit)
         self.shards = (0..<max(configuration.shardCount, 1)).map { _ in Shard() }
         let start = clock.now
-        self.now = { start.duration(to: clock.now) }
+        self.now = { start.duration(to: clock.now).seconds }
         if configuration.respondsToMemoryPressure {
             MemoryPressureMonitor.shared.register(self)
         }
@@ -121,16 +121,24 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     // MARK: Writing
 
     /// Stores `value` for `key` as the most recently used entry, then evicts least recently used entries until the
-    /// limits hold. A `cost` above the per-entry maximum is not cached, and removes what `key` held. `lifetime`
-    /// overrides ``Configuration/entryLifetime`` for this entry.
+    /// limits hold. A `cost` above the per-entry maximum, or an expiration already past, is not cached, and removes
+    /// what `key` held. `expiration` and `extension` override ``Configuration/expiration`` and
+    /// ``Configuration/expirationExtension`` for this entry.
     @inlinable
-    public func setValue(_ value: Value, forKey key: Key, cost: Int = 1, lifetime: Duration? = nil) {
+    public func setValue(
+        _ value: Value, forKey key: Key, cost: Int = 1, expiration: CacheExpiration? = nil,
+        extension renewal: ExpirationExtension? = nil
+    ) {
         let (costLimit, countLimit) = (self.costLimit, self.countLimit)
         guard cost >= 0, cost <= configuration.maximumEntryCost(of: costLimit), countLimit > 0 else {
             removeValue(forKey: key)
             return
         }
-        let expiry = (lifetime ?? configuration.entryLifetime).map { now() + $0 }
+        let expiry = expiryRule(expiration ?? configuration.expiration, renewal ?? configuration.expirationExtension)
+        if let expiry, expiry.hasExpired(at: now()) {
+            removeValue(forKey: key)  // Already past (a date gone by): not kept, and the old value goes.
+            return
+        }
         let shard = shard(for: key)
         let replaced = shard.list.withLock { list in
             let replaced = list.setValue(value, forKey: key, cost: cost, expiry: expiry, stamp: nextStamp())
@@ -216,6 +224,14 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
             }
             _ = removed
         }
+    }
+
+    /// The rule of an entry stored now; `nil` for one that never expires (whose lookups never read the clock).
+    @usableFromInline
+    func expiryRule(_ expiration: CacheExpiration, _ renewal: ExpirationExtension) -> ExpiryRule? {
+        guard expiration != .never else { return nil }
+        let time = now()
+        return ExpiryRule(expiration, extension: renewal, storedAt: time, dateOffset: time - UnixTime.now.seconds)
     }
 
     @inlinable

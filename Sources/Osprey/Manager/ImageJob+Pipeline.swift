@@ -93,7 +93,9 @@ extension ImageJob {
             storagePermission: permission)
         let isOriginal = key.variantKey == baseKey
         if keepsInMemory, request.keepsVariant {
-            cache.storeInMemory(final, data: isOriginal ? result.data : nil, forKey: key.variantKey)
+            cache.storeInMemory(
+                final, data: isOriginal ? result.data : nil, forKey: key.variantKey,
+                expiration: request.memoryCacheExpiration)
         }
         guard keepsOnDisk else {
             if !options.contains(.cacheMemoryOnly) { result.diskStore = .forbiddenByOrigin }
@@ -126,7 +128,9 @@ extension ImageJob {
         if let derived = await derivedFromDecodedSource() {
             switch derived {
             case .success(let image):
-                if request.keepsVariant { cache.storeInMemory(image, data: nil, forKey: variantKey) }
+                if request.keepsVariant {
+                    cache.storeInMemory(image, data: nil, forKey: variantKey, expiration: request.memoryCacheExpiration)
+                }
                 return .success(
                     await preparedForRevalidation(
                         Cached(result: ImageResult(image: image, data: nil, cacheType: .memory, url: request.url))))
@@ -158,7 +162,8 @@ extension ImageJob {
             {
                 let size = decoder.size(for: header)
                 cache.storeDecodedSource(
-                    DecodedSource(image: image, header: header, size: size, options: decoding), forKey: baseKey)
+                    DecodedSource(image: image, header: header, size: size, options: decoding), forKey: baseKey,
+                    expiration: request.memoryCacheExpiration)
             }
             if !isVariant, !request.processors.isEmpty {
                 guard case .success(let processed) = await process(image) else { return .success(nil) }
@@ -167,7 +172,9 @@ extension ImageJob {
             let original = isVariant ? nil : found.stored.bytes
             let cacheType = found.stored.cacheType
             if request.keepsVariant {
-                cache.storeInMemory(image, data: variantKey == baseKey ? original : nil, forKey: variantKey)
+                cache.storeInMemory(
+                    image, data: variantKey == baseKey ? original : nil, forKey: variantKey,
+                    expiration: request.memoryCacheExpiration)
             }
             return .success(
                 await preparedForRevalidation(
@@ -236,6 +243,7 @@ extension ImageJob {
             case needsMemory(ImageCache.StoredData, Int)
         }
         let cache = self.cache
+        let serializer = cache.configuration.serializer
         let attempt = await withTaskExecutorPreference(manager.decodingPool) { () -> Attempt in
             guard let stored = cache.blockingStoredData(forKey: key) else { return .done(.miss) }
             var reservation: MemoryBudget.Reservation?
@@ -244,7 +252,7 @@ extension ImageJob {
                 reservation = granted
             }
             manager.sourceDecodes.countDecode()
-            guard let image = try? decoder.decode(stored.bytes) else {
+            guard let image = try? decoder.decodeStored(stored.bytes, serializer: serializer) else {
                 reservation?.release()
                 return .done(.miss)
             }
@@ -264,7 +272,9 @@ extension ImageJob {
                 return .failure(.insufficientMemory(error))
             }
             manager.sourceDecodes.countDecode()
-            let image = await withTaskExecutorPreference(manager.decodingPool) { try? decoder.decode(stored.bytes) }
+            let image = await withTaskExecutorPreference(manager.decodingPool) {
+                try? decoder.decodeStored(stored.bytes, serializer: serializer)
+            }
             guard let image else {
                 reservation.release()
                 return .miss
@@ -370,7 +380,8 @@ extension ImageJob {
         ) { image, header, size in
             guard keepsInMemory else { return }
             cache.storeDecodedSource(
-                DecodedSource(image: image, header: header, size: size, options: self.decoding), forKey: baseKey)
+                DecodedSource(image: image, header: header, size: size, options: self.decoding), forKey: baseKey,
+                expiration: self.request.memoryCacheExpiration)
         }
     }
 
@@ -434,21 +445,30 @@ extension ImageJob {
         let cache = self.cache
         let logger = manager.configuration.logger
         let url = request.url
-        let staged = bytes.map { cache.dataCache.stageData($0, forKey: baseKey, validators: validators) }
-        let originalToEncode = staged == nil ? original : nil
-        let variantToEncode = storesVariant ? final : nil
+        let expiration = request.diskCacheExpiration
+        // The default serializer keeps the original's bytes as they are: staged now. Another is given the image
+        // (with its bytes) on the thread pool when the write runs.
+        let staged =
+            cache.keepsOriginalBytes
+            ? bytes.map { cache.dataCache.stageData($0, forKey: baseKey, validators: validators, expiration: expiration) }
+            : nil
+        let originalToSerialize = staged == nil ? original : nil
+        let originalBytes = staged == nil ? bytes : nil
+        let variantToSerialize = storesVariant ? final : nil
         return { [self] in
             await observe(.store)
             do throws(OspreyError) {
                 if let staged {
                     try await staged()
-                } else if let originalToEncode {
+                } else if let originalToSerialize {
                     try await cache.storeOnDisk(
-                        originalToEncode, data: nil, forKey: baseKey, validators: validators, coders: decoding.coders)
+                        originalToSerialize, original: originalBytes, forKey: baseKey, validators: validators,
+                        expiration: expiration, coders: decoding.coders)
                 }
-                if let variantToEncode {
+                if let variantToSerialize {
                     try await cache.storeOnDisk(
-                        variantToEncode, data: nil, forKey: variantKey, validators: validators, coders: decoding.coders)
+                        variantToSerialize, original: nil, forKey: variantKey, validators: validators,
+                        expiration: expiration, coders: decoding.coders)
                 }
                 return .stored
             } catch {
@@ -496,6 +516,12 @@ struct JobDecoder: Sendable {
 
     func decode(_ bytes: [UInt8]) throws(CodecError) -> Image {
         try ImageDecoder.decode(bytes, options: options(for: bytes))
+    }
+
+    /// Decodes bytes read from the data store, as `serializer` reads what it keeps.
+    func decodeStored(_ bytes: [UInt8], serializer: any CacheSerializer) throws -> Image {
+        if serializer is DefaultCacheSerializer { return try decode(bytes) }
+        return try serializer.image(from: bytes, options: options(for: bytes))
     }
 
     /// What decoding `bytes` will take, at the size ``decode(_:)`` decodes at; `nil` when the header cannot be read

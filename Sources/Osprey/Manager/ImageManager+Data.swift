@@ -28,7 +28,7 @@ extension ImageManager {
     ///
     /// The bytes must be an image: the header is read (by the manager's coders) before they are stored, and bytes
     /// whose header cannot be read fail with ``ImageError/decodingFailed(_:)`` and enter the failed-URL list. The
-    /// request's processors, size and decoding options do not apply; its cache options do
+    /// request's processors, size and decoding options do not apply; its cache options and disk expiration do
     /// (``ImageRequest/Options/fromCacheOnly``, ``ImageRequest/Options/fromLoaderOnly``,
     /// ``ImageRequest/Options/cacheMemoryOnly``, ``ImageRequest/Options/refreshCached``, which asks the origin with
     /// the stored validators), as do ``ImageRequest/Options/retryFailed``, the priority, cookie and certificate
@@ -97,7 +97,8 @@ extension ImageManager {
             return loaded
         }
         do throws(OspreyError) {
-            try await cache.dataCache.storeData(response.body, forKey: baseKey, validators: response.validators)
+            try await cache.dataCache.storeData(
+                response.body, forKey: baseKey, validators: response.validators, expiration: request.diskCacheExpiration)
             loaded.diskStore = .stored
         } catch {
             configuration.logger.warning(

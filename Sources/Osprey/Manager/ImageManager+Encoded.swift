@@ -74,7 +74,7 @@ extension ImageManager {
         if configuration.storesProcessedImagesOnDisk, options.looksOnDisk, !options.contains(.refreshCached),
             let found = await encodedOnDisk(forKey: key, cache: cache, coders: output.options.coders)
         {
-            cache.storeEncodedInMemory(found, forKey: key)
+            cache.storeEncodedInMemory(found, forKey: key, expiration: request.memoryCacheExpiration)
             let result = EncodedResult(
                 encoded: found, cacheType: .disk, imageCacheType: nil, url: request.url, storagePermission: .anyCache)
             return (.success(result), nil)
@@ -107,7 +107,9 @@ extension ImageManager {
 
         let permission = loaded.storagePermission
         let isShared = configuration.isSharedCache
-        if !isShared || permission == .anyCache { cache.storeEncodedInMemory(encodedImage, forKey: key) }
+        if !isShared || permission == .anyCache {
+            cache.storeEncodedInMemory(encodedImage, forKey: key, expiration: request.memoryCacheExpiration)
+        }
         var result = EncodedResult(
             encoded: encodedImage, cacheType: .notCached, imageCacheType: loaded.cacheType, url: loaded.url,
             storagePermission: permission)
@@ -116,7 +118,8 @@ extension ImageManager {
             do throws(OspreyError) {
                 // Marked private like its source, so that a shared cache on the same directory does not serve it.
                 let validators = HTTPValidators(isPrivate: permission == .privateCacheOnly)
-                try await cache.dataCache.storeData(encodedImage.bytes, forKey: key, validators: validators)
+                try await cache.dataCache.storeData(
+                    encodedImage.bytes, forKey: key, validators: validators, expiration: request.diskCacheExpiration)
                 return .stored
             } catch {
                 configuration.logger.warning(
