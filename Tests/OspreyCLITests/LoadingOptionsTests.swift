@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
-import NIOHTTP1
+import HTTPTypes
 import Osprey
 import OspreyCodecs
 import OspreyTesting
@@ -24,7 +24,7 @@ struct LoadingOptionsTests {
         #expect(downloader.maxConcurrentDownloads == 3)
         #expect(downloader.order == .lifo)
         #expect(downloader.timeout == .milliseconds(2500))
-        #expect(downloader.headers["X-A"] == ["one"] && downloader.headers["User-Agent"] == ["t"])
+        #expect(downloader.headers[HTTPField.Name("X-A")!] == "one" && downloader.headers[values: .userAgent] == ["t"])
         #expect(downloader.logger.logLevel == .debug)
         #expect(
             options.requestOptions

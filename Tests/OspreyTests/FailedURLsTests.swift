@@ -1,5 +1,5 @@
 import Foundation
-import NIOHTTP1
+import HTTPTypes
 import Osprey
 import OspreyTesting
 import Testing

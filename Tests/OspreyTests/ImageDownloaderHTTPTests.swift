@@ -1,5 +1,5 @@
 import Foundation
-import NIOHTTP1
+import HTTPTypes
 import OspreyTesting
 import Synchronization
 import Testing
@@ -31,7 +31,7 @@ struct ImageDownloaderHTTPTests {
                     Issue.record("expected HTTP 404, got \(error)")
                     return
                 }
-                #expect(headers.first(name: "X-Why") == "gone")
+                #expect(headers[HTTPField.Name("X-Why")!] == "gone")
                 #expect(!error.isTransient)
             }
         }

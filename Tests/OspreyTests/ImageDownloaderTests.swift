@@ -1,6 +1,6 @@
 import Foundation
 import MetricsTestKit
-import NIOHTTP1
+import HTTPTypes
 import OspreyTesting
 import Synchronization
 import Testing
@@ -43,7 +43,7 @@ struct ImageDownloaderTests {
                 let gate = OriginGate()
                 server.route("/h.jpg", .ok(Self.body).held(by: gate))
                 var other = request(server, "/h.jpg")
-                other.headers.add(name: "X-Variant", value: "b")
+                other.headers[HTTPField.Name("X-Variant")!] = "b"
                 let first = downloader.download(request(server, "/h.jpg"), progress: nil)
                 let second = downloader.download(other, progress: nil)
                 await server.waitForRequests(to: "/h.jpg", count: 2)
@@ -207,12 +207,12 @@ struct ImageDownloaderTests {
         try await withOriginServer { server in
             try await withImageDownloader { downloader in
                 server.route("/headers.jpg", .ok([1]))
-                #expect(downloader.headers.first(name: "Accept") == "image/avif,image/webp,image/*;q=0.8")
+                #expect(downloader.headers[.accept] == "image/avif,image/webp,image/*;q=0.8")
                 _ = try await downloader.data(for: request(server, "/headers.jpg"))
-                downloader.headers.replaceOrAdd(name: "Accept", value: "image/png")
+                downloader.headers[.accept] = "image/png"
                 var custom = request(server, "/headers.jpg")
-                custom.headers.add(name: "X-Trace", value: "42")
-                custom.headers.add(name: "User-Agent", value: "Mine/1")
+                custom.headers.append(HTTPField(name: HTTPField.Name("X-Trace")!, value: "42"))
+                custom.headers.append(HTTPField(name: .userAgent, value: "Mine/1"))
                 _ = try await downloader.data(for: custom)
                 let requests = server.requests(to: "/headers.jpg")
                 #expect(requests[0].header("Accept") == "image/avif,image/webp,image/*;q=0.8")
@@ -230,7 +230,7 @@ struct ImageDownloaderTests {
                 server.route("/modified.jpg", .ok([1]))
                 var signed = request(server, "/modified.jpg")
                 signed.modifier = RequestModifier(identifier: "token") { url, headers in
-                    headers.add(name: "Authorization", value: "Bearer fresh-\(url.lastPathComponent)")
+                    headers[.authorization] = "Bearer fresh-\(url.lastPathComponent)"
                 }
                 _ = try await downloader.data(for: signed)
                 #expect(

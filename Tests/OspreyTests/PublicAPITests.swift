@@ -1,5 +1,5 @@
 import Foundation
-import NIOHTTP1  // HTTPHeaders is still NIO's in the public API: a trap left to remove
+import HTTPTypes  // the headers' type, as Hummingbird's: no swift-nio to name them
 import Osprey
 import OspreyCodecs
 import OspreyTesting
@@ -100,7 +100,7 @@ import Testing
         let png = SyntheticImages.png(width: 8, height: 6)
         var downloads = ImageDownloader.Configuration()
         downloads.responseValidator = ResponseValidator(identifier: "no-html") { head in
-            if head.headers.first(name: "Content-Type") == "text/html" { throw Refusal("an HTML page") }
+            if head.headers[.contentType] == "text/html" { throw Refusal("an HTML page") }
         }
         downloads.dataModifier = DataModifier(identifier: "xor") { body, url in
             guard url.path.hasSuffix(".bin") else { return body }
@@ -173,9 +173,7 @@ import Testing
             (1...4).map { exponential.delay(beforeRetry: $0, after: .timedOut) } == [
                 .seconds(1), .seconds(2), .seconds(4), .seconds(5),
             ])
-        var headers = HTTPHeaders()
-        headers.add(name: "Retry-After", value: "30")
-        let busy = DownloadError.httpStatus(code: 503, headers: headers)
+        let busy = DownloadError.httpStatus(code: 503, headers: [.retryAfter: "30"])
         #expect(RetryStrategy(interval: .constant(.seconds(2))).delay(beforeRetry: 1, after: busy) == .seconds(30))
         #expect(RetryStrategy.retriesTransientFailures(busy, 1))
         #expect(!RetryStrategy.retriesTransientFailures(.cancelled, 1))

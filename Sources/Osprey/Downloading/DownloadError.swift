@@ -1,5 +1,5 @@
 import Foundation
-public import NIOHTTP1
+public import HTTPTypes
 
 /// Why a download failed, and whether trying again later could help.
 ///
@@ -29,7 +29,7 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
     /// The origin closed the response after `received` of the `expected` bytes its `Content-Length` promised.
     case incompleteBody(expected: Int, received: Int)
     /// The origin answered with a status other than 2xx or 304.
-    case httpStatus(code: Int, headers: HTTPHeaders)
+    case httpStatus(code: Int, headers: HTTPFields)
     /// The body is larger than `limit` bytes: said by its `Content-Length`, or found while it streamed.
     case tooLarge(limit: Int)
     /// More than `limit` redirects (or a redirect loop).
@@ -63,7 +63,7 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
 
     /// The `Retry-After` delay of a 429, 503 or other status that sent one (in seconds; HTTP dates are not used).
     public var retryAfter: Duration? {
-        guard case .httpStatus(_, let headers) = self, let value = headers.first(name: "Retry-After"),
+        guard case .httpStatus(_, let headers) = self, let value = headers[.retryAfter],
             let seconds = Int(value.trimmingCharacters(in: .whitespaces)), seconds >= 0
         else { return nil }
         return .seconds(seconds)

@@ -1,5 +1,5 @@
 public import Foundation
-public import NIOHTTP1
+public import HTTPTypes
 
 /// One download: the URL and how to fetch it.
 ///
@@ -10,7 +10,7 @@ public import NIOHTTP1
 /// ```swift
 /// var request = DownloadRequest(url: url)
 /// request.priority = .high
-/// request.headers.add(name: "X-Client", value: "thumbnailer")
+/// request.headers[HTTPField.Name("X-Client")!] = "thumbnailer"
 /// let response = try await ImageDownloader.shared.data(for: request)
 /// ```
 public struct DownloadRequest: Sendable {
@@ -20,7 +20,7 @@ public struct DownloadRequest: Sendable {
     /// (``DataLoadingTask/setPriority(_:)``).
     public var priority: DownloadPriority = .normal
     /// Headers sent besides (and overriding) the downloader's. None by default.
-    public var headers: HTTPHeaders = [:]
+    public var headers: HTTPFields = [:]
     /// A time limit for the whole download, redirects and body included. `nil` (the downloader's
     /// ``ImageDownloader/Configuration/deadline``) by default.
     public var deadline: Duration?
@@ -63,7 +63,7 @@ public struct DownloadRequest: Sendable {
 
     /// What makes two requests the same effective request: everything that can change what the origin answers.
     public var coalescingKey: CoalescingKey {
-        let headerPairs = headers.map { "\($0.name.lowercased()):\($0.value)" }.sorted()
+        let headerPairs = headers.map { "\($0.name.canonicalName):\($0.value)" }.sorted()
         return CoalescingKey(
             url: url.absoluteString,
             headers: headerPairs,
@@ -133,16 +133,16 @@ public struct CredentialProvider: Sendable {
 ///
 /// ```swift
 /// request.modifier = RequestModifier(identifier: "auth") { url, headers in
-///     headers.replaceOrAdd(name: "Authorization", value: "Bearer \(try await tokens.current())")
+///     headers[.authorization] = "Bearer \(try await tokens.current())"
 /// }
 /// ```
 public struct RequestModifier: Sendable {
     /// Names the modifier: requests with modifiers of the same identifier may share a transfer.
     public let identifier: String
-    let modify: @Sendable (URL, inout HTTPHeaders) async throws -> Void
+    let modify: @Sendable (URL, inout HTTPFields) async throws -> Void
 
     /// Makes a modifier named `identifier` that runs `modify` with the URL and the headers about to be sent.
-    public init(identifier: String, modify: @escaping @Sendable (URL, inout HTTPHeaders) async throws -> Void) {
+    public init(identifier: String, modify: @escaping @Sendable (URL, inout HTTPFields) async throws -> Void) {
         self.identifier = identifier
         self.modify = modify
     }

@@ -1,5 +1,5 @@
 public import Foundation
-public import NIOHTTP1
+public import HTTPTypes
 
 /// What a download brought back: the body, or word that the cached copy is still current.
 public struct DownloadResponse: Sendable {
@@ -10,7 +10,7 @@ public struct DownloadResponse: Sendable {
     /// The final status: 200, 203, 206 after a resumed transfer, ... or 304 (see ``isNotModified``).
     public let statusCode: Int
     /// The final response's headers.
-    public let headers: HTTPHeaders
+    public let headers: HTTPFields
     /// The whole body; empty when ``isNotModified``.
     public let body: [UInt8]
     /// How many of the body's bytes came from an earlier, interrupted transfer (0 unless resumed).
@@ -24,7 +24,7 @@ public struct DownloadResponse: Sendable {
 
     /// Makes a response; loaders other than ``ImageDownloader`` use it.
     public init(
-        requestedURL: URL, url: URL, statusCode: Int, headers: HTTPHeaders, body: [UInt8], resumedBytes: Int = 0
+        requestedURL: URL, url: URL, statusCode: Int, headers: HTTPFields, body: [UInt8], resumedBytes: Int = 0
     ) {
         self.requestedURL = requestedURL
         self.url = url
@@ -62,8 +62,8 @@ public struct DownloadProgress: Sendable {
 
 extension HTTPValidators {
     /// The validators in a response's headers.
-    public init(_ headers: HTTPHeaders) {
-        let maxAge = headers["Cache-Control"].lazy
+    public init(_ headers: HTTPFields) {
+        let maxAge = headers[values: .cacheControl].lazy
             .flatMap { $0.split(separator: ",") }
             .compactMap { directive -> Duration? in
                 let parts = directive.split(separator: "=", maxSplits: 1)
@@ -74,7 +74,7 @@ extension HTTPValidators {
             }
             .first
         self.init(
-            etag: headers.first(name: "ETag"), lastModified: headers.first(name: "Last-Modified"), maxAge: maxAge,
+            etag: headers[.eTag], lastModified: headers[.lastModified], maxAge: maxAge,
             isPrivate: StoragePermission(headers) == .privateCacheOnly)
     }
 }

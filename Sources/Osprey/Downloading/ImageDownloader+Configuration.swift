@@ -1,6 +1,6 @@
 public import Logging
 public import Metrics
-public import NIOHTTP1
+public import HTTPTypes
 
 extension ImageDownloader {
     /// The order in which transfers of one priority leave the queue (MISSION D2).
@@ -25,9 +25,9 @@ extension ImageDownloader {
 
         /// Headers sent with every request (MISSION D4): `Accept: image/avif,image/webp,image/*;q=0.8` and
         /// `User-Agent: Osprey/<version>` by default. A request's own headers override these by name.
-        public var headers: HTTPHeaders = [
-            "Accept": "image/avif,image/webp,image/*;q=0.8",
-            "User-Agent": "Osprey/\(OspreyVersion.current)",
+        public var headers: HTTPFields = [
+            .accept: "image/avif,image/webp,image/*;q=0.8",
+            .userAgent: "Osprey/\(OspreyVersion.current)",
         ]
         /// How long to wait to connect, and how long the origin may stay silent while answering (MISSION D5). 15 s by
         /// default; zero means the default.

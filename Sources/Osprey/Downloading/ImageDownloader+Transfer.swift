@@ -2,6 +2,7 @@ internal import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
+import HTTPTypes
 import NIOHTTP1
 internal import NIOSSL
 import Synchronization
@@ -81,25 +82,23 @@ extension ImageDownloader {
             var sent = headers
             if Origin(url) != origin {
                 // Credentials and their like are for the origin they were given for, not for where it redirects.
-                sent.remove(name: "Authorization")
-                sent.remove(name: "Cookie")
+                sent[.authorization] = nil
+                sent[.cookie] = nil
             }
             if handlesCookies, let cookie = cookies.headerValue(for: url) {
-                sent.replaceOrAdd(name: "Cookie", value: cookie)
+                sent[.cookie] = cookie
             }
             if let validators = request.validators {
-                if let etag = validators.etag { sent.replaceOrAdd(name: "If-None-Match", value: etag) }
-                if let lastModified = validators.lastModified {
-                    sent.replaceOrAdd(name: "If-Modified-Since", value: lastModified)
-                }
+                if let etag = validators.etag { sent[.ifNoneMatch] = etag }
+                if let lastModified = validators.lastModified { sent[.ifModifiedSince] = lastModified }
             }
             if let resume, url == request.url {
-                sent.replaceOrAdd(name: "Range", value: "bytes=\(resume.body.count)-")
-                sent.replaceOrAdd(name: "If-Range", value: resume.validator)
+                sent[.range] = "bytes=\(resume.body.count)-"
+                sent[.ifRange] = resume.validator
             }
 
             var httpRequest = HTTPClientRequest(url: url.absoluteString)
-            httpRequest.headers = sent
+            httpRequest.headers = HTTPHeaders(sent)
             if request.allowsInvalidCertificates { httpRequest.tlsConfiguration = Self.insecureTLS }
             let client = try await client(for: url)
             let response: HTTPClientResponse
@@ -108,13 +107,14 @@ extension ImageDownloader {
             } catch {
                 throw Self.classify(error)
             }
-            if handlesCookies { cookies.store(response.headers["Set-Cookie"], from: url) }
+            let fields = HTTPFields(response.headers)
+            if handlesCookies { cookies.store(fields[values: .setCookie], from: url) }
 
             let status = Int(response.status.code)
             switch status {
             case 301, 302, 303, 307, 308:
-                guard let location = response.headers.first(name: "Location") else {
-                    throw .httpStatus(code: status, headers: response.headers)
+                guard let location = fields[.location] else {
+                    throw .httpStatus(code: status, headers: fields)
                 }
                 await Self.discard(response.body)
                 redirects += 1
@@ -127,23 +127,24 @@ extension ImageDownloader {
             case 304:
                 await Self.discard(response.body)
                 return DownloadResponse(
-                    requestedURL: request.url, url: url, statusCode: 304, headers: response.headers, body: [])
+                    requestedURL: request.url, url: url, statusCode: 304, headers: fields, body: [])
             case 200..<300:
                 if status != 206 { resume = nil }
                 if let validator = request.responseValidator ?? configuration.responseValidator {
                     do {
                         try validator.validate(
-                            DownloadResponseHead(url: url, statusCode: status, headers: response.headers))
+                            DownloadResponseHead(url: url, statusCode: status, headers: fields))
                     } catch {
                         await Self.discard(response.body)
                         throw .responseRejected(identifier: validator.identifier, reason: "\(error)")
                     }
                 }
-                let received = try await receive(response, of: request, from: url, resuming: resume, report: report)
+                let received = try await receive(
+                    response, headers: fields, of: request, from: url, resuming: resume, report: report)
                 return try modified(received, by: request.dataModifier ?? configuration.dataModifier, request: request)
             default:
                 await Self.discard(response.body)
-                throw .httpStatus(code: status, headers: response.headers)
+                throw .httpStatus(code: status, headers: fields)
             }
         }
     }
@@ -165,6 +166,7 @@ extension ImageDownloader {
     /// Streams a 2xx body, enforcing the size limit as it comes and the announced length at its end.
     private func receive(
         _ response: HTTPClientResponse,
+        headers: HTTPFields,
         of request: DownloadRequest,
         from url: URL,
         resuming resume: ResumableData?,
@@ -172,12 +174,12 @@ extension ImageDownloader {
     ) async throws(DownloadError) -> DownloadResponse {
         let status = Int(response.status.code)
         let limit = request.maximumBodySize ?? configuration.maximumBodySize
-        let announced = response.headers.first(name: "Content-Length").flatMap { Int($0) }
+        let announced = headers[.contentLength].flatMap { Int($0) }
         var body: [UInt8] = []
         if status == 206 {
             // Only a continuation of exactly what was kept can be appended to it.
-            guard let resume, Self.rangeStart(response.headers) == resume.body.count else {
-                throw .httpStatus(code: status, headers: response.headers)
+            guard let resume, Self.rangeStart(headers) == resume.body.count else {
+                throw .httpStatus(code: status, headers: headers)
             }
             body = resume.body
         }
@@ -197,16 +199,16 @@ extension ImageDownloader {
             }
         } catch {
             let failure = Self.classify(error)
-            keepForResuming(body, of: response, url: url, after: failure)
+            keepForResuming(body, headers: headers, url: url, after: failure)
             throw failure
         }
         if let expected, body.count != expected {
             let failure = DownloadError.incompleteBody(expected: expected, received: body.count)
-            keepForResuming(body, of: response, url: url, after: failure)
+            keepForResuming(body, headers: headers, url: url, after: failure)
             throw failure
         }
         return DownloadResponse(
-            requestedURL: request.url, url: url, statusCode: status, headers: response.headers, body: body,
+            requestedURL: request.url, url: url, statusCode: status, headers: headers, body: body,
             resumedBytes: resumedBytes)
     }
 
@@ -231,28 +233,28 @@ extension ImageDownloader {
     /// Keeps a body broken off by the network for the next request of its URL (``ResumableDataStore`` decides
     /// whether the origin's headers allow resuming it).
     private func keepForResuming(
-        _ body: [UInt8], of response: HTTPClientResponse, url: URL, after failure: DownloadError
+        _ body: [UInt8], headers: HTTPFields, url: URL, after failure: DownloadError
     ) {
         switch failure {
         case .connectionLost, .incompleteBody, .timedOut:
-            resumableData.keep(body, headers: response.headers, for: url)
+            resumableData.keep(body, headers: headers, for: url)
         default:
             break
         }
     }
 
     /// The downloader's headers, then the request's (replacing by name), credentials, and the modifier's changes.
-    private func preparedHeaders(for request: DownloadRequest) async throws(DownloadError) -> HTTPHeaders {
+    private func preparedHeaders(for request: DownloadRequest) async throws(DownloadError) -> HTTPFields {
         var headers = state.withLock { $0.headers }
-        for (name, _) in request.headers { headers.remove(name: name) }
-        headers.add(contentsOf: request.headers)
+        for name in Set(request.headers.map(\.name)) { headers[name] = nil }
+        headers.append(contentsOf: request.headers)
         do {
             switch request.credentials ?? configuration.credentials {
             case .basic(let user, let password):
-                headers.replaceOrAdd(name: "Authorization", value: Self.basicAuthorization(user, password))
+                headers[.authorization] = Self.basicAuthorization(user, password)
             case .provider(let provider):
                 if let (user, password) = try await provider.lookUp(request.url) {
-                    headers.replaceOrAdd(name: "Authorization", value: Self.basicAuthorization(user, password))
+                    headers[.authorization] = Self.basicAuthorization(user, password)
                 }
             case nil:
                 break
@@ -271,8 +273,8 @@ extension ImageDownloader {
     }
 
     /// The first byte position of a `Content-Range: bytes FIRST-LAST/LENGTH` header.
-    static func rangeStart(_ headers: HTTPHeaders) -> Int? {
-        guard let value = headers.first(name: "Content-Range"), value.hasPrefix("bytes ") else { return nil }
+    static func rangeStart(_ headers: HTTPFields) -> Int? {
+        guard let value = headers[.contentRange], value.hasPrefix("bytes ") else { return nil }
         return Int(value.dropFirst("bytes ".count).prefix { $0 != "-" })
     }
 

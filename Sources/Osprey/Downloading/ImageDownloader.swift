@@ -2,7 +2,7 @@ internal import AsyncHTTPClient
 import Foundation
 import Logging
 import NIOCore
-public import NIOHTTP1
+public import HTTPTypes
 import Synchronization
 internal import Tracing
 
@@ -32,7 +32,7 @@ public final class ImageDownloader: DataLoading {
         var machine: Machine
         var transfers: [Machine.TransferID: TransferRecord] = [:]
         var callers: [Machine.CallerID: CallerRecord] = [:]
-        var headers: HTTPHeaders
+        var headers: HTTPFields
         var isShutDown = false
     }
 
@@ -198,7 +198,7 @@ public final class ImageDownloader: DataLoading {
     public var queuedCount: Int { state.withLock { $0.machine.queuedCount } }
 
     /// The headers sent with every request (MISSION D4); a request's own headers override them by name.
-    public var headers: HTTPHeaders {
+    public var headers: HTTPFields {
         get { state.withLock { $0.headers } }
         set { state.withLock { $0.headers = newValue } }
     }

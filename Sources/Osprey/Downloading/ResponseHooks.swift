@@ -1,5 +1,5 @@
 public import Foundation
-public import NIOHTTP1
+public import HTTPTypes
 
 /// What a download's final response says before its body is read: where it came from, its status and headers.
 public struct DownloadResponseHead: Sendable {
@@ -8,10 +8,10 @@ public struct DownloadResponseHead: Sendable {
     /// The HTTP status: 2xx (a response about to be read).
     public let statusCode: Int
     /// The response's headers.
-    public let headers: HTTPHeaders
+    public let headers: HTTPFields
 
     /// Makes a head (tests of a validator make their own).
-    public init(url: URL, statusCode: Int, headers: HTTPHeaders) {
+    public init(url: URL, statusCode: Int, headers: HTTPFields) {
         self.url = url
         self.statusCode = statusCode
         self.headers = headers

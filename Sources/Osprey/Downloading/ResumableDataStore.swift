@@ -1,5 +1,5 @@
 import Foundation
-import NIOHTTP1
+import HTTPTypes
 import Synchronization
 
 /// The start of a body whose transfer broke, and the validator that proves a continuation belongs to it.
@@ -26,9 +26,9 @@ final class ResumableDataStore: Sendable {
     }
 
     /// Keeps `body` for `url` when the origin said it takes byte ranges and gave a strong validator.
-    func keep(_ body: [UInt8], headers: HTTPHeaders, for url: URL) {
+    func keep(_ body: [UInt8], headers: HTTPFields, for url: URL) {
         guard capacity > 0, !body.isEmpty,
-            headers["Accept-Ranges"].contains(where: { $0.lowercased().contains("bytes") }),
+            headers[values: .acceptRanges].contains(where: { $0.lowercased().contains("bytes") }),
             let validator = Self.validator(headers)
         else { return }
         let key = url.absoluteString
@@ -53,8 +53,8 @@ final class ResumableDataStore: Sendable {
     }
 
     /// A validator `If-Range` accepts: a strong entity tag (RFC 9110 §13.1.5), else the modification date.
-    static func validator(_ headers: HTTPHeaders) -> String? {
-        if let etag = headers.first(name: "ETag"), !etag.hasPrefix("W/") { return etag }
-        return headers.first(name: "Last-Modified")
+    static func validator(_ headers: HTTPFields) -> String? {
+        if let etag = headers[.eTag], !etag.hasPrefix("W/") { return etag }
+        return headers[.lastModified]
     }
 }

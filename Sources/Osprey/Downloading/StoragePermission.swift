@@ -1,5 +1,5 @@
 import Foundation
-public import NIOHTTP1
+public import HTTPTypes
 
 /// Which caches an origin lets keep a response, from its `Cache-Control` header (RFC 9111 §5.2.2.3 and §5.2.2.7).
 ///
@@ -17,9 +17,9 @@ public enum StoragePermission: Sendable, Hashable {
 
     /// The permission the `Cache-Control` headers in `headers` give; `no-store` wins over `private`. Directive names
     /// are case-insensitive, and `private="Set-Cookie"` (a qualified `private`) counts as `private`.
-    public init(_ headers: HTTPHeaders) {
+    public init(_ headers: HTTPFields) {
         var permission = StoragePermission.anyCache
-        for value in headers["Cache-Control"] {
+        for value in headers[values: .cacheControl] {
             for directive in value.split(separator: ",") {
                 let name = directive.split(separator: "=", maxSplits: 1).first?
                     .trimmingCharacters(in: .whitespaces).lowercased()

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
-import NIOHTTP1
+import HTTPTypes
 import Osprey
 import OspreyCodecs
 
@@ -64,13 +64,14 @@ struct LoadingOptions: ParsableArguments {
     }
 
     /// `Name: value` split, or `nil` when it has no name or no colon.
-    static func parseHeader(_ text: String) -> (String, String)? {
+    static func parseHeader(_ text: String) -> (HTTPField.Name, String)? {
         guard let colon = text.firstIndex(of: ":") else { return nil }
         let name = text[..<colon].trimmingCharacters(in: .whitespaces)
         let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0)) })
+        guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0)) }),
+            let field = HTTPField.Name(name)
         else { return nil }
-        return (name, value)
+        return (field, value)
     }
 
     /// The settings the flags, the environment and the defaults give, in that order of precedence.
@@ -143,7 +144,7 @@ struct LoadingOptions: ParsableArguments {
         downloading.order = lifo ? .lifo : .fifo
         downloading.timeout = .milliseconds(Int64(settings.timeout * 1000))
         for (name, value) in headers.compactMap(Self.parseHeader) {
-            downloading.headers.replaceOrAdd(name: name, value: value)
+            downloading.headers[name] = value
         }
         var logger = Logger(label: "osprey.downloader")
         logger.logLevel = verbose ? .debug : .warning
