@@ -141,7 +141,8 @@ import Testing
         // Given a store begun (readable) but not yet written, with extended data
         let cache = makeCache()
         let attributes = DiskCache.StoreAttributes(extendedData: [1])
-        let pending = cache.beginStore(Self.bytes(10, seed: 1), forKey: "k", validators: .init(), attributes: attributes)
+        let pending = cache.beginStore(
+            Self.bytes(10, seed: 1), forKey: "k", validators: .init(), attributes: attributes)
         #expect(await cache.extendedData(forKey: "k") == [1])
 
         // When the extended data is replaced before the write, then the write ends

@@ -1,6 +1,6 @@
 import Foundation
-import MetricsTestKit
 import HTTPTypes
+import MetricsTestKit
 import OspreyTesting
 import Synchronization
 import Testing

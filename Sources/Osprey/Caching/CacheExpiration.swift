@@ -24,11 +24,6 @@ public enum CacheExpiration: Sendable, Hashable {
         case .date(let date): date
         }
     }
-
-    /// How long an entry stored at `time` lives (negative for a date already past); `nil` for ``never``.
-    func lifetime(at time: UnixTime) -> Duration? {
-        expiry(after: time).map { .seconds($0.seconds - time.seconds) }
-    }
 }
 
 /// How a read moves an entry's expiry (Kingfisher's `ExpirationExtending`). Fixed for each entry when it is stored,

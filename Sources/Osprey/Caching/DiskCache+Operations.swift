@@ -247,7 +247,9 @@ extension DiskCache {
         let path = configuration.directory + "/" + name
         // A shared cache does not serve what a private one sharing the directory stored as private.
         let isShared = configuration.isShared
-        if let known = state.withLock({ $0.verified[name] }), !isExpired(known.record, lastAccess: known.record.accessed) {
+        if let known = state.withLock({ $0.verified[name] }),
+            !isExpired(known.record, lastAccess: known.record.accessed)
+        {
             if isShared, known.record.isPrivate { return nil }
             if let (bytes, stamp) = (try? FileSystem.readStamped(path, expectedSize: known.record.size)) ?? nil,
                 stamp == known.stamp

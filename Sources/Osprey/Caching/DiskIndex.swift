@@ -239,7 +239,8 @@ final class DiskIndex {
     /// Replaces the extended data of the entry `name`; returns whether there was one.
     func setExtendedData(_ data: [UInt8]?, named name: String) throws(SQLiteDatabase.Error) -> Bool {
         let rows = try database.query(
-            "UPDATE entries SET extended = ? WHERE name = ? RETURNING name", [data.map { .blob($0) } ?? .null, .text(name)])
+            "UPDATE entries SET extended = ? WHERE name = ? RETURNING name",
+            [data.map { .blob($0) } ?? .null, .text(name)])
         return !rows.isEmpty
     }
 

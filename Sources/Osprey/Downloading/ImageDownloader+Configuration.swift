@@ -1,6 +1,6 @@
+public import HTTPTypes
 public import Logging
 public import Metrics
-public import HTTPTypes
 
 extension ImageDownloader {
     /// The order in which transfers of one priority leave the queue (MISSION D2).

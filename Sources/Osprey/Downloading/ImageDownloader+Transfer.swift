@@ -1,8 +1,8 @@
 internal import AsyncHTTPClient
 import Foundation
+import HTTPTypes
 import Logging
 import NIOCore
-import HTTPTypes
 import NIOHTTP1
 internal import NIOSSL
 import Synchronization

@@ -1,8 +1,8 @@
 internal import AsyncHTTPClient
 import Foundation
+public import HTTPTypes
 import Logging
 import NIOCore
-public import HTTPTypes
 import Synchronization
 internal import Tracing
 

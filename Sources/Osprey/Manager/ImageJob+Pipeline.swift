@@ -450,7 +450,9 @@ extension ImageJob {
         // (with its bytes) on the thread pool when the write runs.
         let staged =
             cache.keepsOriginalBytes
-            ? bytes.map { cache.dataCache.stageData($0, forKey: baseKey, validators: validators, expiration: expiration) }
+            ? bytes.map {
+                cache.dataCache.stageData($0, forKey: baseKey, validators: validators, expiration: expiration)
+            }
             : nil
         let originalToSerialize = staged == nil ? original : nil
         let originalBytes = staged == nil ? bytes : nil

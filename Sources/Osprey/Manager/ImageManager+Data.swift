@@ -98,7 +98,8 @@ extension ImageManager {
         }
         do throws(OspreyError) {
             try await cache.dataCache.storeData(
-                response.body, forKey: baseKey, validators: response.validators, expiration: request.diskCacheExpiration)
+                response.body, forKey: baseKey, validators: response.validators, expiration: request.diskCacheExpiration
+            )
             loaded.diskStore = .stored
         } catch {
             configuration.logger.warning(

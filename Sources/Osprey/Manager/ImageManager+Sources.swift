@@ -1,6 +1,6 @@
 import Foundation
-import Logging
 import HTTPTypes
+import Logging
 
 extension ImageRequest {
     /// Where the image may come from, in the order they are tried: ``url``, then ``alternativeURLs``.

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import Logging
 import HTTPTypes
+import Logging
 import Osprey
 import OspreyCodecs
 
