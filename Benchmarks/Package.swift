@@ -9,6 +9,7 @@ let package = Package(
     dependencies: [
         .package(name: "Osprey", path: ".."),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(
             url: "https://github.com/ordo-one/package-benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
     ],
@@ -37,6 +38,24 @@ let package = Package(
             name: "download-benchmark",
             dependencies: [.product(name: "Osprey", package: "Osprey")],
             path: "Sources/download-benchmark",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
+        ),
+        // An HTTP/1.1 client on SwiftNIO alone: the floor any NIO-based download path pays (compare_prefetch.py).
+        .executableTarget(
+            name: "nio-floor",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/nio-floor",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
+        ),
+        // AsyncHTTPClient alone, driven as the downloader drives it (compare_prefetch.py).
+        .executableTarget(
+            name: "ahc-floor",
+            dependencies: [.product(name: "AsyncHTTPClient", package: "async-http-client")],
+            path: "Sources/ahc-floor",
             swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .treatAllWarnings(as: .error)]
         ),
         // ImageManager loads from memory, disk and a local nginx (compare_manager.py adds requests + Pillow).

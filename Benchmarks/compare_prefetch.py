@@ -12,12 +12,14 @@ image: prefetch warms the disk cache with the bytes as served, fetch writes them
 Prints requests per second and the ratios (to curl into /dev/null, and to curl into files), then the one-pipeline
 issue's target: both osprey commands >= 0.8x curl into /dev/null on both workloads at both concurrencies. Beside
 them, `osprey prefetch --memory-only` (no disk cache: the download path alone) against curl into /dev/null, and
-curl into files against curl into /dev/null, show how much of the gap is the disk writes every peer pays too.
+curl into files against curl into /dev/null, show how much of the gap is the disk writes every peer pays too; and two
+floors without a disk, each a process of its own: AsyncHTTPClient alone (`ahc-floor`) and NIO's HTTP/1.1 codec
+alone (`nio-floor`), both collecting each body into an array as the downloader does.
 """
 import os, random, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
-from benchkit import build_osprey, venv_python
+from benchkit import build, build_osprey, venv_python
 from compare_downloads import ensure_peers, free_port, run_child, start_nginx
 
 HERE = Path(__file__).resolve().parent
@@ -65,6 +67,7 @@ def main():
     ensure_peers()
     python = venv_python(["PIL"], ["pillow"])
     osprey = build_osprey()
+    nio_floor, ahc_floor = build("nio-floor"), build("ahc-floor")
     failures = []
     for name, (root, files) in workloads(python).items():
         count = 1000 if name == "small" else 400
@@ -102,6 +105,9 @@ def main():
                                               "--max-concurrent", str(n), "--memory-only"],
                 "fetch": lambda n: [str(osprey), "fetch", "--quiet", "--max-concurrent", str(n), "--cache-dir",
                                     fresh(prefix / "cache"), "-o", fresh(prefix / "out")] + urls,
+                # Floors, no disk: NIO's HTTP/1.1 codec alone, and AsyncHTTPClient alone, each collecting bodies.
+                "nio-floor": lambda n: [str(nio_floor), str(url_file), str(n)],
+                "ahc-floor": lambda n: [str(ahc_floor), str(url_file), str(n)],
             }
             for command in clients.values():
                 run_child(command(6))  # nginx's file cache and first-run costs
@@ -128,6 +134,9 @@ def main():
                     row.append(f"{client} {rate:7.0f} req/s {ratio:5.2f}x {verdict} ({rate / files_rate:4.2f}x to files)")
                 memory = count / best[("prefetch-memory", concurrency)]
                 row.append(f"prefetch --memory-only {memory:7.0f} req/s {memory / curl:5.2f}x")
+                for client in ("ahc-floor", "nio-floor"):
+                    rate = count / best[(client, concurrency)]
+                    row.append(f"{client} {rate:7.0f} req/s {rate / curl:5.2f}x")
                 print(" | ".join(row))
         finally:
             server.terminate()

@@ -1,0 +1,122 @@
+// The floor of an HTTP/1.1 client on SwiftNIO alone, for the prefetch comparison (compare_prefetch.py): keep-alive
+// connections to one origin, each with NIO's HTTP/1.1 codec and one handler that sends the next GET when a
+// response ends and collects the body into an array, as a download does. No AsyncHTTPClient, no Swift
+// concurrency, no cache: what any Swift client built on NIO pays per request at least.
+//
+//     nio-floor URL_FILE CONNECTIONS [THREADS]   → prints the wall time in seconds and the bytes received
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The URLs still to fetch, shared by every connection (taken on their event loops, so behind a lock).
+final class Work: @unchecked Sendable {  // Owns a lock around the queue it hands out.
+    private let lock = NSLock()
+    private var paths: [String]
+    private var bytes = 0
+    private var finished = 0
+    private let total: Int
+    private let done: EventLoopPromise<Void>
+
+    init(paths: [String], done: EventLoopPromise<Void>) {
+        self.paths = paths.reversed()
+        self.total = paths.count
+        self.done = done
+    }
+
+    func next() -> String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return paths.popLast()
+    }
+
+    func finish(bytes count: Int) {
+        lock.lock()
+        bytes += count
+        finished += 1
+        let all = finished == total
+        lock.unlock()
+        if all { done.succeed() }
+    }
+
+    var received: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return bytes
+    }
+}
+
+final class Fetcher: ChannelInboundHandler, @unchecked Sendable {  // Confined to its channel's event loop.
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    let work: Work
+    let host: String
+    var body: [UInt8] = []
+
+    init(work: Work, host: String) {
+        self.work = work
+        self.host = host
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        sendNext(context: context)
+    }
+
+    func sendNext(context: ChannelHandlerContext) {
+        guard let path = work.next() else {
+            context.close(promise: nil)
+            return
+        }
+        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path)
+        head.headers.add(name: "Host", value: host)
+        head.headers.add(name: "Accept", value: "image/avif,image/webp,image/*;q=0.8")
+        head.headers.add(name: "User-Agent", value: "nio-floor")
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            body = []
+            if let length = head.headers.first(name: "Content-Length").flatMap(Int.init) {
+                body.reserveCapacity(length)
+            }
+        case .body(let buffer):
+            buffer.withUnsafeReadableBytes { body.append(contentsOf: $0) }
+        case .end:
+            work.finish(bytes: body.count)
+            sendNext(context: context)
+        }
+    }
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count >= 3, let connections = Int(arguments[2]) else {
+    print("usage: nio-floor URL_FILE CONNECTIONS [THREADS]")
+    exit(2)
+}
+let threads = arguments.count > 3 ? Int(arguments[3]) ?? 2 : System.coreCount
+let urls = try String(contentsOfFile: arguments[1], encoding: .utf8).split(separator: "\n").compactMap {
+    URL(string: String($0))
+}
+guard let first = urls.first, let host = first.host, let port = first.port else { exit(2) }
+let paths = urls.map { url in url.path + (url.query.map { "?" + $0 } ?? "") }
+
+let start = ContinuousClock.now
+let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
+let done = group.next().makePromise(of: Void.self)
+let work = Work(paths: paths, done: done)
+for _ in 0..<connections {
+    let bootstrap = ClientBootstrap(group: group).channelInitializer { channel in
+        channel.pipeline.addHTTPClientHandlers().flatMap {
+            channel.pipeline.addHandler(Fetcher(work: work, host: "\(host):\(port)"))
+        }
+    }
+    _ = bootstrap.connect(host: host, port: port)
+}
+try done.futureResult.wait()
+let elapsed = ContinuousClock.now - start
+print(String(format: "%.4f s, %d bytes, %d requests", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds), work.received, paths.count))
+try group.syncShutdownGracefully()
