@@ -21,11 +21,12 @@ struct OspreyCommand: AsyncParsableCommand {
               osprey info photo.jpg
               osprey convert photo.jpg photo.webp --quality 80
               osprey serve --allow-unsigned --port 8080
+              osprey sign https://example.com/cat.jpg w=300 --expires-in 3600
             """,
         version: versionText,
         subcommands: [
             FetchCommand.self, PrefetchCommand.self, CacheCommand.self, InfoCommand.self, ConvertCommand.self,
-            ServeCommand.self,
+            ServeCommand.self, SignCommand.self,
         ]
     )
 

@@ -12,7 +12,7 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the image proxy: GET /img?url=...&w=...&h=... resized, converted, cached.",
         discussion: """
             Every flag also reads an OSPREY_* variable (the flag wins): OSPREY_HOST, OSPREY_PORT, OSPREY_CACHE_DIR, \
-            OSPREY_SECRET, OSPREY_ALLOW_UNSIGNED=1, OSPREY_ALLOW_HOSTS (comma-separated), \
+            OSPREY_SECRET (comma-separated for several), OSPREY_ALLOW_UNSIGNED=1, OSPREY_ALLOW_HOSTS (comma-separated), \
             OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), \
             OSPREY_MAX_SOURCE_BYTES, OSPREY_MAX_SOURCE_PIXELS, OSPREY_MAX_OUTPUT_PIXELS, OSPREY_MAX_IN_FLIGHT, \
             OSPREY_MAX_MEMORY, OSPREY_MAX_MEMORY_WAITING, OSPREY_CACHE_MAX_AGE. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
@@ -33,8 +33,13 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var cacheDirectory: CacheDirectoryOption
 
-    @Option(help: "The signing secret (default: $OSPREY_SECRET). Prefer the variable: flags show in ps.")
-    var secret: String?
+    @Option(
+        name: .customLong("secret"),
+        help: """
+            A signing secret (default: $OSPREY_SECRET, comma-separated). Repeatable: the first signs, every one \
+            verifies, for rotating keys. Prefer the variable: flags show in ps.
+            """)
+    var secrets: [String] = []
 
     @Flag(help: "Serve unsigned requests too (signed ones are still checked).")
     var allowUnsigned = false
@@ -101,7 +106,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             logger.logLevel = level
         }
-        if configuration.secret == nil {
+        if configuration.secrets.isEmpty {
             logger.warning("no secret: serving unsigned requests only (--allow-unsigned)")
         }
         try await runServer(configuration: configuration, logger: logger)
@@ -140,9 +145,9 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.port = port
         }
         configuration.cacheDirectory = cacheDirectory.resolved(environment: environment)
-        configuration.secret = (secret ?? env("OSPREY_SECRET")).map { Array($0.utf8) }
+        configuration.secrets = Self.secrets(flags: secrets, environment: environment)
         configuration.allowsUnsigned = flag(allowUnsigned, "OSPREY_ALLOW_UNSIGNED")
-        if configuration.secret == nil, !configuration.allowsUnsigned {
+        if configuration.secrets.isEmpty, !configuration.allowsUnsigned {
             throw ValidationError("give a secret (--secret or OSPREY_SECRET), or serve unsigned with --allow-unsigned")
         }
         configuration.allowedHosts = try list(allowedHosts, "OSPREY_ALLOW_HOSTS").map { text in
@@ -192,5 +197,12 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.cacheMaxAge = value
         }
         return configuration
+    }
+
+    /// The signing secrets: the `--secret` flags, else `OSPREY_SECRET` split at commas (a secret from
+    /// `openssl rand -hex 32` has none); empty ones left out.
+    static func secrets(flags: [String], environment: [String: String]) -> [[UInt8]] {
+        let texts = flags.isEmpty ? (environment["OSPREY_SECRET"] ?? "").split(separator: ",").map(String.init) : flags
+        return texts.filter { !$0.isEmpty }.map { Array($0.utf8) }
     }
 }

@@ -83,9 +83,9 @@ struct ImageResponder {
         let outcome = await proxy.render(
             query: request.uri.query, path: request.uri.path, accept: request.headers[.accept], logger: logger)
         switch outcome {
-        case .image(let image, let signed, let variesByAccept):
+        case .image(let image, let signed, let variesByAccept, let expires):
             return success(
-                image, signed: signed, variesByAccept: variesByAccept,
+                image, signed: signed, variesByAccept: variesByAccept, maxAge: proxy.maxAge(expires: expires),
                 ifNoneMatch: request.headers[values: .ifNoneMatch], isHead: isHead)
         case .failure(let error):
             return failure(error, isHead: isHead)
@@ -93,10 +93,9 @@ struct ImageResponder {
     }
 
     private func success(
-        _ image: RenderedImage, signed: Bool, variesByAccept: Bool, ifNoneMatch: [String], isHead: Bool
+        _ image: RenderedImage, signed: Bool, variesByAccept: Bool, maxAge: Int, ifNoneMatch: [String], isHead: Bool
     ) -> Response {
         var headers = HTTPFields()
-        let maxAge = proxy.configuration.cacheMaxAge
         switch image.storagePermission {
         case .anyCache:
             headers[.cacheControl] = signed ? "public, max-age=\(maxAge), immutable" : "public, max-age=\(maxAge)"

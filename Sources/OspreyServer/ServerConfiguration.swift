@@ -24,9 +24,17 @@ public struct ServerConfiguration: Sendable {
 
     // MARK: Signatures
 
-    /// The HMAC-SHA256 key of ``URLSigner``. `nil` by default: then every `/img` request is refused unless
-    /// ``allowsUnsigned`` is set.
-    public var secret: [UInt8]?
+    /// The HMAC-SHA256 keys of ``URLSigner``: the first signs (`osprey sign`), every one verifies, so a key rotates
+    /// without breaking the URLs already out (put the new one first, drop the old one once its URLs have aged out).
+    /// None by default: then every `/img` request is refused unless ``allowsUnsigned`` is set.
+    public var secrets: [[UInt8]] = []
+    /// The first of ``secrets``; setting it makes it the only one.
+    public var secret: [UInt8]? {
+        get { secrets.first }
+        set { secrets = newValue.map { [$0] } ?? [] }
+    }
+    /// The wall clock `exp=` is checked against: the system's by default; a test passes one it sets itself.
+    public var now: @Sendable () -> UnixTime = { .now }
     /// Serve requests without a `sig` (a signature that is present is still checked). `false` by default: an open
     /// resizer is an abuse magnet, so this must be asked for.
     public var allowsUnsigned = false

@@ -34,7 +34,8 @@ struct RenderedImage: Sendable {
 final class ImageProxy: Sendable {
     /// What a request gets.
     enum Outcome: Sendable {
-        case image(RenderedImage, signed: Bool, variesByAccept: Bool)
+        /// The image, whether the URL was signed, whether the response depends on `Accept`, and the URL's `exp`.
+        case image(RenderedImage, signed: Bool, variesByAccept: Bool, expires: Int?)
         case failure(ProxyError)
     }
 
@@ -43,7 +44,7 @@ final class ImageProxy: Sendable {
     let metrics: ProxyMetrics
     /// What decodes may take at once (``ServerConfiguration/maxMemory``).
     let memoryBudget: MemoryBudget
-    private let signer: URLSigner?
+    let signer: URLSigner?
     private let policy: SourceAddressPolicy
     /// Queries already parsed, checked and keyed, by the raw query and whether WebP is accepted: a repeated URL (the
     /// hot path) skips the parsing and the signature check, whose outcome for the same bytes cannot differ.
@@ -59,7 +60,7 @@ final class ImageProxy: Sendable {
             ?? MemoryBudget(
                 bytes: memory.decoding, maxWaiting: configuration.maxMemoryWaiting,
                 maxWait: configuration.processingTimeout)
-        signer = configuration.secret.map { URLSigner(secret: $0) }
+        signer = URLSigner(secrets: configuration.secrets)
         policy = SourceAddressPolicy(configuration: configuration)
 
         // The namespace `osprey fetch` and `osprey prefetch` use: a cache they filled in the same directory serves
@@ -139,8 +140,10 @@ final class ImageProxy: Sendable {
         let autoFormat = Self.autoFormat(for: accept, preferring: configuration.autoFormats)
         let queryKey = (autoFormat?.name ?? "-") + ":" + path + "?" + (query ?? "")
         if let known = knownQueries.value(forKey: queryKey), let hit = manager.cache.encodedImage(forKey: known.key) {
+            if let expires = known.expires, hasPassed(expires) { return .failure(.expired) }
             metrics.hit(.resultMemory)
-            return .image(RenderedImage(hit), signed: known.signed, variesByAccept: known.variesByAccept)
+            return .image(
+                RenderedImage(hit), signed: known.signed, variesByAccept: known.variesByAccept, expires: known.expires)
         }
         let parameters: RenderParameters
         do {
@@ -156,6 +159,8 @@ final class ImageProxy: Sendable {
         } else if !configuration.allowsUnsigned {
             return .failure(.badSignature("the request must be signed ('sig')"))
         }
+        // After the signature: an expiry nobody signed proves nothing, and a forger learns nothing from it.
+        if let expires = parameters.expires, hasPassed(expires) { return .failure(.expired) }
         guard let host = parameters.source.host(percentEncoded: false), policy.allowsHost(host) else {
             return .failure(.forbiddenSource)
         }
@@ -169,7 +174,8 @@ final class ImageProxy: Sendable {
         let signed = parameters.signature != nil
         let variesByAccept = parameters.format == .auto
         knownQueries.setValue(
-            KnownQuery(key: key, signed: signed, variesByAccept: variesByAccept), forKey: queryKey,
+            KnownQuery(key: key, signed: signed, variesByAccept: variesByAccept, expires: parameters.expires),
+            forKey: queryKey,
             cost: queryKey.utf8.count + key.utf8.count)
 
         let start = ContinuousClock.now
@@ -198,7 +204,20 @@ final class ImageProxy: Sendable {
         if loaded.cacheType == .notCached { metrics.processing.record(ContinuousClock.now - start) }
         return .image(
             RenderedImage(loaded.encoded, storagePermission: loaded.storagePermission), signed: signed,
-            variesByAccept: variesByAccept)
+            variesByAccept: variesByAccept, expires: parameters.expires)
+    }
+
+    /// Whether the Unix time `expires` has come, on the configuration's wall clock.
+    private func hasPassed(_ expires: Int) -> Bool {
+        configuration.now().seconds >= Double(expires)
+    }
+
+    /// How long a response may be cached: ``ServerConfiguration/cacheMaxAge``, or less when the URL expires sooner,
+    /// so that no cache in front serves it past its `exp`.
+    func maxAge(expires: Int?) -> Int {
+        guard let expires else { return configuration.cacheMaxAge }
+        let left = Double(expires) - configuration.now().seconds
+        return max(0, min(configuration.cacheMaxAge, Int(left.rounded(.down))))
     }
 
     /// The manager's request for `parameters`: the source, the frame and the processors, the output pixel limit
@@ -314,6 +333,8 @@ struct KnownQuery: Sendable {
     let key: String
     let signed: Bool
     let variesByAccept: Bool
+    /// The URL's `exp`, checked again at every hit.
+    let expires: Int?
 }
 
 /// The output pixel limit, checked on the final image before it is encoded.

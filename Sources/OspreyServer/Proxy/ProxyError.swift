@@ -11,6 +11,8 @@ enum ProxyError: Error, Sendable, Equatable {
     case badSignature(String)
     /// 403: the source's host or address is not allowed.
     case forbiddenSource
+    /// 410: the URL's `exp` time has passed.
+    case expired
     /// 404: the origin has no such image.
     case sourceNotFound
     /// 413: the source (bytes, pixels, frames, the memory decoding it takes) or the output is larger than a limit.
@@ -34,6 +36,7 @@ enum ProxyError: Error, Sendable, Equatable {
         case .badRequest: 400
         case .badSignature, .forbiddenSource: 403
         case .sourceNotFound: 404
+        case .expired: 410
         case .tooLarge: 413
         case .unsupportedMediaType: 415
         case .undecodable: 422
@@ -49,6 +52,7 @@ enum ProxyError: Error, Sendable, Equatable {
         case .badRequest(let message), .badSignature(let message), .tooLarge(let message): message
         case .forbiddenSource: "the source is not allowed"
         case .sourceNotFound: "the source was not found"
+        case .expired: "the URL has expired"
         case .unsupportedMediaType: "the source is not an image in a supported format"
         case .undecodable: "the source image cannot be decoded"
         case .sourceError: "the source could not be fetched"

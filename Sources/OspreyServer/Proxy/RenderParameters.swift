@@ -9,7 +9,8 @@ import OspreyCodecs
 /// a registered encoder writes, or `auto`; the source's by default), `q` (1–100, 80 by default, for JPEG and WebP), `blur` (a Gaussian sigma, 0.1–100),
 /// `frame` (0-based: one frame of an animation, as a still), `strip` (`1`, the default: no EXIF or XMP in the
 /// output; `0`: all of it, orientation reset), `keep_copyright` (`1`: EXIF Artist and Copyright, XMP `dc:creator`
-/// and `dc:rights` survive stripping), `sig` (the signature). Anything else is refused.
+/// and `dc:rights` survive stripping), `exp` (a Unix time after which the URL is refused with 410; covered by the
+/// signature like every parameter), `sig` (the signature). Anything else is refused.
 struct RenderParameters: Sendable {
     /// What `format=` asks for: a format an encoder of the server's registry writes, or `auto` (WebP when the client
     /// accepts it, else the source's format or the common one that fits).
@@ -37,6 +38,8 @@ struct RenderParameters: Sendable {
     /// What the output keeps of the source's EXIF and XMP.
     var metadata: ImageMetadata.Policy = .strip
     var signature: String?
+    /// `exp`: the Unix time (seconds) from which the URL is refused.
+    var expires: Int?
     /// Every parameter as given, decoded, in order: what the signature covers.
     var pairs: [(name: String, value: String)] = []
 
@@ -99,7 +102,11 @@ struct RenderParameters: Sendable {
         // Keeping everything keeps the copyright fields too.
         metadata = strips == 0 ? .all : keepsCopyright == 1 ? .copyright : .strip
         signature = values["sig"]
+        expires = try Self.integer(values["exp"], name: "exp", in: 0...Self.latestExpiry)
     }
+
+    /// The latest `exp` accepted: the year 9999.
+    static let latestExpiry = 253_402_300_799
 
     /// The client's error for a source URL the library refused: the reason in our words, never the URL itself.
     static func invalidSource(_ reason: OspreyError.InvalidURLReason) -> ProxyError {
@@ -111,10 +118,11 @@ struct RenderParameters: Sendable {
     }
 
     private static let known: Set<String> = [
-        "url", "w", "h", "fit", "format", "q", "blur", "frame", "strip", "keep_copyright", "sig",
+        "url", "w", "h", "fit", "format", "q", "blur", "frame", "strip", "keep_copyright", "exp", "sig",
     ]
 
-    /// Every parameter that shapes the output, in a fixed order and spelling, so equal renders have equal keys.
+    /// Every parameter that shapes the output, in a fixed order and spelling, so equal renders have equal keys (`exp`
+    /// and `sig` shape nothing: URLs that differ only in them share the render).
     /// `format=auto` is resolved by the caller before it becomes part of a key.
     var canonical: String {
         var parts = ["fit=\(fit.rawValue)"]

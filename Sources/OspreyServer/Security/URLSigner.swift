@@ -1,5 +1,6 @@
 internal import Crypto
 import Foundation
+public import OspreyCodecs
 
 /// Signs and checks the proxy's URLs: `sig` is the HMAC-SHA256, under the server's secret, of the path and the
 /// canonical query, in unpadded base64url (docs/threat-model.md). Without a valid signature an open proxy would
@@ -9,31 +10,51 @@ import Foundation
 /// percent-encoded (everything but RFC 3986's unreserved characters), joined with `&`; so the signature does not
 /// depend on the order the parameters were written in or on how they were escaped.
 ///
+/// Several secrets rotate a key without breaking a URL already handed out: the first signs, every one verifies. Put
+/// the new secret first on every instance, let the URLs signed with the old one age out, then drop it.
+///
 /// ```swift
 /// let signer = URLSigner(secret: Array("s3cret".utf8))
 /// let sig = signer.signature(path: "/img", parameters: [("url", "https://example.com/a.jpg"), ("w", "300")])
 /// signer.isValid(sig, path: "/img", parameters: [("w", "300"), ("url", "https://example.com/a.jpg")])  // true
 /// ```
 public struct URLSigner: Sendable {
-    private let key: SymmetricKey
+    /// The keys: the first signs, each verifies.
+    private let keys: [SymmetricKey]
 
     /// A signer with `secret` (at least 16 bytes are advisable; any length works).
     public init(secret: [UInt8]) {
-        key = SymmetricKey(data: secret)
+        keys = [SymmetricKey(data: secret)]
     }
 
-    /// The `sig` value for `path` and `parameters` (any `sig` among them is left out).
+    /// A signer that signs with the first of `secrets` and accepts a signature by any of them; `nil` when there are
+    /// none.
+    public init?(secrets: [[UInt8]]) {
+        guard !secrets.isEmpty else { return nil }
+        keys = secrets.map { SymmetricKey(data: $0) }
+    }
+
+    /// The `sig` value for `path` and `parameters` (any `sig` among them is left out), under the first secret.
     public func signature(path: String, parameters: [(name: String, value: String)]) -> String {
         let message = Self.canonical(path: path, parameters: parameters)
-        let code = HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: key)
+        let code = HMAC<SHA256>.authenticationCode(for: Array(message.utf8), using: keys[0])
         return Self.base64URL(Data(code))
     }
 
-    /// Whether `signature` is the signature of `path` and `parameters`, compared in constant time.
+    /// Whether `signature` is the signature of `path` and `parameters` under any of the secrets, each compared in
+    /// constant time.
     public func isValid(_ signature: String, path: String, parameters: [(name: String, value: String)]) -> Bool {
         guard let given = Self.decodeBase64URL(signature) else { return false }
-        let message = Self.canonical(path: path, parameters: parameters)
-        return HMAC<SHA256>.isValidAuthenticationCode(given, authenticating: Array(message.utf8), using: key)
+        let message = Array(Self.canonical(path: path, parameters: parameters).utf8)
+        return keys.contains { HMAC<SHA256>.isValidAuthenticationCode(given, authenticating: message, using: $0) }
+    }
+
+    /// `path` with `parameters` as a query, in their order and percent-encoded as the canonical form encodes them,
+    /// followed by their `sig`: what a page links to (`osprey sign` prints it).
+    public func signedPath(_ path: String, parameters: [(name: String, value: String)]) -> String {
+        let query = parameters.filter { $0.name != "sig" }.map { Self.escape($0.name) + "=" + Self.escape($0.value) }
+        let sig = signature(path: path, parameters: parameters)
+        return path + "?" + (query + ["sig=" + sig]).joined(separator: "&")
     }
 
     /// The text that is signed: `path?name=value&...`, canonical (see the type's documentation).
@@ -81,5 +102,31 @@ extension String {
     /// `self` with zeros in front up to `length` characters (hex bytes).
     func leftPadded(to length: Int) -> String {
         String(repeating: "0", count: max(0, length - count)) + self
+    }
+}
+
+extension URLSigner {
+    /// Why ``check(_:maxOutputPixels:coders:)`` refused a query: the message the server would answer 400 with.
+    public struct InvalidQuery: Error, Sendable, CustomStringConvertible {
+        /// What is wrong, naming the parameter.
+        public let message: String
+
+        public var description: String { message }
+    }
+
+    /// Checks `parameters` as `osprey serve` checks an `/img` query (the names it knows, their ranges, a loadable
+    /// `url`), so that nothing is signed that the server would refuse anyway; `sig` is ignored.
+    ///
+    /// - Throws: ``InvalidQuery`` with the server's message.
+    public static func check(
+        _ parameters: [(name: String, value: String)], maxOutputPixels: Int = ServerConfiguration().maxOutputPixels,
+        coders: ImageCoderRegistry = .shared
+    ) throws(InvalidQuery) {
+        let query = parameters.map { escape($0.name) + "=" + escape($0.value) }.joined(separator: "&")
+        do throws(ProxyError) {
+            _ = try RenderParameters(query: query, maxOutputPixels: maxOutputPixels, coders: coders)
+        } catch {
+            throw InvalidQuery(message: error.message)
+        }
     }
 }

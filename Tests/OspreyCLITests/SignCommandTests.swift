@@ -1,0 +1,103 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import Osprey
+import OspreyCodecs
+import OspreyServer
+import OspreyTesting
+import Testing
+
+@testable import OspreyCLI
+
+/// `osprey sign`: what it prints, what it refuses, and that a server with the secret serves what it signs.
+@Suite struct SignCommandTests {
+    static let environment = ["OSPREY_SECRET": "first-secret,second-secret"]
+
+    @Test("the path or URL carries the parameters in order, exp from --expires-in, and the first secret's sig")
+    func printsASignedPath() throws {
+        let command = try SignCommand.parse([
+            "https://example.com/a b.jpg", "w=300", "fit=cover", "h=200", "--expires-in", "60", "--base",
+            "https://img.example.com/",
+        ])
+        let now = UnixTime(seconds: 1_800_000_000.7)
+        let url = try command.signed(environment: Self.environment, now: now)
+        let prefix = "https://img.example.com/img?url=https%3A%2F%2Fexample.com%2Fa%20b.jpg&w=300&fit=cover&h=200"
+        #expect(url.hasPrefix(prefix + "&exp=1800000060&sig="))
+        let sig = String(url.split(separator: "=").last ?? "")
+        let parameters = [
+            ("url", "https://example.com/a b.jpg"), ("w", "300"), ("fit", "cover"), ("h", "200"),
+            ("exp", "1800000060"),
+        ]
+        #expect(URLSigner(secret: Array("first-secret".utf8)).isValid(sig, path: "/img", parameters: parameters))
+        #expect(!URLSigner(secret: Array("second-secret".utf8)).isValid(sig, path: "/img", parameters: parameters))
+        // --secret wins over the variable; without --base, the path alone.
+        let flagged = try SignCommand.parse(["https://example.com/a.jpg", "--secret", "second-secret"])
+        let path = try flagged.signed(environment: Self.environment, now: now)
+        #expect(path.hasPrefix("/img?url=https%3A%2F%2Fexample.com%2Fa.jpg&sig="))
+        let flaggedSig = String(path.split(separator: "=").last ?? "")
+        #expect(
+            URLSigner(secret: Array("second-secret".utf8)).isValid(
+                flaggedSig, path: "/img", parameters: [("url", "https://example.com/a.jpg")]))
+    }
+
+    @Test("what the server would refuse is not signed, and nothing is signed without a secret")
+    func refusals() throws {
+        let cases: [([String], String)] = [
+            (["https://example.com/a.jpg", "width=3"], "unknown parameter 'width'"),
+            (["https://example.com/a.jpg", "w=0"], "'w' must be an integer from 1 to 16384"),
+            (["ftp://example.com/a.jpg"], "'url' must be an absolute http or https URL"),
+            (["https://example.com/a.jpg", "w300"], "'w300' is not NAME=VALUE"),
+            (["https://example.com/a.jpg", "sig=x"], "'sig' is set by osprey sign itself"),
+        ]
+        for (arguments, message) in cases {
+            let command = try SignCommand.parse(arguments)
+            #expect(throws: (any Error).self) { try command.signed(environment: Self.environment, now: .now) }
+            do {
+                _ = try command.signed(environment: Self.environment, now: .now)
+            } catch {
+                #expect("\(error)".contains(message), "\(arguments): \(error)")
+            }
+        }
+        let unsigned = try SignCommand.parse(["https://example.com/a.jpg"])
+        #expect(throws: (any Error).self) { try unsigned.signed(environment: [:], now: .now) }
+        #expect(throws: (any Error).self) {
+            try SignCommand.parseAsRoot(["https://example.com/a.jpg", "--expires-in", "5", "--expires-at", "9"])
+        }
+    }
+
+    @Test("osprey serve with two secrets serves what osprey sign signs with either; 410 past exp; 403 for another")
+    func serverAcceptsWhatItSigns() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            let pixels = try PixelBuffer(
+                width: 64, height: 48, format: .rgb8, bytes: [UInt8](repeating: 90, count: 64 * 48 * 3))
+            origin.route("/a.png", .ok(try ImageEncoder.encode(Image(pixels: pixels), as: .png)))
+            let directory = NSTemporaryDirectory() + "osprey-sign-" + UUID().uuidString
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let server = try ServeProcess(arguments: [
+                "serve", "--port", "0", "--secret", "new-secret", "--secret", "old-secret",
+                "--allow-private-networks", "--cache-dir", directory,
+            ])
+            let port = try await server.port
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            defer { _ = client.shutdown() }
+
+            func status(_ arguments: [String]) async throws -> Int {
+                let signed = try OspreyBinary.run(
+                    ["sign", origin.url("/a.png"), "w=32", "--base", "http://127.0.0.1:\(port)"] + arguments)
+                #expect(signed.status == 0, "\(signed.standardError)")
+                let url = signed.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+                let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+                _ = try await response.body.collect(upTo: 1 << 20)
+                return Int(response.status.code)
+            }
+            #expect(try await status(["--secret", "new-secret"]) == 200)
+            #expect(try await status(["--secret", "old-secret", "--expires-in", "600"]) == 200)
+            #expect(try await status(["--secret", "new-secret", "--expires-at", "1000"]) == 410)
+            #expect(try await status(["--secret", "another-secret"]) == 403)
+            server.terminate()
+            #expect(await server.exitStatus == 0)
+        }
+    }
+}
