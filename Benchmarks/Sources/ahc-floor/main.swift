@@ -39,5 +39,8 @@ let received = try await withThrowingTaskGroup(of: Int.self) { group in
     return total
 }
 let elapsed = ContinuousClock.now - start
-print(String(format: "%.4f s, %d bytes, %d requests", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds), received, urls.count))
+print(
+    String(
+        format: "%.4f s, %d bytes, %d requests",
+        Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds), received, urls.count))
 try await client.shutdown().get()

@@ -118,5 +118,8 @@ for _ in 0..<connections {
 }
 try done.futureResult.wait()
 let elapsed = ContinuousClock.now - start
-print(String(format: "%.4f s, %d bytes, %d requests", Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds), work.received, paths.count))
+print(
+    String(
+        format: "%.4f s, %d bytes, %d requests",
+        Double(elapsed.components.attoseconds) / 1e18 + Double(elapsed.components.seconds), work.received, paths.count))
 try group.syncShutdownGracefully()
