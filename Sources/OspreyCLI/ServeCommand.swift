@@ -12,7 +12,8 @@ struct ServeCommand: AsyncParsableCommand {
         abstract: "Run the image proxy: GET /img?url=...&w=...&h=... resized, converted, cached.",
         discussion: """
             Every flag also reads an OSPREY_* variable (the flag wins): OSPREY_HOST, OSPREY_PORT, OSPREY_CACHE_DIR, \
-            OSPREY_SECRET (comma-separated for several), OSPREY_ALLOW_UNSIGNED=1, OSPREY_ALLOW_HOSTS (comma-separated), \
+            OSPREY_SECRET (comma-separated for several), OSPREY_ALLOW_UNSIGNED=1, OSPREY_PRESETS (semicolon-separated), \
+            OSPREY_PRESETS_ONLY=1, OSPREY_ALLOW_HOSTS (comma-separated), \
             OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), \
             OSPREY_MAX_SOURCE_BYTES, OSPREY_MAX_SOURCE_PIXELS, OSPREY_MAX_OUTPUT_PIXELS, OSPREY_MAX_IN_FLIGHT, \
             OSPREY_MAX_MEMORY, OSPREY_MAX_MEMORY_WAITING, OSPREY_CACHE_MAX_AGE. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
@@ -43,6 +44,17 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Flag(help: "Serve unsigned requests too (signed ones are still checked).")
     var allowUnsigned = false
+
+    @Option(
+        name: .customLong("preset"),
+        help: """
+            A preset: NAME=key:value,... such as thumb=w:300,h:300,fit:cover,q:75; a request applies it with p=thumb \
+            and overrides it with its own parameters; one named default applies to every request. Repeatable.
+            """)
+    var presetSpecifications: [String] = []
+
+    @Flag(help: "Take presets only: refuse every parameter but url, p, exp and sig.")
+    var presetsOnly = false
 
     @Option(
         name: .customLong("allow-host"),
@@ -150,6 +162,15 @@ struct ServeCommand: AsyncParsableCommand {
         if configuration.secrets.isEmpty, !configuration.allowsUnsigned {
             throw ValidationError("give a secret (--secret or OSPREY_SECRET), or serve unsigned with --allow-unsigned")
         }
+        do {
+            configuration.presets = try Self.presets(flags: presetSpecifications, environment: environment)
+        } catch {
+            throw ValidationError(error.message)
+        }
+        configuration.presetsOnly = flag(presetsOnly, "OSPREY_PRESETS_ONLY")
+        if configuration.presetsOnly, configuration.presets.isEmpty {
+            throw ValidationError("--presets-only needs presets (--preset NAME=key:value,...)")
+        }
         configuration.allowedHosts = try list(allowedHosts, "OSPREY_ALLOW_HOSTS").map { text in
             guard let pattern = HostPattern(text) else { throw ValidationError("'\(text)' is not a host pattern") }
             return pattern
@@ -197,6 +218,22 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.cacheMaxAge = value
         }
         return configuration
+    }
+
+    /// The presets: the `--preset` flags, else `OSPREY_PRESETS` split at semicolons (a preset has commas in it).
+    ///
+    /// - Throws: ``InvalidImageQuery`` for one that does not parse or check, or a name given twice.
+    static func presets(flags: [String], environment: [String: String]) throws(InvalidImageQuery) -> [ImagePreset] {
+        let texts = flags.isEmpty ? (environment["OSPREY_PRESETS"] ?? "").split(separator: ";").map(String.init) : flags
+        var presets: [ImagePreset] = []
+        for text in texts where !text.trimmingCharacters(in: .whitespaces).isEmpty {
+            let preset = try ImagePreset(parsing: text.trimmingCharacters(in: .whitespaces))
+            guard !presets.contains(where: { $0.name == preset.name }) else {
+                throw InvalidImageQuery(message: "preset '\(preset.name)' is given twice")
+            }
+            presets.append(preset)
+        }
+        return presets
     }
 
     /// The signing secrets: the `--secret` flags, else `OSPREY_SECRET` split at commas (a secret from

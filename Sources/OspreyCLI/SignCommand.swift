@@ -37,6 +37,11 @@ struct SignCommand: ParsableCommand {
     @Option(help: "Expire the URL at this Unix time, in seconds (exp=).")
     var expiresAt: Int?
 
+    @Option(
+        name: .customLong("preset"),
+        help: "A preset the server has, to check p= against: as osprey serve --preset (default: $OSPREY_PRESETS).")
+    var presetSpecifications: [String] = []
+
     func validate() throws {
         guard expiresIn == nil || expiresAt == nil else {
             throw ValidationError("give --expires-in or --expires-at, not both")
@@ -73,7 +78,8 @@ struct SignCommand: ParsableCommand {
             pairs.append(("exp", String(Int(now.seconds.rounded(.down)) + expiresIn)))
         }
         do {
-            try URLSigner.check(pairs)
+            let presets = try ServeCommand.presets(flags: presetSpecifications, environment: environment)
+            try ImageQuery.check(pairs, presets: presets)
         } catch {
             throw ValidationError(error.message)
         }

@@ -39,6 +39,15 @@ public struct ServerConfiguration: Sendable {
     /// resizer is an abuse magnet, so this must be asked for.
     public var allowsUnsigned = false
 
+    // MARK: Presets
+
+    /// Named sets of parameters a request applies with `p=NAME` (imgproxy's presets); one named `default` applies to
+    /// every request. None by default.
+    public var presets: [ImagePreset] = []
+    /// Refuse every parameter but `url`, `p`, `exp` and `sig` (400): clients pick among the presets and nothing
+    /// else. `false` by default.
+    public var presetsOnly = false
+
     // MARK: Sources
 
     /// The source hosts allowed (exact names and `*.domain` patterns), checked for the URL and every redirect. Empty

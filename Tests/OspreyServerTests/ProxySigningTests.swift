@@ -113,12 +113,12 @@ import Testing
 
     @Test("check refuses what the server would, with its message; signedPath escapes as the canonical form does")
     func checkAndSignedPath() throws {
-        #expect(throws: Never.self) { try URLSigner.check([("url", "https://example.com/a.jpg"), ("w", "300")]) }
-        #expect { try URLSigner.check([("url", "https://example.com/a.jpg"), ("width", "300")]) } throws: { error in
-            (error as? URLSigner.InvalidQuery)?.message == "unknown parameter 'width'"
+        #expect(throws: Never.self) { try ImageQuery.check([("url", "https://example.com/a.jpg"), ("w", "300")]) }
+        #expect { try ImageQuery.check([("url", "https://example.com/a.jpg"), ("width", "300")]) } throws: { error in
+            (error as? InvalidImageQuery)?.message == "unknown parameter 'width'"
         }
-        #expect { try URLSigner.check([("url", "ftp://example.com/a.jpg")]) } throws: { error in
-            (error as? URLSigner.InvalidQuery)?.message == "'url' must be an absolute http or https URL"
+        #expect { try ImageQuery.check([("url", "ftp://example.com/a.jpg")]) } throws: { error in
+            (error as? InvalidImageQuery)?.message == "'url' must be an absolute http or https URL"
         }
         let signer = URLSigner(secret: Self.new)
         let path = signer.signedPath("/img", parameters: [("url", "https://example.com/a b.jpg?x=1"), ("w", "30")])

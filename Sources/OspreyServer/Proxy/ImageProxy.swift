@@ -45,6 +45,8 @@ final class ImageProxy: Sendable {
     /// What decodes may take at once (``ServerConfiguration/maxMemory``).
     let memoryBudget: MemoryBudget
     let signer: URLSigner?
+    /// ``ServerConfiguration/presets`` by name.
+    private let presets: [String: [(name: String, value: String)]]
     private let policy: SourceAddressPolicy
     /// Queries already parsed, checked and keyed, by the raw query and whether WebP is accepted: a repeated URL (the
     /// hot path) skips the parsing and the signature check, whose outcome for the same bytes cannot differ.
@@ -61,6 +63,7 @@ final class ImageProxy: Sendable {
                 bytes: memory.decoding, maxWaiting: configuration.maxMemoryWaiting,
                 maxWait: configuration.processingTimeout)
         signer = URLSigner(secrets: configuration.secrets)
+        presets = RenderParameters.presetTable(configuration.presets)
         policy = SourceAddressPolicy(configuration: configuration)
 
         // The namespace `osprey fetch` and `osprey prefetch` use: a cache they filled in the same directory serves
@@ -148,7 +151,8 @@ final class ImageProxy: Sendable {
         let parameters: RenderParameters
         do {
             parameters = try RenderParameters(
-                query: query, maxOutputPixels: configuration.maxOutputPixels, coders: configuration.coders)
+                query: query, maxOutputPixels: configuration.maxOutputPixels, coders: configuration.coders,
+                presets: presets, presetsOnly: configuration.presetsOnly)
         } catch {
             return .failure(error)
         }

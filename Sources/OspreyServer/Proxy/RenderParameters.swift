@@ -10,7 +10,9 @@ import OspreyCodecs
 /// `frame` (0-based: one frame of an animation, as a still), `strip` (`1`, the default: no EXIF or XMP in the
 /// output; `0`: all of it, orientation reset), `keep_copyright` (`1`: EXIF Artist and Copyright, XMP `dc:creator`
 /// and `dc:rights` survive stripping), `exp` (a Unix time after which the URL is refused with 410; covered by the
-/// signature like every parameter), `sig` (the signature). Anything else is refused.
+/// signature like every parameter), `p` (presets, comma-separated, applied in order before the request's own
+/// parameters, which override them; a preset named `default` applies first to every request), `sig` (the signature).
+/// Anything else is refused; with presets only, anything but `url`, `p`, `exp` and `sig`.
 struct RenderParameters: Sendable {
     /// What `format=` asks for: a format an encoder of the server's registry writes, or `auto` (WebP when the client
     /// accepts it, else the source's format or the common one that fits).
@@ -46,17 +48,35 @@ struct RenderParameters: Sendable {
     static let maximumSide = 16384
     static let defaultQuality = 80
 
-    /// Parses and validates a raw query string (`a=1&b=2`, percent-encoded, `+` for a space).
+    /// Parses and validates a raw query string (`a=1&b=2`, percent-encoded, `+` for a space), with the server's
+    /// `presets` by name (see ``presetTable(_:)``) and whether the request may give only them.
     ///
     /// - Throws: ``ProxyError/badRequest(_:)`` naming the parameter at fault.
-    init(query: String?, maxOutputPixels: Int, coders: ImageCoderRegistry = .shared) throws(ProxyError) {
+    init(
+        query: String?, maxOutputPixels: Int, coders: ImageCoderRegistry = .shared,
+        presets: [String: [(name: String, value: String)]] = [:], presetsOnly: Bool = false
+    ) throws(ProxyError) {
         let pairs = try Self.decode(query ?? "")
-        var values: [String: String] = [:]
+        var given: [String: String] = [:]
         for (name, value) in pairs {
             guard Self.known.contains(name) else { throw .badRequest("unknown parameter '\(name)'") }
-            guard values[name] == nil else { throw .badRequest("parameter '\(name)' given twice") }
-            values[name] = value
+            guard given[name] == nil else { throw .badRequest("parameter '\(name)' given twice") }
+            if presetsOnly, !Self.notInPresets.contains(name) {
+                throw .badRequest("this server takes presets only ('p'), not '\(name)'")
+            }
+            given[name] = value
         }
+        // The default preset, then those the request names, then its own parameters: a later value wins.
+        var values: [String: String] = [:]
+        var named = presets["default"] != nil ? ["default"] : []
+        if let list = given["p"] {
+            named += list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        }
+        for name in named {
+            guard let preset = presets[name] else { throw .badRequest("unknown preset '\(name)'") }
+            for (key, value) in preset { values[key] = value }
+        }
+        for (name, value) in given where name != "p" { values[name] = value }
         guard let urlText = values["url"], !urlText.isEmpty else { throw .badRequest("missing parameter 'url'") }
         do throws(ImageError) {
             source = try ImageRequest(string: urlText).url
@@ -118,8 +138,18 @@ struct RenderParameters: Sendable {
     }
 
     private static let known: Set<String> = [
-        "url", "w", "h", "fit", "format", "q", "blur", "frame", "strip", "keep_copyright", "exp", "sig",
+        "url", "w", "h", "fit", "format", "q", "blur", "frame", "strip", "keep_copyright", "exp", "p", "sig",
     ]
+
+    /// What a preset cannot set, and all a request may give when the server takes presets only.
+    static let notInPresets: Set<String> = ["url", "p", "exp", "sig"]
+
+    /// `presets` by name, as ``init(query:maxOutputPixels:coders:presets:presetsOnly:)`` takes them.
+    static func presetTable(_ presets: [ImagePreset]) -> [String: [(name: String, value: String)]] {
+        var table: [String: [(name: String, value: String)]] = [:]
+        for preset in presets { table[preset.name] = preset.parameters }
+        return table
+    }
 
     /// Every parameter that shapes the output, in a fixed order and spelling, so equal renders have equal keys (`exp`
     /// and `sig` shape nothing: URLs that differ only in them share the render).

@@ -1,6 +1,5 @@
 internal import Crypto
 import Foundation
-public import OspreyCodecs
 
 /// Signs and checks the proxy's URLs: `sig` is the HMAC-SHA256, under the server's secret, of the path and the
 /// canonical query, in unpadded base64url (docs/threat-model.md). Without a valid signature an open proxy would
@@ -102,31 +101,5 @@ extension String {
     /// `self` with zeros in front up to `length` characters (hex bytes).
     func leftPadded(to length: Int) -> String {
         String(repeating: "0", count: max(0, length - count)) + self
-    }
-}
-
-extension URLSigner {
-    /// Why ``check(_:maxOutputPixels:coders:)`` refused a query: the message the server would answer 400 with.
-    public struct InvalidQuery: Error, Sendable, CustomStringConvertible {
-        /// What is wrong, naming the parameter.
-        public let message: String
-
-        public var description: String { message }
-    }
-
-    /// Checks `parameters` as `osprey serve` checks an `/img` query (the names it knows, their ranges, a loadable
-    /// `url`), so that nothing is signed that the server would refuse anyway; `sig` is ignored.
-    ///
-    /// - Throws: ``InvalidQuery`` with the server's message.
-    public static func check(
-        _ parameters: [(name: String, value: String)], maxOutputPixels: Int = ServerConfiguration().maxOutputPixels,
-        coders: ImageCoderRegistry = .shared
-    ) throws(InvalidQuery) {
-        let query = parameters.map { escape($0.name) + "=" + escape($0.value) }.joined(separator: "&")
-        do throws(ProxyError) {
-            _ = try RenderParameters(query: query, maxOutputPixels: maxOutputPixels, coders: coders)
-        } catch {
-            throw InvalidQuery(message: error.message)
-        }
     }
 }
