@@ -8,7 +8,8 @@ import OspreyCodecs
 import Prometheus
 import ServiceLifecycle
 
-/// Builds the `osprey serve` HTTP application: `GET`/`HEAD /img`, `GET /health`, `GET /metrics`. `osprey serve` and
+/// Builds the `osprey serve` HTTP application: `GET`/`HEAD /img`, `GET /health` (liveness), `GET /ready`
+/// (readiness), `GET /metrics`. `osprey serve` and
 /// the tests both go through here, so what the tests exercise is exactly what runs.
 ///
 /// ```swift
@@ -29,6 +30,9 @@ public func buildApplication(
     router.add(middleware: RequestLogMiddleware(metrics: metrics))
     router.get("/health") { _, _ in
         await HealthResponse(proxy: proxy)
+    }
+    router.get("/ready") { _, _ in
+        ReadinessResponse(readiness: proxy.readiness)
     }
     router.get("/metrics") { _, _ in
         metrics.record(proxy.memoryBudget.usage)
@@ -52,6 +56,7 @@ public func buildApplication(
         ),
         services: [ProxyService(proxy: proxy)],
         onServerRunning: { channel in
+            proxy.markServing()
             logger.info(
                 "osprey serve listening",
                 metadata: [
@@ -215,7 +220,26 @@ struct ProxyService: Service {
 
     func run() async throws {
         try? await gracefulShutdown()
+        // Readiness turns at once, so a load balancer still polling on a kept-alive connection stops sending.
+        proxy.beginDraining()
         await proxy.shutdown()
+    }
+}
+
+/// `GET /ready`: 200 `{"status":"ready"}` when a new request would be taken, else 503 with the reason
+/// (`starting`, `draining`, `saturated`); never cached.
+struct ReadinessResponse: ResponseGenerator {
+    let readiness: ImageProxy.Readiness
+
+    func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        let body = ByteBuffer(string: "{\"status\":\"\(readiness.rawValue)\"}")
+        headers[.contentLength] = String(body.readableBytes)
+        return Response(
+            status: readiness == .ready ? .ok : .serviceUnavailable, headers: headers,
+            body: ResponseBody(byteBuffer: body))
     }
 }
 

@@ -52,6 +52,30 @@ final class ImageProxy: Sendable {
     /// hot path) skips the parsing and the signature check, whose outcome for the same bytes cannot differ.
     private let knownQueries: MemoryCache<String, KnownQuery>
     private let inFlight = Atomic<Int>(0)
+    /// Where the server is in its life: ``Phase``'s raw values.
+    private let phase = Atomic<UInt8>(Phase.starting.rawValue)
+
+    /// Where the server is in its life, for readiness.
+    enum Phase: UInt8 {
+        /// Not listening yet.
+        case starting
+        /// Listening and taking requests.
+        case serving
+        /// Stopping: requests in flight finish, no new ones should come.
+        case draining
+    }
+
+    /// Whether a load balancer should send requests here (`GET /ready`), and if not, why.
+    enum Readiness: String, Sendable {
+        case ready
+        /// Not listening yet.
+        case starting
+        /// Shutting down after SIGTERM or SIGINT.
+        case draining
+        /// Admission is full: as many requests in flight as ``ServerConfiguration/maxInFlight``, or as many renders
+        /// waiting for memory as ``ServerConfiguration/maxMemoryWaiting``; a new one would be answered 503.
+        case saturated
+    }
 
     init(configuration: ServerConfiguration, metrics: ProxyMetrics, logger: Logger) {
         self.configuration = configuration
@@ -135,6 +159,31 @@ final class ImageProxy: Sendable {
     }
 
     var requestsInFlight: Int { inFlight.load(ordering: .relaxed) }
+
+    // MARK: Readiness
+
+    /// Records that the server listens.
+    func markServing() {
+        _ = phase.compareExchange(
+            expected: Phase.starting.rawValue, desired: Phase.serving.rawValue, ordering: .relaxed)
+    }
+
+    /// Records that the server is shutting down: readiness says so from now on.
+    func beginDraining() {
+        phase.store(Phase.draining.rawValue, ordering: .relaxed)
+    }
+
+    /// Whether a new request would be taken now.
+    var readiness: Readiness {
+        switch Phase(rawValue: phase.load(ordering: .relaxed)) ?? .starting {
+        case .starting: return .starting
+        case .draining: return .draining
+        case .serving:
+            let waiting = memoryBudget.usage.waiting
+            if requestsInFlight >= configuration.maxInFlight || waiting >= memoryBudget.maxWaiting { return .saturated }
+            return .ready
+        }
+    }
 
     // MARK: The pipeline
 
