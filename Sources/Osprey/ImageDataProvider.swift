@@ -36,8 +36,8 @@ public struct ClosureDataProvider: ImageDataProvider {
 
 /// A provider that reads a local file: how a caller that allows it loads `file://` images (an ``ImageRequest`` made
 /// from a URL or a string still refuses every scheme but `http` and `https`, so nothing reads local files unless its
-/// caller made this provider — the proxy never does). The file is read whole, off the caller's thread, and refused
-/// when it is larger than `maximumSize`.
+/// caller made this provider — the proxy does only for `local:` sources under the directory its operator named). The
+/// file is read whole, off the caller's thread, and refused when it is larger than `maximumSize`.
 public struct LocalFileDataProvider: ImageDataProvider {
     /// The file's path.
     public let path: String

@@ -14,7 +14,8 @@ struct ServeCommand: AsyncParsableCommand {
             Every flag also reads an OSPREY_* variable (the flag wins): OSPREY_HOST, OSPREY_PORT, OSPREY_CACHE_DIR, \
             OSPREY_SECRET (comma-separated for several), OSPREY_ALLOW_UNSIGNED=1, OSPREY_PRESETS (semicolon-separated), \
             OSPREY_PRESETS_ONLY=1, OSPREY_ALLOW_HOSTS (comma-separated), \
-            OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), \
+            OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), OSPREY_LOCAL_ROOT, \
+            OSPREY_FALLBACK_IMAGE, OSPREY_FALLBACK_STATUS, \
             OSPREY_MAX_SOURCE_BYTES, OSPREY_MAX_SOURCE_PIXELS, OSPREY_MAX_OUTPUT_PIXELS, OSPREY_MAX_IN_FLIGHT, \
             OSPREY_MAX_MEMORY, OSPREY_MAX_MEMORY_WAITING, OSPREY_CACHE_MAX_AGE. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
             SIGTERM or SIGINT stops accepting, lets requests in flight finish, and exits 0.
@@ -63,6 +64,19 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Flag(help: "Fetch from loopback, private, link-local and CGNAT addresses too (never cloud metadata).")
     var allowPrivateNetworks = false
+
+    @Option(
+        help: """
+            Serve url=local:///path sources from this directory (never outside it, symbolic links followed). \
+            Default: none, http and https sources only.
+            """)
+    var localRoot: String?
+
+    @Option(help: "An image to answer with, rendered as asked, when a source cannot be had (default: the error).")
+    var fallbackImage: String?
+
+    @Option(help: "The status the fallback image is sent with (default: 200).")
+    var fallbackStatus: Int?
 
     @Option(
         name: .customLong("allow-source-address"),
@@ -176,6 +190,25 @@ struct ServeCommand: AsyncParsableCommand {
             return pattern
         }
         configuration.allowsPrivateNetworks = flag(allowPrivateNetworks, "OSPREY_ALLOW_PRIVATE_NETWORKS")
+        if let root = localRoot ?? env("OSPREY_LOCAL_ROOT") {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--local-root '\(root)' is not a directory")
+            }
+            configuration.localRoot = root
+        }
+        if let path = fallbackImage ?? env("OSPREY_FALLBACK_IMAGE") {
+            guard let data = FileManager.default.contents(atPath: path), data.count <= configuration.maxSourceBytes
+            else {
+                throw ValidationError("--fallback-image '\(path)' cannot be read (or is larger than the source limit)")
+            }
+            let status = try number(fallbackStatus, "OSPREY_FALLBACK_STATUS", minimum: 100) ?? 200
+            do {
+                configuration.fallbackImage = try FallbackImage(bytes: Array(data), status: status)
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
         configuration.allowedSourceAddresses = try list(allowedSourceAddresses, "OSPREY_ALLOW_SOURCE_ADDRESSES").map {
             text in
             guard let address = SourceAddress(text) else { throw ValidationError("'\(text)' is not an IP address") }

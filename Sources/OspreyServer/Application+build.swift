@@ -92,6 +92,14 @@ struct ImageResponder {
             return success(
                 image, signed: signed, variesByAccept: variesByAccept, maxAge: proxy.maxAge(expires: expires),
                 ifNoneMatch: request.headers[values: .ifNoneMatch], isHead: isHead)
+        case .fallback(let image, let status, let variesByAccept):
+            var headers = HTTPFields()
+            headers[.cacheControl] = "no-store"
+            if variesByAccept { headers[.vary] = "Accept" }
+            headers[.contentType] = image.format.mimeType
+            headers[.contentLength] = String(image.bytes.readableBytes)
+            let body = isHead ? ResponseBody() : ResponseBody(byteBuffer: image.bytes)
+            return Response(status: HTTPResponse.Status(code: status), headers: headers, body: body)
         case .failure(let error):
             return failure(error, isHead: isHead)
         }

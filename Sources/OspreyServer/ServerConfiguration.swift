@@ -1,3 +1,4 @@
+internal import Crypto
 import Foundation
 public import Osprey
 public import OspreyCodecs
@@ -59,6 +60,15 @@ public struct ServerConfiguration: Sendable {
     /// Addresses allowed whatever their category: `10.0.0.5` (any port) or `10.0.0.5:8080`, `[fd00::1]:443`. For an
     /// internal origin the proxy must reach without opening every private network. None by default.
     public var allowedSourceAddresses: [SourceAddress] = []
+    /// The directory `local:///path` sources are read from: `url=local:///photos/cat.jpg` is the file
+    /// `<localRoot>/photos/cat.jpg`, symbolic links followed, and refused (404, as a missing file) when it resolves
+    /// outside the directory. `nil` by default: only `http` and `https` sources.
+    public var localRoot: String?
+    /// What a request gets when its source cannot be had — not found, unreachable, timed out, not an image, not
+    /// decodable — instead of the error: the fallback rendered with the request's parameters. `nil` (the error) by
+    /// default. Refusals of the request itself (a bad parameter or signature, a forbidden source, a limit) are
+    /// answered as errors all the same.
+    public var fallbackImage: FallbackImage?
     /// Resolves source host names; the system's resolver (`getaddrinfo`) by default.
     public var hostResolver: any HostResolving = SystemHostResolver()
 
@@ -170,5 +180,36 @@ public struct SourceAddress: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         guard let port else { return address.description }
         return address.isIPv4 ? "\(address):\(port)" : "[\(address)]:\(port)"
+    }
+}
+
+/// The image `osprey serve` answers with when a source cannot be had (``ServerConfiguration/fallbackImage``):
+/// rendered with the request's own parameters, sent with ``status`` and `Cache-Control: no-store` (so that the real
+/// image is served once its source is back). Read once, when the server is configured.
+public struct FallbackImage: Sendable {
+    /// The image's encoded bytes.
+    public let bytes: [UInt8]
+    /// The status it is sent with: 200 by default (a page shows it as it would the image), or the failure's own
+    /// class (404, say) for clients that must know.
+    public let status: Int
+    /// The key the pipeline caches its renders under: a digest of the bytes.
+    let cacheKey: String
+
+    /// A fallback of `bytes`, sent with `status` (100–599).
+    ///
+    /// - Throws: ``InvalidImageQuery`` when the bytes are not an image Osprey reads (their header is checked) or the
+    ///   status is not an HTTP status.
+    public init(bytes: [UInt8], status: Int = 200, coders: ImageCoderRegistry = .shared) throws(InvalidImageQuery) {
+        guard (100...599).contains(status) else {
+            throw InvalidImageQuery(message: "the fallback status \(status) is not an HTTP status")
+        }
+        do {
+            _ = try ImageHeader(reading: bytes, coders: coders)
+        } catch {
+            throw InvalidImageQuery(message: "the fallback image cannot be read: \(error)")
+        }
+        self.bytes = bytes
+        self.status = status
+        self.cacheKey = "fallback:" + SHA256.hash(data: bytes).map { String($0, radix: 16) }.joined()
     }
 }

@@ -24,13 +24,14 @@ final class ProxyMetrics: Sendable {
     let memoryReserved: Gauge
     let memoryWaiting: Gauge
     let bytesServed: Counter
+    let fallbacks: Counter
     let processing: DurationHistogram
     let decodes: Gauge
     let sharedDecodes: Gauge
     let encodes: Gauge
 
     /// The statuses the proxy answers with, counted each under its own label.
-    static let statuses = [200, 304, 400, 403, 404, 413, 415, 422, 500, 502, 503, 504]
+    static let statuses = [200, 304, 400, 403, 404, 410, 413, 415, 422, 500, 502, 503, 504]
 
     init(registry: PrometheusCollectorRegistry) {
         self.registry = registry
@@ -71,6 +72,10 @@ final class ProxyMetrics: Sendable {
             descriptor: MetricNameDescriptor(
                 namespace: "osprey", metricName: "served_bytes", unitName: "total",
                 helpText: "Bytes of images sent in response bodies."))
+        fallbacks = registry.makeCounter(
+            descriptor: MetricNameDescriptor(
+                namespace: "osprey", metricName: "fallbacks", unitName: "total",
+                helpText: "Requests answered with the fallback image because their source could not be had."))
         decodes = registry.makeGauge(
             descriptor: MetricNameDescriptor(
                 namespace: "osprey", metricName: "pipeline_decodes", unitName: "",

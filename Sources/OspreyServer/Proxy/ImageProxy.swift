@@ -36,6 +36,8 @@ final class ImageProxy: Sendable {
     enum Outcome: Sendable {
         /// The image, whether the URL was signed, whether the response depends on `Accept`, and the URL's `exp`.
         case image(RenderedImage, signed: Bool, variesByAccept: Bool, expires: Int?)
+        /// The fallback image, rendered for a source that could not be had, and the status to send it with.
+        case fallback(RenderedImage, status: Int, variesByAccept: Bool)
         case failure(ProxyError)
     }
 
@@ -47,6 +49,8 @@ final class ImageProxy: Sendable {
     let signer: URLSigner?
     /// ``ServerConfiguration/presets`` by name.
     private let presets: [String: [(name: String, value: String)]]
+    /// ``ServerConfiguration/localRoot``, resolved; `nil` when not set or not a directory.
+    private let localRoot: String?
     private let policy: SourceAddressPolicy
     /// Queries already parsed, checked and keyed, by the raw query and whether WebP is accepted: a repeated URL (the
     /// hot path) skips the parsing and the signature check, whose outcome for the same bytes cannot differ.
@@ -88,6 +92,10 @@ final class ImageProxy: Sendable {
                 maxWait: configuration.processingTimeout)
         signer = URLSigner(secrets: configuration.secrets)
         presets = RenderParameters.presetTable(configuration.presets)
+        localRoot = configuration.localRoot.flatMap(LocalSource.resolved)
+        if let root = configuration.localRoot, localRoot == nil {
+            logger.error("the local root does not exist: local sources are refused", metadata: ["root": "\(root)"])
+        }
         policy = SourceAddressPolicy(configuration: configuration)
 
         // The namespace `osprey fetch` and `osprey prefetch` use: a cache they filled in the same directory serves
@@ -201,7 +209,7 @@ final class ImageProxy: Sendable {
         do {
             parameters = try RenderParameters(
                 query: query, maxOutputPixels: configuration.maxOutputPixels, coders: configuration.coders,
-                presets: presets, presetsOnly: configuration.presetsOnly)
+                presets: presets, presetsOnly: configuration.presetsOnly, allowsLocalSources: localRoot != nil)
         } catch {
             return .failure(error)
         }
@@ -214,11 +222,19 @@ final class ImageProxy: Sendable {
         }
         // After the signature: an expiry nobody signed proves nothing, and a forger learns nothing from it.
         if let expires = parameters.expires, hasPassed(expires) { return .failure(.expired) }
-        guard let host = parameters.source.host(percentEncoded: false), policy.allowsHost(host) else {
-            return .failure(.forbiddenSource)
+        var local: LocalSource?
+        if let path = parameters.localPath, let localRoot {
+            switch LocalSource.resolve(path, in: localRoot, maximumSize: configuration.maxSourceBytes) {
+            case .success(let source): local = source
+            case .failure(let error): return await fallback(for: error, parameters, autoFormat: autoFormat)
+            }
+        } else {
+            guard let host = parameters.source.host(percentEncoded: false), policy.allowsHost(host) else {
+                return .failure(.forbiddenSource)
+            }
         }
         let request: ImageRequest
-        switch makeRequest(parameters) {
+        switch makeRequest(parameters, local: local) {
         case .success(let made): request = made
         case .failure(let error): return .failure(error)
         }
@@ -245,7 +261,7 @@ final class ImageProxy: Sendable {
             return .failure(.tooLarge("\(error)"))
         case .failure(.image(let error)):
             logger.info("cannot render", metadata: ["url": "\(parameters.source)", "error": "\(error)"])
-            return .failure(ProxyError(error, limits: configuration))
+            return await fallback(for: ProxyError(error, limits: configuration), parameters, autoFormat: autoFormat)
         }
         switch (loaded.cacheType, loaded.imageCacheType) {
         case (.memory, _): metrics.hit(.resultMemory)
@@ -258,6 +274,25 @@ final class ImageProxy: Sendable {
         return .image(
             RenderedImage(loaded.encoded, storagePermission: loaded.storagePermission), signed: signed,
             variesByAccept: variesByAccept, expires: parameters.expires)
+    }
+
+    /// The fallback image rendered as `parameters` ask, when `error` says the source could not be had and there is
+    /// one (``ServerConfiguration/fallbackImage``); otherwise, or when the fallback itself fails, `error`.
+    private func fallback(
+        for error: ProxyError, _ parameters: RenderParameters, autoFormat: ImageFormat?
+    ) async -> Outcome {
+        guard let fallback = configuration.fallbackImage, error.isSourceFailure else { return .failure(error) }
+        var processors = parameters.processors
+        processors.append(OutputPixelLimit(maxPixels: configuration.maxOutputPixels))
+        let bytes = fallback.bytes
+        let request = ImageRequest(
+            provider: ClosureDataProvider(cacheKey: fallback.cacheKey) { bytes }, options: [.decodeFirstFrameOnly],
+            processors: processors)
+        let output = Self.output(parameters, autoFormat: autoFormat, coders: configuration.coders)
+        guard case .success(let loaded) = await load(request, as: output) else { return .failure(error) }
+        metrics.fallbacks.increment()
+        return .fallback(
+            RenderedImage(loaded.encoded), status: fallback.status, variesByAccept: parameters.format == .auto)
     }
 
     /// Whether the Unix time `expires` has come, on the configuration's wall clock.
@@ -273,19 +308,23 @@ final class ImageProxy: Sendable {
         return max(0, min(configuration.cacheMaxAge, Int(left.rounded(.down))))
     }
 
-    /// The manager's request for `parameters`: the source, the frame and the processors, the output pixel limit
-    /// last; one frame only for a still output. A render runs to its end (and is cached) even when every request
-    /// waiting for it has gone.
-    private func makeRequest(_ parameters: RenderParameters) -> Result<ImageRequest, ProxyError> {
+    /// The manager's request for `parameters` (read from `local` for a local source): the source, the frame and the
+    /// processors, the output pixel limit last; one frame only for a still output. A render runs to its end (and is
+    /// cached) even when every request waiting for it has gone.
+    private func makeRequest(_ parameters: RenderParameters, local: LocalSource?) -> Result<ImageRequest, ProxyError> {
         var processors = parameters.processors
         if let frame = parameters.frame { processors.insert(SelectFrame(index: frame), at: 0) }
         processors.append(OutputPixelLimit(maxPixels: configuration.maxOutputPixels))
         var request: ImageRequest
-        do throws(ImageError) {
-            request = try ImageRequest(url: parameters.source, options: [.detached], processors: processors)
-        } catch {
-            guard case .invalidURL(_, let reason) = error else { return .failure(.internalError) }
-            return .failure(RenderParameters.invalidSource(reason))
+        if let local {
+            request = ImageRequest(provider: local, options: [.detached], processors: processors)
+        } else {
+            do throws(ImageError) {
+                request = try ImageRequest(url: parameters.source, options: [.detached], processors: processors)
+            } catch {
+                guard case .invalidURL(_, let reason) = error else { return .failure(.internalError) }
+                return .failure(RenderParameters.invalidSource(reason))
+            }
         }
         if parameters.frame == nil, parameters.format == .encoded(.jpeg) || parameters.format == .encoded(.png) {
             request.options.insert(.decodeFirstFrameOnly)

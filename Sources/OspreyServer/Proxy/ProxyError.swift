@@ -31,6 +31,15 @@ enum ProxyError: Error, Sendable, Equatable {
     /// 500: a fault of ours (an encoder failed).
     case internalError
 
+    /// Whether the source could not be had (not found, unreachable, timed out, not an image, not decodable): what a
+    /// fallback image stands in for. Refusals of the request itself are not.
+    var isSourceFailure: Bool {
+        switch self {
+        case .sourceNotFound, .sourceError, .sourceTimeout, .unsupportedMediaType, .undecodable: true
+        default: false
+        }
+    }
+
     var status: Int {
         switch self {
         case .badRequest: 400

@@ -30,6 +30,8 @@ struct RenderParameters: Sendable {
     }
 
     var source: URL
+    /// The path of a `local:///path` source (percent-decoded), read under the server's local root; `nil` for a URL.
+    var localPath: String?
     var width: Int?
     var height: Int?
     var fit: ImageProcessors.Resize.Fit = .inside
@@ -54,7 +56,8 @@ struct RenderParameters: Sendable {
     /// - Throws: ``ProxyError/badRequest(_:)`` naming the parameter at fault.
     init(
         query: String?, maxOutputPixels: Int, coders: ImageCoderRegistry = .shared,
-        presets: [String: [(name: String, value: String)]] = [:], presetsOnly: Bool = false
+        presets: [String: [(name: String, value: String)]] = [:], presetsOnly: Bool = false,
+        allowsLocalSources: Bool = false
     ) throws(ProxyError) {
         let pairs = try Self.decode(query ?? "")
         var given: [String: String] = [:]
@@ -78,11 +81,16 @@ struct RenderParameters: Sendable {
         }
         for (name, value) in given where name != "p" { values[name] = value }
         guard let urlText = values["url"], !urlText.isEmpty else { throw .badRequest("missing parameter 'url'") }
-        do throws(ImageError) {
-            source = try ImageRequest(string: urlText).url
-        } catch {
-            guard case .invalidURL(_, let reason) = error else { throw .badRequest("'url' cannot be loaded") }
-            throw Self.invalidSource(reason)
+        if allowsLocalSources, urlText.hasPrefix("local:///"), let url = URL(string: urlText) {
+            source = url
+            localPath = url.path(percentEncoded: false)
+        } else {
+            do throws(ImageError) {
+                source = try ImageRequest(string: urlText).url
+            } catch {
+                guard case .invalidURL(_, let reason) = error else { throw .badRequest("'url' cannot be loaded") }
+                throw Self.invalidSource(reason)
+            }
         }
         self.pairs = pairs
         width = try Self.integer(values["w"], name: "w", in: 1...Self.maximumSide)
