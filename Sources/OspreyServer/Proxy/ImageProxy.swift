@@ -326,6 +326,7 @@ final class ImageProxy: Sendable {
                 return .failure(RenderParameters.invalidSource(reason))
             }
         }
+        if case .some(let hint) = parameters.decodingHint { request.decodingSizeHint = hint }
         if parameters.frame == nil, parameters.format == .encoded(.jpeg) || parameters.format == .encoded(.png) {
             request.options.insert(.decodeFirstFrameOnly)
         }

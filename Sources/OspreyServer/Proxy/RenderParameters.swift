@@ -30,6 +30,25 @@ struct RenderParameters: Sendable {
     }
 
     var source: URL
+    /// Where a `fit=cover` crop or an `extend` canvas places the image (`gravity=`); `nil` for the centre.
+    var gravity: Anchor?
+    /// `fp=x:y`: the point of the source (0…1 each way) a `fit=cover` crop keeps as near its middle as it can.
+    var focus: Anchor?
+    /// `crop=x:y:w:h`: the region of the source kept before resizing, in its upright pixels.
+    var crop: (x: Int, y: Int, width: Int, height: Int)?
+    /// `extend=1`: the resized image placed on a `w`×`h` canvas of `bg`, by `gravity`.
+    var extends = false
+    /// `pad=`: bands of `bg` around the result (top, right, bottom, left), in output pixels.
+    var padding: (top: Int, right: Int, bottom: Int, left: Int)?
+    /// `bg=`: the colour of padding and extended canvas; transparent (white once flattened to JPEG) by default.
+    var background: PixelColor?
+    /// `rot=`: clockwise quarter turns of the result, 0…3.
+    var quarterTurns = 0
+    /// `flip=`: mirror the result left to right, top to bottom.
+    var flipsHorizontally = false
+    var flipsVertically = false
+    /// `sharpen=`: the unsharp mask's sigma.
+    var sharpen: Double?
     /// The path of a `local:///path` source (percent-decoded), read under the server's local root; `nil` for a URL.
     var localPath: String?
     var width: Int?
@@ -125,6 +144,7 @@ struct RenderParameters: Sendable {
             blur = sigma
         }
         frame = try Self.integer(values["frame"], name: "frame", in: 0...100_000)
+        try parsePlacement(values, maxOutputPixels: maxOutputPixels)
         let strips = try Self.integer(values["strip"], name: "strip", in: 0...1) ?? 1
         let keepsCopyright = try Self.integer(values["keep_copyright"], name: "keep_copyright", in: 0...1) ?? 0
         // Keeping everything keeps the copyright fields too.
@@ -147,6 +167,7 @@ struct RenderParameters: Sendable {
 
     private static let known: Set<String> = [
         "url", "w", "h", "fit", "format", "q", "blur", "frame", "strip", "keep_copyright", "exp", "p", "sig",
+        "gravity", "fp", "crop", "extend", "pad", "bg", "rot", "flip", "sharpen", "dpr",
     ]
 
     /// What a preset cannot set, and all a request may give when the server takes presets only.
@@ -170,6 +191,17 @@ struct RenderParameters: Sendable {
         parts.append("q=\(quality ?? Self.defaultQuality)")
         if let blur { parts.append("blur=\(blur)") }
         if let frame { parts.append("frame=\(frame)") }
+        if let gravity { parts.append("gravity=" + Self.gravityName(gravity)) }
+        if let focus { parts.append("fp=\(focus.x):\(focus.y)") }
+        if let crop { parts.append("crop=\(crop.x):\(crop.y):\(crop.width):\(crop.height)") }
+        if extends { parts.append("extend=1") }
+        if let padding { parts.append("pad=\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)") }
+        if let background, extends || padding != nil { parts.append("bg=\(background)") }
+        if quarterTurns != 0 { parts.append("rot=\(quarterTurns * 90)") }
+        if flipsHorizontally || flipsVertically {
+            parts.append("flip=" + (flipsHorizontally ? "h" : "") + (flipsVertically ? "v" : ""))
+        }
+        if let sharpen { parts.append("sharpen=\(sharpen)") }
         // Stripping, the default, adds nothing: keys made before metadata could be kept stay valid.
         switch metadata {
         case .strip: break
@@ -179,18 +211,81 @@ struct RenderParameters: Sendable {
         return parts.joined(separator: "&")
     }
 
-    /// The processors the source goes through: a downsample (decoded scaled where the format allows) when a size is
-    /// asked for, then the blur (a Gaussian of standard deviation `blur`, as CSS `blur()`).
+    /// The processors the source goes through, in order: the `crop` region; the resize to `w`×`h` (a downsample,
+    /// decoded scaled where the format allows, unless a crop comes first; turned sides swapped, so that `w` and `h`
+    /// are the result's), its `fit=cover` window placed by `gravity` or around `fp`; the turn and the flip; the blur
+    /// (a Gaussian of standard deviation `blur`, as CSS `blur()`) and the sharpening; then `extend` and `pad`.
     var processors: [any ImageProcessing] {
         var processors: [any ImageProcessing] = []
+        if let crop {
+            processors.append(
+                ImageProcessors.Crop(.rect(x: crop.x, y: crop.y, width: crop.width, height: crop.height)))
+        }
         if width != nil || height != nil {
-            processors.append(ImageProcessors.Downsample(width: width, height: height, fit: fit))
+            let turned = quarterTurns % 2 == 1
+            let (resizeWidth, resizeHeight) = turned ? (height, width) : (width, height)
+            if let focus, let resizeWidth, let resizeHeight {
+                processors.append(FocalCover(width: resizeWidth, height: resizeHeight, focus: focus))
+            } else {
+                let anchor = Self.unturned(
+                    gravity ?? .center, quarterTurns: quarterTurns,
+                    flipsHorizontally: flipsHorizontally, flipsVertically: flipsVertically)
+                if crop == nil {
+                    processors.append(
+                        ImageProcessors.Downsample(width: resizeWidth, height: resizeHeight, fit: fit, anchor: anchor))
+                } else {
+                    processors.append(
+                        ImageProcessors.Resize(width: resizeWidth, height: resizeHeight, fit: fit, anchor: anchor))
+                }
+            }
+        }
+        if quarterTurns != 0 { processors.append(ImageProcessors.Rotate(quarterTurns: quarterTurns)) }
+        if flipsHorizontally || flipsVertically {
+            processors.append(ImageProcessors.Flip(horizontally: flipsHorizontally, vertically: flipsVertically))
         }
         if let blur { processors.append(ImageProcessors.Blur(radius: blur)) }
+        if let sharpen { processors.append(ImageProcessors.Sharpen(sigma: sharpen)) }
+        if extends, let width, let height {
+            processors.append(
+                ImageProcessors.Extend(
+                    width: width, height: height, anchor: gravity ?? .center, color: background ?? .clear))
+        }
+        if let padding {
+            processors.append(
+                ImageProcessors.Pad(
+                    top: padding.top, right: padding.right, bottom: padding.bottom, left: padding.left,
+                    color: background ?? .clear))
+        }
         return processors
     }
 
-    private static func integer(_ text: String?, name: String, in range: ClosedRange<Int>) throws(ProxyError) -> Int? {
+    /// The decode-size hint when it is not the first processor's: a full-size decode when a crop of the source comes
+    /// first (`.some(nil)`), the cover's downsample when a focal point places it; `nil` otherwise.
+    var decodingHint: (any DecodingSizeHint)?? {
+        if crop != nil { return .some(nil) }
+        guard focus != nil, width != nil || height != nil else { return nil }
+        let (resizeWidth, resizeHeight) = quarterTurns % 2 == 1 ? (height, width) : (width, height)
+        return .some(ImageProcessors.Downsample(width: resizeWidth, height: resizeHeight, fit: .cover))
+    }
+
+    /// `anchor`, given for the result, in the frame of the image before it was turned `quarterTurns` clockwise and
+    /// flipped: where the resize's window must sit for the result's to sit at `anchor`.
+    static func unturned(
+        _ anchor: Anchor, quarterTurns: Int, flipsHorizontally: Bool, flipsVertically: Bool
+    ) -> Anchor {
+        var (x, y) = anchor.clamped
+        if flipsHorizontally { x = 1 - x }
+        if flipsVertically { y = 1 - y }
+        switch quarterTurns {
+        case 1: (x, y) = (y, 1 - x)
+        case 2: (x, y) = (1 - x, 1 - y)
+        case 3: (x, y) = (1 - y, x)
+        default: break
+        }
+        return Anchor(x: x, y: y)
+    }
+
+    static func integer(_ text: String?, name: String, in range: ClosedRange<Int>) throws(ProxyError) -> Int? {
         guard let text else { return nil }
         guard text.allSatisfy(\.isASCII), let value = Int(text), range.contains(value) else {
             throw .badRequest("'\(name)' must be an integer from \(range.lowerBound) to \(range.upperBound)")

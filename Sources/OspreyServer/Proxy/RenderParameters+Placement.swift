@@ -1,0 +1,161 @@
+import Foundation
+import Osprey
+import OspreyCodecs
+
+// The cropping and placement parameters of `/img`: gravity, fp, crop, extend, pad, bg, rot, flip, sharpen, dpr.
+extension RenderParameters {
+    /// `gravity=` names, long and short (imgproxy's): where a cover crop or an extended canvas puts the image.
+    static let gravities: [String: Anchor] = [
+        "center": .center, "ce": .center, "north": .top, "no": .top, "south": .bottom, "so": .bottom,
+        "east": .right, "ea": .right, "west": .left, "we": .left, "northeast": .topRight, "noea": .topRight,
+        "northwest": .topLeft, "nowe": .topLeft, "southeast": .bottomRight, "soea": .bottomRight,
+        "southwest": .bottomLeft, "sowe": .bottomLeft,
+    ]
+
+    /// The long name of a `gravity=` anchor, as the canonical form writes it.
+    static func gravityName(_ anchor: Anchor) -> String {
+        let names = ["center", "north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest"]
+        return names.first { gravities[$0] == anchor } ?? "center"
+    }
+
+    /// The largest side, offset or padding `crop` and `pad` take.
+    static let maximumCropSide = 1_000_000
+    static let maximumPadding = 4096
+
+    /// Reads the placement parameters from `values`, then multiplies the size by `dpr` within the limits.
+    mutating func parsePlacement(_ values: [String: String], maxOutputPixels: Int) throws(ProxyError) {
+        if let text = values["gravity"] {
+            guard let anchor = Self.gravities[text] else {
+                throw .badRequest(
+                    "'gravity' must be center, north, south, east, west, northeast, northwest, "
+                        + "southeast or southwest (or ce, no, so, ea, we, noea, nowe, soea, sowe)")
+            }
+            gravity = anchor
+        }
+        if let text = values["fp"] {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
+            guard parts.count == 2, let x = parts[0], let y = parts[1], (0...1).contains(x), (0...1).contains(y) else {
+                throw .badRequest("'fp' must be x:y, each from 0 to 1")
+            }
+            guard gravity == nil else { throw .badRequest("give 'gravity' or 'fp', not both") }
+            focus = Anchor(x: x, y: y)
+        }
+        if let text = values["crop"] {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+            guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3],
+                (0...Self.maximumCropSide).contains(x), (0...Self.maximumCropSide).contains(y),
+                (1...Self.maximumCropSide).contains(w), (1...Self.maximumCropSide).contains(h)
+            else { throw .badRequest("'crop' must be x:y:w:h, pixels of the source (w and h at least 1)") }
+            crop = (x, y, w, h)
+        }
+        extends = try Self.integer(values["extend"], name: "extend", in: 0...1) == 1
+        if extends, width == nil || height == nil { throw .badRequest("'extend' needs both 'w' and 'h'") }
+        if let text = values["pad"] {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+            let range = 0...Self.maximumPadding
+            guard parts.count == 1 || parts.count == 4, parts.allSatisfy({ $0.map(range.contains) ?? false }) else {
+                throw .badRequest("'pad' must be N or top:right:bottom:left, each from 0 to \(Self.maximumPadding)")
+            }
+            let sides = parts.compactMap { $0 }
+            padding =
+                sides.count == 1 ? (sides[0], sides[0], sides[0], sides[0]) : (sides[0], sides[1], sides[2], sides[3])
+        }
+        if let text = values["bg"] {
+            guard let color = Self.color(hex: text) else { throw .badRequest("'bg' must be RRGGBB or RRGGBBAA in hex") }
+            background = color
+        }
+        if let degrees = try Self.integer(values["rot"], name: "rot", in: 0...270) {
+            guard degrees % 90 == 0 else { throw .badRequest("'rot' must be 0, 90, 180 or 270") }
+            quarterTurns = degrees / 90
+        }
+        if let text = values["flip"] {
+            guard ["h", "v", "hv", "vh"].contains(text) else { throw .badRequest("'flip' must be h, v or hv") }
+            (flipsHorizontally, flipsVertically) = (text.contains("h"), text.contains("v"))
+        }
+        if let text = values["sharpen"] {
+            guard let sigma = Double(text), sigma.isFinite, (0.1...10).contains(sigma) else {
+                throw .badRequest("'sharpen' must be a number from 0.1 to 10")
+            }
+            sharpen = sigma
+        }
+        if gravity != nil, fit != .cover, !extends {
+            throw .badRequest("'gravity' places a fit=cover crop or an extend=1 canvas: give one of them")
+        }
+        if focus != nil, fit != .cover || width == nil || height == nil {
+            throw .badRequest("'fp' places a fit=cover crop: give fit=cover, 'w' and 'h'")
+        }
+        if let text = values["dpr"] {
+            guard let ratio = Double(text), ratio.isFinite, (1...4).contains(ratio) else {
+                throw .badRequest("'dpr' must be a number from 1 to 4")
+            }
+            applyPixelRatio(ratio, maxOutputPixels: maxOutputPixels)
+        }
+    }
+
+    /// Multiplies `w`, `h` and the padding by `ratio` (a screen's device pixel ratio), then brings them back down,
+    /// keeping their proportions, until `w`×`h` fits the output pixel limit and each side the largest one.
+    mutating func applyPixelRatio(_ ratio: Double, maxOutputPixels: Int) {
+        guard ratio > 1 else { return }
+        var scale = ratio
+        let sides = [width, height].compactMap { $0 }
+        if let largest = sides.max() { scale = min(scale, Double(Self.maximumSide) / Double(largest)) }
+        if let width, let height {
+            scale = min(scale, (Double(maxOutputPixels) / Double(width * height)).squareRoot())
+        }
+        scale = max(scale, 1)
+        func scaled(_ value: Int) -> Int { max(1, Int((Double(value) * scale).rounded(.down))) }
+        width = width.map(scaled)
+        height = height.map(scaled)
+        if let padding {
+            self.padding = (
+                Int(Double(padding.top) * scale), Int(Double(padding.right) * scale),
+                Int(Double(padding.bottom) * scale), Int(Double(padding.left) * scale)
+            )
+        }
+    }
+
+    /// `RRGGBB` or `RRGGBBAA` (a leading `#` allowed) as a colour.
+    static func color(hex text: String) -> PixelColor? {
+        let digits = text.hasPrefix("#") ? text.dropFirst() : Substring(text)
+        guard digits.count == 6 || digits.count == 8, digits.allSatisfy(\.isHexDigit),
+            let value = UInt32(digits, radix: 16)
+        else { return nil }
+        let rgba = digits.count == 6 ? value << 8 | 0xFF : value
+        return PixelColor(
+            red: UInt8(truncatingIfNeeded: rgba >> 24), green: UInt8(truncatingIfNeeded: rgba >> 16),
+            blue: UInt8(truncatingIfNeeded: rgba >> 8), alpha: UInt8(truncatingIfNeeded: rgba))
+    }
+}
+
+/// A `fit=cover` resize whose window sits as near `focus` (a point of the source, 0…1 each way) as the image
+/// allows: `fp=x:y`. Never enlarges, as the resize it makes.
+struct FocalCover: ImageProcessing {
+    let width: Int
+    let height: Int
+    let focus: Anchor
+
+    var identifier: String { "focalcover(\(width)x\(height),focus=\(focus))" }
+
+    func process(_ image: Image) throws -> Image {
+        let turned = image.orientation.swapsDimensions
+        let (sourceWidth, sourceHeight) = turned ? (image.height, image.width) : (image.width, image.height)
+        let anchor = Self.anchor(
+            focus: focus, sourceWidth: sourceWidth, sourceHeight: sourceHeight, width: width, height: height)
+        return try ImageProcessors.Resize(width: width, height: height, fit: .cover, anchor: anchor).process(image)
+    }
+
+    /// The resize anchor that centres the `width`×`height` window on `focus`, or brings it as near as the edges let.
+    static func anchor(focus: Anchor, sourceWidth: Int, sourceHeight: Int, width: Int, height: Int) -> Anchor {
+        let scale = min(max(Double(width) / Double(sourceWidth), Double(height) / Double(sourceHeight)), 1)
+        let (scaledWidth, scaledHeight) = (Double(sourceWidth) * scale, Double(sourceHeight) * scale)
+        func along(_ point: Double, full: Double, window: Double) -> Double {
+            let slack = full - window
+            guard slack >= 1 else { return 0.5 }
+            return min(max((point * full - window / 2) / slack, 0), 1)
+        }
+        let (x, y) = focus.clamped
+        return Anchor(
+            x: along(x, full: scaledWidth, window: min(Double(width), scaledWidth)),
+            y: along(y, full: scaledHeight, window: min(Double(height), scaledHeight)))
+    }
+}
