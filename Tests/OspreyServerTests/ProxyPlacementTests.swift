@@ -65,6 +65,39 @@ import Testing
         }
     }
 
+    @Test("gravity=smart puts a cover window on the busy subject, wherever it is; it needs fit=cover")
+    func smartGravity() async throws {
+        // A flat background with a busy, saturated disc near the right edge.
+        let pixels = try PixelBuffer(
+            width: 400, height: 200, format: .rgb8,
+            bytes: (0..<200).flatMap { y in
+                (0..<400).flatMap { x -> [UInt8] in
+                    let (dx, dy) = (Double(x - 330), Double(y - 100))
+                    guard (dx * dx + dy * dy).squareRoot() < 55 else { return [112, 112, 115] }
+                    return (x / 3 + y / 3) % 2 == 0 ? [220, 60, 40] : [40, 180, 60]
+                }
+            })
+        let png = try ImageEncoder.encode(Image(pixels: pixels), as: .png)
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/subject.png", .ok(png, contentType: "image/png"))
+            let source = origin.url("/subject.png")
+            try await withProxy(setup: .live) { client in
+                let smart = try await Self.render(
+                    client, source, [("w", "100"), ("h", "100"), ("fit", "cover"), ("gravity", "smart")])
+                #expect(smart.width == 100 && smart.height == 100)
+                // The disc's centre (330 of 400, in a 200-wide window at the right edge) is at x = 65 of 100.
+                let centre = try Self.pixel(smart, 65, 50)
+                #expect(centre[0] != centre[1], "\(centre)")
+                // The centre crop (the source's 100...300) has only background there.
+                let middle = try await Self.render(client, source, [("w", "100"), ("h", "100"), ("fit", "cover")])
+                #expect(try Self.pixel(middle, 65, 50)[0...2].elementsEqual([112, 112, 115]))
+                let refused = try await client.execute(
+                    uri: imageURI([("url", source), ("w", "100"), ("gravity", "smart")]), method: .get)
+                #expect(refused.status == .badRequest)
+            }
+        }
+    }
+
     @Test("rot turns the result (w and h are its own), flip mirrors it, gravity follows the turned result")
     func rotateAndFlip() async throws {
         try await Self.withGradient { client, source in
@@ -136,7 +169,8 @@ import Testing
         "gravity=up&fit=cover&w=9&h=9", "fp=2:0&fit=cover&w=9&h=9", "fp=0.5&fit=cover&w=9&h=9", "crop=1:2:3",
         "crop=0:0:0:5", "crop=a:b:c:d", "extend=2", "extend=1&w=9", "pad=1:2", "pad=-1", "pad=5000", "bg=zzz",
         "bg=12345", "rot=45", "rot=360", "flip=x", "sharpen=0", "sharpen=11", "dpr=0.5", "dpr=5", "dpr=x",
-        "gravity=north&fp=0:0&fit=cover&w=9&h=9", "gravity=north&w=9", "fp=0:0&w=9&h=9",
+        "gravity=north&fp=0:0&fit=cover&w=9&h=9", "gravity=north&w=9", "fp=0:0&w=9&h=9", "gravity=smart&w=9",
+        "gravity=sm&fp=0:0&fit=cover&w=9&h=9",
     ]
 
     @Test("every invalid value is a 400 naming the parameter", arguments: invalidQueries)
@@ -154,7 +188,7 @@ import Testing
 /// The canonical form of the placement parameters parses to itself (what the fuzz harness checks on arbitrary text).
 @Suite struct PlacementCanonicalTests {
     @Test(arguments: [
-        "w=90&h=60&fit=cover&gravity=soea&rot=270&flip=v&sharpen=0.7",
+        "w=90&h=60&fit=cover&gravity=soea&rot=270&flip=v&sharpen=0.7", "w=90&h=90&fit=cover&gravity=sm&rot=90",
         "w=90&h=60&fit=cover&fp=0.25:0.75&dpr=1.5", "crop=10:20:300:200&w=100&pad=4:3:2:1&bg=%23ff000080",
         "w=200&h=100&extend=1&gravity=north&bg=00ff00&blur=2",
     ])

@@ -1,6 +1,8 @@
 // processor-benchmark thumbnail FILE ITERATIONS OUT   the thumbnail job: decode (scaled in the decoder where the
 //                                                      format allows), fit inside 256x256, encode JPEG q80; the last
 //                                                      result is written to OUT
+// processor-benchmark cover|smart FILE ITERATIONS OUT  a 256x256 cover thumbnail (decode scaled, crop, JPEG q80),
+//                                                      the window in the middle or by gravity=smart's interest
 // processor-benchmark resize FILE ITERATIONS OUT       resize alone: FILE's pixels (made RGBA) to 800 px wide,
 //                                                      Lanczos-3; the result is written to OUT as PNG
 // processor-benchmark variants FILE ITERATIONS OUT     the proxy's "many variants" work on one source, in parts:
@@ -27,7 +29,8 @@ guard arguments.count >= 4, let iterations = Int(arguments[2]), iterations > 0,
     let data = FileManager.default.contents(atPath: arguments[1])
 else {
     let usage =
-        "usage: processor-benchmark thumbnail|resize|variants|encode-avif|encode-jxl FILE ITERATIONS OUT [QUALITY [SPEED|EFFORT]]\n"
+        "usage: processor-benchmark thumbnail|cover|smart|resize|variants|encode-avif|encode-jxl FILE ITERATIONS OUT "
+        + "[QUALITY [SPEED|EFFORT]]\n"
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }
@@ -52,6 +55,18 @@ case "thumbnail":
     result = try measure {
         let image = try thumbnail.decode(bytes)
         return try ImageEncoder.encode(try thumbnail.process(image), as: .jpeg, quality: 80)
+    }
+case "cover", "smart":
+    // A square cover thumbnail as the proxy makes it: decode scaled for a 256x256 cover, then the window in the
+    // middle ("cover") or where the picture's interest is ("smart", gravity=smart), then JPEG q80.
+    let hint = ImageProcessors.Downsample(width: 256, height: 256, fit: .cover)
+    let crop: any ImageProcessing =
+        arguments[0] == "smart"
+        ? ImageProcessors.SmartCover(width: 256, height: 256)
+        : ImageProcessors.Resize(width: 256, height: 256, fit: .cover)
+    result = try measure {
+        let image = try hint.decode(bytes)
+        return try ImageEncoder.encode(try crop.process(image), as: .jpeg, quality: 80)
     }
 case "resize":
     let source = try ImageDecoder.decode(bytes)

@@ -25,19 +25,22 @@ extension RenderParameters {
     /// Reads the placement parameters from `values`, then multiplies the size by `dpr` within the limits.
     mutating func parsePlacement(_ values: [String: String], maxOutputPixels: Int) throws(ProxyError) {
         if let text = values["gravity"] {
-            guard let anchor = Self.gravities[text] else {
+            if text == "smart" || text == "sm" {
+                smartGravity = true
+            } else if let anchor = Self.gravities[text] {
+                gravity = anchor
+            } else {
                 throw .badRequest(
-                    "'gravity' must be center, north, south, east, west, northeast, northwest, "
-                        + "southeast or southwest (or ce, no, so, ea, we, noea, nowe, soea, sowe)")
+                    "'gravity' must be smart, center, north, south, east, west, northeast, northwest, "
+                        + "southeast or southwest (or sm, ce, no, so, ea, we, noea, nowe, soea, sowe)")
             }
-            gravity = anchor
         }
         if let text = values["fp"] {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
             guard parts.count == 2, let x = parts[0], let y = parts[1], (0...1).contains(x), (0...1).contains(y) else {
                 throw .badRequest("'fp' must be x:y, each from 0 to 1")
             }
-            guard gravity == nil else { throw .badRequest("give 'gravity' or 'fp', not both") }
+            guard gravity == nil, !smartGravity else { throw .badRequest("give 'gravity' or 'fp', not both") }
             focus = Anchor(x: x, y: y)
         }
         if let text = values["crop"] {
@@ -77,6 +80,9 @@ extension RenderParameters {
                 throw .badRequest("'sharpen' must be a number from 0.1 to 10")
             }
             sharpen = sigma
+        }
+        if smartGravity, fit != .cover || width == nil || height == nil {
+            throw .badRequest("'gravity' smart places a fit=cover crop: give fit=cover, 'w' and 'h'")
         }
         if gravity != nil, fit != .cover, !extends {
             throw .badRequest("'gravity' places a fit=cover crop or an extend=1 canvas: give one of them")

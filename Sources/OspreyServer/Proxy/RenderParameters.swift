@@ -32,6 +32,8 @@ struct RenderParameters: Sendable {
     var source: URL
     /// Where a `fit=cover` crop or an `extend` canvas places the image (`gravity=`); `nil` for the centre.
     var gravity: Anchor?
+    /// `gravity=smart`: the `fit=cover` window goes where the picture's interest is (``ImageProcessors/SmartCover``).
+    var smartGravity = false
     /// `fp=x:y`: the point of the source (0…1 each way) a `fit=cover` crop keeps as near its middle as it can.
     var focus: Anchor?
     /// `crop=x:y:w:h`: the region of the source kept before resizing, in its upright pixels.
@@ -192,6 +194,7 @@ struct RenderParameters: Sendable {
         if let blur { parts.append("blur=\(blur)") }
         if let frame { parts.append("frame=\(frame)") }
         if let gravity { parts.append("gravity=" + Self.gravityName(gravity)) }
+        if smartGravity { parts.append("gravity=smart") }
         if let focus { parts.append("fp=\(focus.x):\(focus.y)") }
         if let crop { parts.append("crop=\(crop.x):\(crop.y):\(crop.width):\(crop.height)") }
         if extends { parts.append("extend=1") }
@@ -213,7 +216,8 @@ struct RenderParameters: Sendable {
 
     /// The processors the source goes through, in order: the `crop` region; the resize to `w`×`h` (a downsample,
     /// decoded scaled where the format allows, unless a crop comes first; turned sides swapped, so that `w` and `h`
-    /// are the result's), its `fit=cover` window placed by `gravity` or around `fp`; the turn and the flip; the blur
+    /// are the result's), its `fit=cover` window placed by `gravity`, around `fp` or by the picture's interest
+    /// (`gravity=smart`); the turn and the flip; the blur
     /// (a Gaussian of standard deviation `blur`, as CSS `blur()`) and the sharpening; then `extend` and `pad`.
     var processors: [any ImageProcessing] {
         var processors: [any ImageProcessing] = []
@@ -226,6 +230,8 @@ struct RenderParameters: Sendable {
             let (resizeWidth, resizeHeight) = turned ? (height, width) : (width, height)
             if let focus, let resizeWidth, let resizeHeight {
                 processors.append(FocalCover(width: resizeWidth, height: resizeHeight, focus: focus))
+            } else if smartGravity, let resizeWidth, let resizeHeight {
+                processors.append(ImageProcessors.SmartCover(width: resizeWidth, height: resizeHeight))
             } else {
                 let anchor = Self.unturned(
                     gravity ?? .center, quarterTurns: quarterTurns,
@@ -260,10 +266,11 @@ struct RenderParameters: Sendable {
     }
 
     /// The decode-size hint when it is not the first processor's: a full-size decode when a crop of the source comes
-    /// first (`.some(nil)`), the cover's downsample when a focal point places it; `nil` otherwise.
+    /// first (`.some(nil)`), the cover's downsample when a focal point or the picture's interest places it; `nil`
+    /// otherwise.
     var decodingHint: (any DecodingSizeHint)?? {
         if crop != nil { return .some(nil) }
-        guard focus != nil, width != nil || height != nil else { return nil }
+        guard focus != nil || smartGravity, width != nil || height != nil else { return nil }
         let (resizeWidth, resizeHeight) = quarterTurns % 2 == 1 ? (height, width) : (width, height)
         return .some(ImageProcessors.Downsample(width: resizeWidth, height: resizeHeight, fit: .cover))
     }
