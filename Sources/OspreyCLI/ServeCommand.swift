@@ -15,7 +15,7 @@ struct ServeCommand: AsyncParsableCommand {
             OSPREY_SECRET (comma-separated for several), OSPREY_ALLOW_UNSIGNED=1, OSPREY_PRESETS (semicolon-separated), \
             OSPREY_PRESETS_ONLY=1, OSPREY_ALLOW_HOSTS (comma-separated), \
             OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), OSPREY_LOCAL_ROOT, \
-            OSPREY_FALLBACK_IMAGE, OSPREY_FALLBACK_STATUS, \
+            OSPREY_FALLBACK_IMAGE, OSPREY_FALLBACK_STATUS, OSPREY_WATERMARK, \
             OSPREY_MAX_SOURCE_BYTES, OSPREY_MAX_SOURCE_PIXELS, OSPREY_MAX_OUTPUT_PIXELS, OSPREY_MAX_IN_FLIGHT, \
             OSPREY_MAX_MEMORY, OSPREY_MAX_MEMORY_WAITING, OSPREY_CACHE_MAX_AGE. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
             SIGTERM or SIGINT stops accepting, lets requests in flight finish, and exits 0.
@@ -77,6 +77,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The status the fallback image is sent with (default: 200).")
     var fallbackStatus: Int?
+
+    @Option(help: "An image wm= lays over results (a logo, a copyright mark); read once (default: none).")
+    var watermark: String?
 
     @Option(
         name: .customLong("allow-source-address"),
@@ -196,6 +199,15 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("--local-root '\(root)' is not a directory")
             }
             configuration.localRoot = root
+        }
+        if let path = watermark ?? env("OSPREY_WATERMARK") {
+            guard let data = FileManager.default.contents(atPath: path), data.count <= configuration.maxSourceBytes
+            else { throw ValidationError("--watermark '\(path)' cannot be read (or is larger than the source limit)") }
+            do {
+                configuration.watermark = try WatermarkImage(bytes: Array(data))
+            } catch {
+                throw ValidationError(error.message)
+            }
         }
         if let path = fallbackImage ?? env("OSPREY_FALLBACK_IMAGE") {
             guard let data = FileManager.default.contents(atPath: path), data.count <= configuration.maxSourceBytes

@@ -69,6 +69,9 @@ public struct ServerConfiguration: Sendable {
     /// default. Refusals of the request itself (a bad parameter or signature, a forbidden source, a limit) are
     /// answered as errors all the same.
     public var fallbackImage: FallbackImage?
+    /// The image `wm=` lays over results (a logo, a copyright mark), decoded once when configured. `nil` by default:
+    /// `wm=` is then refused.
+    public var watermark: WatermarkImage?
     /// Resolves source host names; the system's resolver (`getaddrinfo`) by default.
     public var hostResolver: any HostResolving = SystemHostResolver()
 
@@ -211,5 +214,29 @@ public struct FallbackImage: Sendable {
         self.bytes = bytes
         self.status = status
         self.cacheKey = "fallback:" + SHA256.hash(data: bytes).map { String($0, radix: 16) }.joined()
+    }
+}
+
+/// The image `osprey serve` lays over results that ask for it with `wm=` (``ServerConfiguration/watermark``): decoded
+/// once, when the server is configured, and resized per result.
+public struct WatermarkImage: Sendable {
+    /// The decoded mark.
+    let image: Image
+    /// A digest of its bytes: renders with another mark are cached apart.
+    let name: String
+
+    /// A watermark from an image file's `bytes`.
+    ///
+    /// - Throws: ``InvalidImageQuery`` when they do not decode.
+    public init(bytes: [UInt8], coders: ImageCoderRegistry = .shared) throws(InvalidImageQuery) {
+        var options = DecodingOptions()
+        options.coders = coders
+        options.firstFrameOnly = true
+        do {
+            image = try ImageDecoder.decode(bytes, options: options)
+        } catch {
+            throw InvalidImageQuery(message: "the watermark cannot be decoded: \(error)")
+        }
+        name = SHA256.hash(data: bytes).prefix(12).map { String($0, radix: 16) }.joined()
     }
 }

@@ -209,7 +209,8 @@ final class ImageProxy: Sendable {
         do {
             parameters = try RenderParameters(
                 query: query, maxOutputPixels: configuration.maxOutputPixels, coders: configuration.coders,
-                presets: presets, presetsOnly: configuration.presetsOnly, allowsLocalSources: localRoot != nil)
+                presets: presets, presetsOnly: configuration.presetsOnly, allowsLocalSources: localRoot != nil,
+                hasWatermark: configuration.watermark != nil)
         } catch {
             return .failure(error)
         }
@@ -282,7 +283,7 @@ final class ImageProxy: Sendable {
         for error: ProxyError, _ parameters: RenderParameters, autoFormat: ImageFormat?
     ) async -> Outcome {
         guard let fallback = configuration.fallbackImage, error.isSourceFailure else { return .failure(error) }
-        var processors = parameters.processors
+        var processors = parameters.processors(watermark: configuration.watermark)
         processors.append(OutputPixelLimit(maxPixels: configuration.maxOutputPixels))
         let bytes = fallback.bytes
         let request = ImageRequest(
@@ -312,7 +313,7 @@ final class ImageProxy: Sendable {
     /// processors, the output pixel limit last; one frame only for a still output. A render runs to its end (and is
     /// cached) even when every request waiting for it has gone.
     private func makeRequest(_ parameters: RenderParameters, local: LocalSource?) -> Result<ImageRequest, ProxyError> {
-        var processors = parameters.processors
+        var processors = parameters.processors(watermark: configuration.watermark)
         if let frame = parameters.frame { processors.insert(SelectFrame(index: frame), at: 0) }
         processors.append(OutputPixelLimit(maxPixels: configuration.maxOutputPixels))
         var request: ImageRequest

@@ -165,3 +165,45 @@ struct FocalCover: ImageProcessing {
             y: along(y, full: scaledHeight, window: min(Double(height), scaledHeight)))
     }
 }
+
+/// Where `wm=OPACITY[:POSITION[:X:Y[:SCALE]]]` puts the server's watermark: opacity 0–1, a `gravity` name (the
+/// bottom right by default), offsets in from the anchored edges (0–4096 pixels), and a width as a fraction of the
+/// result's (0–1; 0, the default, for the mark's own size).
+struct WatermarkPlacement: Sendable {
+    var opacity: Double
+    var anchor: Anchor = .bottomRight
+    var x = 0
+    var y = 0
+    var scale: Double?
+
+    init(parsing text: String) throws(ProxyError) {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        let form =
+            "'wm' must be OPACITY[:POSITION[:X:Y[:SCALE]]]: opacity 0 to 1, a gravity, offsets 0 to "
+            + "\(RenderParameters.maximumPadding), scale 0 to 1"
+        guard [1, 2, 4, 5].contains(parts.count), let opacity = Double(parts[0]), (0...1).contains(opacity) else {
+            throw .badRequest(form)
+        }
+        self.opacity = opacity
+        if parts.count >= 2 {
+            guard let anchor = RenderParameters.gravities[parts[1]] else { throw .badRequest(form) }
+            self.anchor = anchor
+        }
+        if parts.count >= 4 {
+            let range = 0...RenderParameters.maximumPadding
+            guard let x = Int(parts[2]), let y = Int(parts[3]), range.contains(x), range.contains(y) else {
+                throw .badRequest(form)
+            }
+            (self.x, self.y) = (x, y)
+        }
+        if parts.count == 5 {
+            guard let scale = Double(parts[4]), (0...1).contains(scale) else { throw .badRequest(form) }
+            self.scale = scale > 0 ? scale : nil
+        }
+    }
+
+    /// The canonical spelling: every field, so that equal placements have equal keys.
+    var canonical: String {
+        "\(opacity):\(RenderParameters.gravityName(anchor)):\(x):\(y):\(scale ?? 0)"
+    }
+}

@@ -51,6 +51,8 @@ struct RenderParameters: Sendable {
     var flipsVertically = false
     /// `sharpen=`: the unsharp mask's sigma.
     var sharpen: Double?
+    /// `wm=`: the server's watermark laid over the result.
+    var watermark: WatermarkPlacement?
     /// The path of a `local:///path` source (percent-decoded), read under the server's local root; `nil` for a URL.
     var localPath: String?
     var width: Int?
@@ -78,7 +80,7 @@ struct RenderParameters: Sendable {
     init(
         query: String?, maxOutputPixels: Int, coders: ImageCoderRegistry = .shared,
         presets: [String: [(name: String, value: String)]] = [:], presetsOnly: Bool = false,
-        allowsLocalSources: Bool = false
+        allowsLocalSources: Bool = false, hasWatermark: Bool = false
     ) throws(ProxyError) {
         let pairs = try Self.decode(query ?? "")
         var given: [String: String] = [:]
@@ -147,6 +149,10 @@ struct RenderParameters: Sendable {
         }
         frame = try Self.integer(values["frame"], name: "frame", in: 0...100_000)
         try parsePlacement(values, maxOutputPixels: maxOutputPixels)
+        if let text = values["wm"] {
+            guard hasWatermark else { throw .badRequest("'wm': this server has no watermark") }
+            watermark = try WatermarkPlacement(parsing: text)
+        }
         let strips = try Self.integer(values["strip"], name: "strip", in: 0...1) ?? 1
         let keepsCopyright = try Self.integer(values["keep_copyright"], name: "keep_copyright", in: 0...1) ?? 0
         // Keeping everything keeps the copyright fields too.
@@ -169,7 +175,7 @@ struct RenderParameters: Sendable {
 
     private static let known: Set<String> = [
         "url", "w", "h", "fit", "format", "q", "blur", "frame", "strip", "keep_copyright", "exp", "p", "sig",
-        "gravity", "fp", "crop", "extend", "pad", "bg", "rot", "flip", "sharpen", "dpr",
+        "gravity", "fp", "crop", "extend", "pad", "bg", "rot", "flip", "sharpen", "dpr", "wm",
     ]
 
     /// What a preset cannot set, and all a request may give when the server takes presets only.
@@ -205,6 +211,7 @@ struct RenderParameters: Sendable {
             parts.append("flip=" + (flipsHorizontally ? "h" : "") + (flipsVertically ? "v" : ""))
         }
         if let sharpen { parts.append("sharpen=\(sharpen)") }
+        if let watermark { parts.append("wm=" + watermark.canonical) }
         // Stripping, the default, adds nothing: keys made before metadata could be kept stay valid.
         switch metadata {
         case .strip: break
@@ -219,7 +226,7 @@ struct RenderParameters: Sendable {
     /// are the result's), its `fit=cover` window placed by `gravity`, around `fp` or by the picture's interest
     /// (`gravity=smart`); the turn and the flip; the blur
     /// (a Gaussian of standard deviation `blur`, as CSS `blur()`) and the sharpening; then `extend` and `pad`.
-    var processors: [any ImageProcessing] {
+    func processors(watermark mark: WatermarkImage? = nil) -> [any ImageProcessing] {
         var processors: [any ImageProcessing] = []
         if let crop {
             processors.append(
@@ -261,6 +268,12 @@ struct RenderParameters: Sendable {
                 ImageProcessors.Pad(
                     top: padding.top, right: padding.right, bottom: padding.bottom, left: padding.left,
                     color: background ?? .clear))
+        }
+        if let watermark, let mark {
+            processors.append(
+                ImageProcessors.Watermark(
+                    mark: mark.image, name: mark.name, opacity: watermark.opacity, anchor: watermark.anchor,
+                    offsetX: watermark.x, offsetY: watermark.y, scale: watermark.scale))
         }
         return processors
     }

@@ -66,4 +66,29 @@ import Testing
         #expect(try ImageProcessors.Sharpen(sigma: 1, amount: 0).process(Image(pixels: edge)).frames[0].pixels == edge)
         #expect(ImageProcessors.Sharpen(sigma: 1.5).identifier == "sharpen(1.5,1.0)")
     }
+
+    @Test("a watermark lays its pixels over the image by its alpha and the opacity, composing alpha as 'over' does")
+    func watermark() throws {
+        let mark = Image(
+            pixels: try ProcessorFixtures.buffer(width: 2, height: 2) { x, _ in
+                x == 0 ? [0, 0, 255, 255] : [0, 0, 255, 0]
+            })
+        // Over an opaque gray image, at the top left: the opaque column is blue, the transparent one leaves gray.
+        let marked = try ImageProcessors.Watermark(mark: mark, name: "m", anchor: .topLeft).process(Self.gray())
+        let pixels = marked.frames[0].pixels
+        #expect(pixels.format == .rgb8)
+        #expect(
+            ProcessorFixtures.pixel(pixels, 0, 0) == [0, 0, 255]
+                && ProcessorFixtures.pixel(pixels, 1, 0) == [100, 100, 100])
+        // Over a fully transparent image at half opacity: the result takes the mark's colour at half alpha.
+        let clear = Image(pixels: try ProcessorFixtures.buffer(width: 4, height: 4) { _, _ in [0, 0, 0, 0] })
+        let half = try ImageProcessors.Watermark(mark: mark, name: "m", opacity: 0.5, anchor: .bottomRight).process(
+            clear)
+        let over = ProcessorFixtures.pixel(half.frames[0].pixels, 2, 3)
+        #expect(over[2] == 255 && (126...128).contains(over[3]), "\(over)")
+        #expect(ProcessorFixtures.pixel(half.frames[0].pixels, 0, 0) == [0, 0, 0, 0])
+        #expect(
+            ImageProcessors.Watermark(mark: mark, name: "m", opacity: 0.5).identifier
+                == "watermark(m,opacity=0.5,anchor=1.0:1.0,offset=0:0,scale=none)")
+    }
 }
