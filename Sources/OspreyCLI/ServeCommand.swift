@@ -17,7 +17,8 @@ struct ServeCommand: AsyncParsableCommand {
             OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), OSPREY_LOCAL_ROOT, \
             OSPREY_FALLBACK_IMAGE, OSPREY_FALLBACK_STATUS, OSPREY_WATERMARK, \
             OSPREY_MAX_SOURCE_BYTES, OSPREY_MAX_SOURCE_PIXELS, OSPREY_MAX_OUTPUT_PIXELS, OSPREY_MAX_IN_FLIGHT, \
-            OSPREY_MAX_MEMORY, OSPREY_MAX_MEMORY_WAITING, OSPREY_CACHE_MAX_AGE. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
+            OSPREY_MAX_MEMORY, OSPREY_MAX_MEMORY_WAITING, OSPREY_CACHE_MAX_AGE; and a --config file (JSON, keys named \
+            as the flags) under them: flags, then variables, then the file, then the defaults. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
             SIGTERM or SIGINT stops accepting, lets requests in flight finish, and exits 0.
 
             Examples:
@@ -119,6 +120,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Cache-Control max-age of images, in seconds (default: 31536000).")
     var cacheMaxAge: Int?
 
+    @Option(
+        help: """
+            A JSON file of settings, named as the flags (\"max-in-flight\": 64, \"allow-hosts\": [\"*.example.com\"]); \
+            flags win over OSPREY_* variables, which win over the file (default: $OSPREY_CONFIG).
+            """)
+    var config: String?
+
+    @Flag(help: "Print the effective configuration (secrets masked) and exit.")
+    var printConfig = false
+
     @Flag(help: "Log at debug level (every request and transfer).")
     var verbose = false
 
@@ -126,7 +137,15 @@ struct ServeCommand: AsyncParsableCommand {
     var logLevel: String?
 
     func run() async throws {
-        let configuration = try serverConfiguration(environment: ProcessInfo.processInfo.environment)
+        var environment = ProcessInfo.processInfo.environment
+        if let path = config ?? environment["OSPREY_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
+            environment = try await ServeConfigurationFile.settings(fromFile: path).merging(environment) { $1 }
+        }
+        let configuration = try serverConfiguration(environment: environment)
+        if printConfig {
+            print(ServeConfigurationFile.describe(configuration))
+            return
+        }
         var logger = Logger(label: "osprey.serve")
         logger.logLevel = verbose ? .debug : .info
         if let logLevel {

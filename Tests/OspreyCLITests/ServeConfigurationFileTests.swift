@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import OspreyServer
+import Testing
+
+@testable import OspreyCLI
+
+/// `osprey serve --config FILE`: the file's settings under the environment and the flags, refusals, and
+/// `--print-config` with secrets masked.
+@Suite struct ServeConfigurationFileTests {
+    /// Writes `json` to a file of its own and returns its path (removed by the caller's `defer`).
+    static func file(_ json: String) throws -> String {
+        let path = NSTemporaryDirectory() + "osprey-config-" + UUID().uuidString + ".json"
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("the file's settings apply where neither a flag nor a variable gives one")
+    func precedence() async throws {
+        let path = try Self.file(
+            """
+            {"port": 9000, "max-in-flight": 12, "allow-unsigned": true, "allow-hosts": ["a.example.com", "*.b.example.com"],
+             "presets": ["thumb=w:100", "hero=w:1600"], "secret": ["new secret", "old secret"], "cache-max-age": 60}
+            """)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try await ServeConfigurationFile.settings(fromFile: path)
+        #expect(file["OSPREY_PORT"] == "9000" && file["OSPREY_ALLOW_UNSIGNED"] == "1")
+        #expect(file["OSPREY_PRESETS"] == "thumb=w:100;hero=w:1600")
+
+        // The variable wins over the file, the flag over both.
+        let environment = file.merging(["OSPREY_MAX_IN_FLIGHT": "7", "OSPREY_CACHE_MAX_AGE": "5"]) { $1 }
+        let configuration = try ServeCommand.parse(["--cache-max-age", "3"]).serverConfiguration(
+            environment: environment)
+        #expect(configuration.port == 9000)
+        #expect(configuration.maxInFlight == 7)
+        #expect(configuration.cacheMaxAge == 3)
+        #expect(configuration.allowsUnsigned)
+        #expect(configuration.allowedHosts.map(\.description) == ["a.example.com", "*.b.example.com"])
+        #expect(configuration.presets.map(\.name) == ["thumb", "hero"])
+        #expect(configuration.secrets == [Array("new secret".utf8), Array("old secret".utf8)])
+
+        // --print-config shows it, secrets masked.
+        let printed = ServeConfigurationFile.describe(configuration)
+        #expect(printed.contains("\"max-in-flight\" : 7"))
+        #expect(!printed.contains("new secret") && printed.contains("********"))
+    }
+
+    @Test("an unknown key, a value of the wrong kind, a missing or malformed file: refused with the reason")
+    func refusals() async throws {
+        for (json, message) in [
+            (#"{"max-in-fligth": 3}"#, "'max-in-fligth' is not a setting"),
+            (#"{"port": "eighty"}"#, "'port' does not have a value of its kind"),
+            (#"{"port": 80"#, "cannot be read as JSON"),
+        ] {
+            let path = try Self.file(json)
+            defer { try? FileManager.default.removeItem(atPath: path) }
+            await #expect { try await ServeConfigurationFile.settings(fromFile: path) } throws: { error in
+                "\(error)".contains(message)
+            }
+        }
+        await #expect(throws: ValidationError.self) {
+            try await ServeConfigurationFile.settings(fromFile: "/nonexistent/osprey.json")
+        }
+    }
+
+    @Test("osprey serve --config FILE --print-config prints the effective configuration and exits")
+    func printConfig() throws {
+        let path = try Self.file(#"{"allow-unsigned": true, "port": 9123, "secret": "do not show me"}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let run = try OspreyBinary.run(
+            ["serve", "--config", path, "--print-config"], environment: ["OSPREY_PORT": "9124"])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(run.standardOutput.contains("\"port\" : 9124"))
+        #expect(!run.standardOutput.contains("do not show me"))
+    }
+}
