@@ -19,6 +19,9 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
 - AVIF, cold: a 1920x1080 AVIF source (avifenc, as compare_modern.py makes it) -> fit 256x256 JPEG, and the 1920x1080
   JPEG source -> fit 800x800 AVIF (quality 80, speed 8 on both: thumbor's AVIF_SPEED set to osprey's default).
   Target: osprey >= 1.0x thumbor (Pillow 12's AVIF, libavif with aom and dav1d) in both.
+- features, cold: a 1920x1080 source cropped (1600x900 region), resized to 320x180 at dpr=2 (640x360 out) and
+  watermarked (a 200x60 PNG logo at 60 % opacity, 10 px in from the bottom right): osprey's crop, dpr and wm beside
+  thumbor's manual crop, size and watermark() filter. Target (the proxy-features issue): osprey >= 3x thumbor.
 - p99 below thumbor's in every phase.
 """
 import os, re, shutil, subprocess, sys, tempfile, time
@@ -157,10 +160,11 @@ http {{
     return front, processes
 
 
-def start_osprey(binary, cache, port):
+def start_osprey(binary, cache, port, arguments=()):
     env = dict(os.environ, OSPREY_CACHE_DIR=str(cache))
     process = subprocess.Popen([str(binary), "serve", "--port", str(port), "--allow-unsigned",
-                                "--allow-private-networks", "--log-level", "warning", "--max-in-flight", "1024"],
+                                "--allow-private-networks", "--log-level", "warning", "--max-in-flight", "1024",
+                                *arguments],
                                env=env, stderr=subprocess.DEVNULL)
     wait_port(port, process)
     return process
@@ -200,18 +204,24 @@ def main():
                 os.symlink(root / f"photo-{w}.jpg", directory / f"{i}.jpg")
         # The AVIF phases' sources, unseen by the other phases: the 1920x1080 photo as AVIF, and as JPEG again.
         shutil.copy(modern_source("avif", 1920, 1080, python), root / "photo-1920.avif")
-        for directory, photo in (("a1920", "photo-1920.avif"), ("c1920", "photo-1920.jpg")):
+        for directory, photo in (("a1920", "photo-1920.avif"), ("c1920", "photo-1920.jpg"), ("f1920", "photo-1920.jpg")):
             (root / directory).mkdir()
             for i in range(SOURCES):
                 os.symlink(root / photo, root / directory / f"{i}{Path(photo).suffix}")
         for name in ("v-osprey", "v-thumbor", "v-before"):
             (root / name).symlink_to(root / "s1920")
+        # The features phase's watermark: a 200x60 logo, translucent, on a transparent ground.
+        subprocess.run([python, "-c", "import sys\nfrom PIL import Image, ImageDraw\n"
+                        "im = Image.new('RGBA', (200, 60), (0, 0, 0, 0)); d = ImageDraw.Draw(im)\n"
+                        "d.rounded_rectangle((0, 0, 199, 59), 12, fill=(255, 255, 255, 200))\n"
+                        "d.text((20, 20), 'osprey', fill=(20, 40, 120, 255)); im.save(sys.argv[1])",
+                        str(root / "wm.png")], check=True)
         nginx_port = free_port()
         processes.append(start_nginx(root, nginx_port, work / "nginx"))
         origin = f"http://127.0.0.1:{nginx_port}"
 
         osprey_port = free_port()
-        server = start_osprey(osprey, work / "osprey-cache", osprey_port)
+        server = start_osprey(osprey, work / "osprey-cache", osprey_port, ["--watermark", str(root / "wm.png")])
         processes.append(server)
 
         conf = work / "thumbor.conf"
@@ -289,6 +299,19 @@ HTTP_LOADER_MAX_CLIENTS = 64
                 script = cold_script(work, f"cold-{name}-{form}", template)
                 results["cold", phase, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script)
 
+        print(f"cold features: f1920/N.jpg cropped to 1600x900 at 160,90, 320x180 at dpr=2 (640x360), watermarked "
+              f"at 60 % 10 px from the bottom right, JPEG, wrk -t2 -c{CONNECTIONS} -d{DURATION}s", flush=True)
+        feature_paths = {
+            "osprey": f"/img?url={origin}/f1920/%d.jpg&crop=160:90:1600:900&w=320&h=180&fit=cover&dpr=2"
+                      f"&wm=0.6:southeast:10:10&format=jpeg",
+            "thumbor": f"/unsafe/160x90:1760x990/640x360/filters:watermark({origin}/wm.png,-10,-10,40):format(jpeg)"
+                       f"/{origin}/f1920/%d.jpg",
+        }
+        for name in ("osprey", "thumbor"):
+            port, pids = targets[name]
+            script = cold_script(work, f"features-{name}", feature_paths[name])
+            results["cold", "features", name] = measure(name, pids, f"http://127.0.0.1:{port}/", script)
+
         count = len(VARIANT_WIDTHS) * len(VARIANT_FORMATS)
         print(f"many variants: {count} variants ({len(VARIANT_WIDTHS)} sizes x {'/'.join(VARIANT_FORMATS)}) of each "
               f"1920x1080 source at once, source after source, wrk -t2 -c{CONNECTIONS} -d{DURATION}s", flush=True)
@@ -329,13 +352,15 @@ HTTP_LOADER_MAX_CLIENTS = 64
                                                    results["cold", "avif source", "thumbor"]), 1.0),
             ("cold AVIF output vs thumbor", ratio(results["cold", "avif output", "osprey"],
                                                    results["cold", "avif output", "thumbor"]), 1.0),
+            ("cold crop + dpr=2 + watermark vs thumbor", ratio(results["cold", "features", "osprey"],
+                                                                results["cold", "features", "thumbor"]), 3.0),
         ]
         for w, h in SIZES:
             label = f"{w}x{h}"
             checks.append((f"cold {label} CPU vs thumbnail job (lower is better)",
                            thumbnail_ms[label] * 1.25 / (results["cold", label, "osprey"]["cpu"] * 1e3), 1.0))
         for phase in [("hot",), ("cold", "640x480"), ("cold", "1920x1080"), ("cold", "4000x3000"), ("variants",),
-                      ("cold", "avif source"), ("cold", "avif output")]:
+                      ("cold", "avif source"), ("cold", "avif output"), ("cold", "features")]:
             checks.append((f"{' '.join(phase)} p99 below thumbor's",
                            results[(*phase, "thumbor")]["p99"] / results[(*phase, "osprey")]["p99"], 1.0))
         if before:
