@@ -75,25 +75,7 @@ struct CorpusSweepTests {
 
     /// Runs `binary arguments...` with its output discarded; kills it after ``limit``.
     static func run(_ binary: String, _ arguments: [String]) -> (status: Int32, signal: Int32?, timedOut: Bool) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        let ended = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in ended.signal() }
-        do {
-            try process.run()
-        } catch {
-            return (-1, nil, false)
-        }
-        let timedOut = ended.wait(timeout: .now() + limit) == .timedOut
-        if timedOut {
-            kill(process.processIdentifier, SIGKILL)
-            ended.wait()
-        }
-        let signal = process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
-        return (process.terminationStatus, timedOut ? nil : signal, timedOut)
+        guard let outcome = try? ChildProcess.run(binary, arguments, timeout: limit) else { return (-1, nil, false) }
+        return (outcome.status, outcome.signal, outcome.timedOut)
     }
 }

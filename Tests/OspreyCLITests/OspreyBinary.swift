@@ -57,43 +57,25 @@ enum OspreyBinary {
     static func run(
         _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil
     ) throws -> Run {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try path)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         // Files rather than pipes: the child can never block on a full pipe while we wait for it.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let outputURL = directory.appendingPathComponent("stdout")
-        let errorURL = directory.appendingPathComponent("stderr")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outputURL)
-        let error = try FileHandle(forWritingTo: errorURL)
-        defer {
-            try? output.close()
-            try? error.close()
+        let outputPath = directory.appendingPathComponent("stdout").path
+        let errorPath = directory.appendingPathComponent("stderr").path
+        var inputPath = inputFile
+        if inputFile == nil, let input {
+            inputPath = directory.appendingPathComponent("stdin").path
+            try Data(input.utf8).write(to: URL(fileURLWithPath: inputPath!))
         }
-        process.standardOutput = output
-        process.standardError = error
-        if let inputFile {
-            process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: inputFile))
-        } else if let input {
-            let inputURL = directory.appendingPathComponent("stdin")
-            try Data(input.utf8).write(to: inputURL)
-            process.standardInput = try FileHandle(forReadingFrom: inputURL)
-        } else {
-            process.standardInput = FileHandle.nullDevice
-        }
-        try process.run()
-        process.waitUntilExit()
+        let outcome = try ChildProcess.run(
+            try path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            input: inputPath, output: outputPath, error: errorPath)
         return Run(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: try Data(contentsOf: outputURL), as: UTF8.self),
-            standardError: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self),
-            signal: process.terminationReason == .uncaughtSignal ? process.terminationStatus : nil
-        )
+            status: outcome.status,
+            standardOutput: String(decoding: try Data(contentsOf: URL(fileURLWithPath: outputPath)), as: UTF8.self),
+            standardError: String(decoding: try Data(contentsOf: URL(fileURLWithPath: errorPath)), as: UTF8.self),
+            signal: outcome.signal)
     }
 }
 

@@ -13,19 +13,20 @@ import Testing
 /// is served by a proxy with the same secret, and refused by one with another. A language whose tool is not
 /// installed is skipped, saying so, unless `OSPREY_REQUIRE_SIGNERS=1` (as CI sets, installing them) demands it.
 @Suite struct DocumentedSignerTests {
-    /// A signer of the page: the fenced block's language, the file it is written to, and the command that runs it.
+    /// A signer of the page: the fenced block's language, the file it is written to, and the tool and arguments that
+    /// run that file (given after them, by its absolute path).
     struct Signer: Sendable, CustomStringConvertible {
         let language: String
         let file: String
-        let command: [String]
+        let tool: String
+        let arguments: [String]
 
         var description: String { language }
-        var tool: String { command[0] }
     }
 
-    static let python = Signer(language: "python", file: "signer.py", command: ["python3", "signer.py"])
-    static let javascript = Signer(language: "javascript", file: "signer.js", command: ["node", "signer.js"])
-    static let go = Signer(language: "go", file: "signer.go", command: ["go", "run", "signer.go"])
+    static let python = Signer(language: "python", file: "signer.py", tool: "python3", arguments: [])
+    static let javascript = Signer(language: "javascript", file: "signer.js", tool: "node", arguments: [])
+    static let go = Signer(language: "go", file: "signer.go", tool: "go", arguments: ["run"])
 
     static var isRequired: Bool { ProcessInfo.processInfo.environment["OSPREY_REQUIRE_SIGNERS"] == "1" }
 
@@ -92,12 +93,13 @@ import Testing
         let directory = NSTemporaryDirectory() + "osprey-signer-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        try code.write(toFile: directory + "/" + signer.file, atomically: true, encoding: .utf8)
+        let file = directory + "/" + signer.file
+        try code.write(toFile: file, atomically: true, encoding: .utf8)
         let process = Process()
         process.executableURL = URL(
             fileURLWithPath: try #require(Self.installed(signer.tool), "\(signer.tool) is required"))
-        process.arguments = Array(signer.command.dropFirst())
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        // The file by its absolute path: the child needs no working directory of its own.
+        process.arguments = signer.arguments + [file]
         var environment = ProcessInfo.processInfo.environment
         // Go keeps its build cache under the home directory, which a CI runner may not have.
         environment["GOCACHE"] = environment["GOCACHE"] ?? NSTemporaryDirectory() + "osprey-go-cache"
