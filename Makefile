@@ -26,12 +26,13 @@ test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 
-## test-asan: the codec and test-support suites, and the processors' hostile parameters, under AddressSanitizer
+## test-asan: the codec and test-support suites, the processors' hostile parameters, and the pixel loops of pad, extend,
+## sharpen, watermark and the smart crop, under AddressSanitizer
 ## (separate build folder .build-asan)
 test-asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
-	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'OspreyCodecsTests|OspreyTestingTests|ProcessorParameterTests'
+	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'OspreyCodecsTests|OspreyTestingTests|ProcessorParameterTests|CanvasProcessorTests|SmartCoverTests'
 
 ## test-tsan: the concurrent parts (the manager and its stress test, the prefetcher, the downloader and its queue, the
 ## memory cache, the memory budget, colour conversions on many threads) under ThreadSanitizer (separate

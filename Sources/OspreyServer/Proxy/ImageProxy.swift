@@ -46,7 +46,7 @@ final class ImageProxy: Sendable {
     let metrics: ProxyMetrics
     /// What decodes may take at once (``ServerConfiguration/maxMemory``).
     let memoryBudget: MemoryBudget
-    let signer: URLSigner?
+    private let signer: URLSigner?
     /// ``ServerConfiguration/presets`` by name.
     private let presets: [String: [(name: String, value: String)]]
     /// ``ServerConfiguration/localRoot``, resolved; `nil` when not set or not a directory.
@@ -243,10 +243,12 @@ final class ImageProxy: Sendable {
         let key = manager.cacheKey(for: request, as: output)
         let signed = parameters.signature != nil
         let variesByAccept = parameters.format == .auto
-        knownQueries.setValue(
-            KnownQuery(key: key, signed: signed, variesByAccept: variesByAccept, expires: parameters.expires),
-            forKey: queryKey,
-            cost: queryKey.utf8.count + key.utf8.count)
+        // A local file may be edited under the same URL (a new key each time): its queries are resolved every time.
+        if local == nil {
+            knownQueries.setValue(
+                KnownQuery(key: key, signed: signed, variesByAccept: variesByAccept, expires: parameters.expires),
+                forKey: queryKey, cost: queryKey.utf8.count + key.utf8.count)
+        }
 
         let start = ContinuousClock.now
         let loaded: EncodedResult
