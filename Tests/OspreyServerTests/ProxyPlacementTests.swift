@@ -190,7 +190,7 @@ import Testing
     @Test(arguments: [
         "w=90&h=60&fit=cover&gravity=soea&rot=270&flip=v&sharpen=0.7", "w=90&h=90&fit=cover&gravity=sm&rot=90",
         "w=90&h=60&fit=cover&fp=0.25:0.75&dpr=1.5", "crop=10:20:300:200&w=100&pad=4:3:2:1&bg=%23ff000080",
-        "w=200&h=100&extend=1&gravity=north&bg=00ff00&blur=2",
+        "w=200&h=100&extend=1&gravity=north&bg=00ff00&blur=2", "w=50&pad=4000&dpr=4&bg=00ff00",
     ])
     func canonicalParsesToItself(query: String) throws {
         let source = "url=https%3A%2F%2Fexample.com%2Fa.jpg&"

@@ -11,7 +11,15 @@ import OspreyCodecs
     public static func checkRequest(query: String, accept: String) {
         let maxOutputPixels = 4096 * 4096
         _ = ImageProxy.autoFormat(for: accept, preferring: [.avif, .webp, .png])
-        guard let parameters = try? RenderParameters(query: query, maxOutputPixels: maxOutputPixels) else { return }
+        // Two presets and a watermark, so that `p=` and `wm=` are parsed as a server with them parses them.
+        let presets: [String: [(name: String, value: String)]] = [
+            "thumb": [("w", "300"), ("h", "300"), ("fit", "cover")], "default": [("q", "70")],
+        ]
+        func parse(_ query: String) -> RenderParameters? {
+            try? RenderParameters(
+                query: query, maxOutputPixels: maxOutputPixels, presets: presets, hasWatermark: true)
+        }
+        guard let parameters = parse(query) else { return }
         precondition((try? ImageRequest.validate(parameters.source)) != nil, "an invalid source passed")
         let sides = 1...RenderParameters.maximumSide
         precondition(parameters.width.map(sides.contains) ?? true, "w out of range")
@@ -21,11 +29,19 @@ import OspreyCodecs
         }
         precondition(parameters.quality.map((1...100).contains) ?? true, "q out of range")
         precondition(parameters.blur.map { $0.isFinite && (0.1...100).contains($0) } ?? true, "blur out of range")
+        precondition(parameters.sharpen.map { $0.isFinite && (0.1...10).contains($0) } ?? true, "sharpen out of range")
+        precondition((0...3).contains(parameters.quarterTurns), "rot out of range")
+        if let padding = parameters.padding {
+            let sides = [padding.top, padding.right, padding.bottom, padding.left]
+            precondition(sides.allSatisfy { $0 >= 0 && $0 <= RenderParameters.maximumPadding }, "pad out of range")
+        }
+        if let crop = parameters.crop { precondition(crop.width >= 1 && crop.height >= 1, "an empty crop") }
+        precondition(!(parameters.extends && (parameters.width == nil || parameters.height == nil)), "extend unsized")
         // Parsing the canonical form again gives the same canonical form: equal renders keep equal keys.
         let again = parameters.canonical.replacingOccurrences(of: "format=source", with: "")
             .split(separator: "&").filter { !$0.isEmpty }.joined(separator: "&")
         let url = parameters.source.absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-        let reparsed = try? RenderParameters(query: again + "&url=" + url, maxOutputPixels: maxOutputPixels)
+        let reparsed = parse(again.replacingOccurrences(of: "#", with: "%23") + "&url=" + url)
         precondition(reparsed?.canonical == parameters.canonical, "the canonical form does not parse to itself")
         if let signature = parameters.signature {
             _ = URLSigner(secret: Array("fuzz".utf8)).isValid(signature, path: "/img", parameters: parameters.pairs)

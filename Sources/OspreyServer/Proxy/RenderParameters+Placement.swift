@@ -99,7 +99,8 @@ extension RenderParameters {
     }
 
     /// Multiplies `w`, `h` and the padding by `ratio` (a screen's device pixel ratio), then brings them back down,
-    /// keeping their proportions, until `w`×`h` fits the output pixel limit and each side the largest one.
+    /// keeping their proportions, until `w`×`h` fits the output pixel limit and each side the largest one (and the
+    /// padding its own limit).
     mutating func applyPixelRatio(_ ratio: Double, maxOutputPixels: Int) {
         guard ratio > 1 else { return }
         var scale = ratio
@@ -113,10 +114,9 @@ extension RenderParameters {
         width = width.map(scaled)
         height = height.map(scaled)
         if let padding {
-            self.padding = (
-                Int(Double(padding.top) * scale), Int(Double(padding.right) * scale),
-                Int(Double(padding.bottom) * scale), Int(Double(padding.left) * scale)
-            )
+            // Within the padding's own limit, as the canonical form must parse again.
+            func side(_ value: Int) -> Int { min(Int(Double(value) * scale), Self.maximumPadding) }
+            self.padding = (side(padding.top), side(padding.right), side(padding.bottom), side(padding.left))
         }
     }
 
