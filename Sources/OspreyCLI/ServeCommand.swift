@@ -228,7 +228,11 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError(error.message)
             }
         }
-        if let path = fallbackImage ?? env("OSPREY_FALLBACK_IMAGE") {
+        let fallbackPath = fallbackImage ?? env("OSPREY_FALLBACK_IMAGE")
+        if fallbackPath == nil, fallbackStatus != nil || env("OSPREY_FALLBACK_STATUS") != nil {
+            throw ValidationError("--fallback-status needs --fallback-image")
+        }
+        if let path = fallbackPath {
             guard let data = FileManager.default.contents(atPath: path), data.count <= configuration.maxSourceBytes
             else {
                 throw ValidationError("--fallback-image '\(path)' cannot be read (or is larger than the source limit)")

@@ -34,6 +34,19 @@ import Testing
         }
     }
 
+    @Test("a fallback status without a fallback image is refused, not ignored")
+    func fallbackStatusNeedsAnImage() throws {
+        #expect(throws: ValidationError.self) {
+            try ServeCommand.parse(["--allow-unsigned", "--fallback-status", "404"]).serverConfiguration(
+                environment: [:])
+        }
+        #expect(throws: ValidationError.self) {
+            try ServeCommand.parse(["--allow-unsigned"]).serverConfiguration(environment: [
+                "OSPREY_FALLBACK_STATUS": "404"
+            ])
+        }
+    }
+
     @Test("sign checks p= against the presets it is given")
     func signChecksPresets() throws {
         let environment = ["OSPREY_SECRET": "s", "OSPREY_PRESETS": "thumb=w:300"]

@@ -139,6 +139,16 @@ import Testing
             #expect(padded.width == 105 && padded.height == 85)
             #expect(try Self.pixel(padded, 50, 3) == [255, 0, 0, 255])
 
+            // bg alone is what JPEG flattens transparency onto: the extended canvas, red rather than white.
+            let flattened = try await Self.render(
+                client, source,
+                [
+                    ("w", "200"), ("h", "200"), ("extend", "1"), ("gravity", "north"), ("bg", "ff000000"),
+                    ("format", "jpeg"),
+                ])
+            let corner = try Self.pixel(flattened, 100, 196)
+            #expect(corner[0] > 200 && corner[1] < 40 && corner[2] < 40, "\(corner)")
+
             let plain = try await client.execute(uri: imageURI([("url", source), ("w", "100")]), method: .get)
             let sharp = try await client.execute(
                 uri: imageURI([("url", source), ("w", "100"), ("sharpen", "1.5")]), method: .get)

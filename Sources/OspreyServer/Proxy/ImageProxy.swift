@@ -345,6 +345,11 @@ final class ImageProxy: Sendable {
         options.coders = coders
         options.quality = parameters.quality ?? RenderParameters.defaultQuality
         options.metadata = parameters.metadata
+        if let background = parameters.background {
+            // What transparency is flattened onto in a format without alpha (JPEG), as well as the canvas colour.
+            options.background = EncodingOptions.Color(
+                red: background.red, green: background.green, blue: background.blue)
+        }
         let format: ImageOutput.Format =
             switch parameters.format {
             case .encoded(let format): .format(format)

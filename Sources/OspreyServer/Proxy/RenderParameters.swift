@@ -42,7 +42,8 @@ struct RenderParameters: Sendable {
     var extends = false
     /// `pad=`: bands of `bg` around the result (top, right, bottom, left), in output pixels.
     var padding: (top: Int, right: Int, bottom: Int, left: Int)?
-    /// `bg=`: the colour of padding and extended canvas; transparent (white once flattened to JPEG) by default.
+    /// `bg=`: the colour of padding and extended canvas, and what transparency is flattened onto in JPEG; transparent
+    /// (white once flattened to JPEG) by default.
     var background: PixelColor?
     /// `rot=`: clockwise quarter turns of the result, 0…3.
     var quarterTurns = 0
@@ -205,7 +206,7 @@ struct RenderParameters: Sendable {
         if let crop { parts.append("crop=\(crop.x):\(crop.y):\(crop.width):\(crop.height)") }
         if extends { parts.append("extend=1") }
         if let padding { parts.append("pad=\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)") }
-        if let background, extends || padding != nil { parts.append("bg=\(background)") }
+        if let background { parts.append("bg=\(background)") }
         if quarterTurns != 0 { parts.append("rot=\(quarterTurns * 90)") }
         if flipsHorizontally || flipsVertically {
             parts.append("flip=" + (flipsHorizontally ? "h" : "") + (flipsVertically ? "v" : ""))
