@@ -219,11 +219,16 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.localRoot = root
         }
-        if let path = watermark ?? env("OSPREY_WATERMARK") {
+        // The image file `flag` names, at most a source's size.
+        func image(_ flag: String, at path: String) throws -> [UInt8] {
             guard let data = FileManager.default.contents(atPath: path), data.count <= configuration.maxSourceBytes
-            else { throw ValidationError("--watermark '\(path)' cannot be read (or is larger than the source limit)") }
+            else { throw ValidationError("\(flag) '\(path)' cannot be read (or is larger than the source limit)") }
+            return Array(data)
+        }
+        if let path = watermark ?? env("OSPREY_WATERMARK") {
+            let bytes = try image("--watermark", at: path)
             do {
-                configuration.watermark = try WatermarkImage(bytes: Array(data))
+                configuration.watermark = try WatermarkImage(bytes: bytes)
             } catch {
                 throw ValidationError(error.message)
             }
@@ -233,13 +238,10 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError("--fallback-status needs --fallback-image")
         }
         if let path = fallbackPath {
-            guard let data = FileManager.default.contents(atPath: path), data.count <= configuration.maxSourceBytes
-            else {
-                throw ValidationError("--fallback-image '\(path)' cannot be read (or is larger than the source limit)")
-            }
+            let bytes = try image("--fallback-image", at: path)
             let status = try number(fallbackStatus, "OSPREY_FALLBACK_STATUS", minimum: 100) ?? 200
             do {
-                configuration.fallbackImage = try FallbackImage(bytes: Array(data), status: status)
+                configuration.fallbackImage = try FallbackImage(bytes: bytes, status: status)
             } catch {
                 throw ValidationError(error.message)
             }

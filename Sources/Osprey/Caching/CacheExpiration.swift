@@ -58,13 +58,11 @@ struct ExpiryRule: Sendable, Hashable {
     /// The rule of an entry stored at `time` (on the cache's timeline) with `expiration` and `extension`; a date is
     /// moved onto the timeline by `dateOffset` (the timeline's time minus Unix time).
     init(_ expiration: CacheExpiration, extension: ExpirationExtension, storedAt time: Double, dateOffset: Double = 0) {
+        // ``CacheExpiration/expiry(after:)`` on this timeline: a date moved by the offset, never at infinity.
         func expiry(_ expiration: CacheExpiration, from time: Double) -> Double {
-            switch expiration {
-            case .never: .infinity
-            case .seconds(let seconds): time + seconds
-            case .days(let days): time + Double(days) * 86_400
-            case .date(let date): date.seconds + dateOffset
-            }
+            guard let expiry = expiration.expiry(after: UnixTime(seconds: time)) else { return .infinity }
+            if case .date = expiration { return expiry.seconds + dateOffset }
+            return expiry.seconds
         }
         self.expiry = expiry(expiration, from: time)
         // A renewal of nothing (or of a date before 1970) is none: the sign of the value tells its kind.

@@ -139,7 +139,7 @@ public final class ImageCache: Sendable {
         let serializer = configuration.serializer
         let coders = coders ?? configuration.decoding.coders
         let bytes: [UInt8]
-        if let original, serializer is DefaultCacheSerializer {
+        if let original, keepsOriginalBytes {
             bytes = original  // The default keeps an original's bytes: no hop to the pool for nothing.
         } else {
             let serialized = try? await NIOThreadPool.singleton.runIfActive {

@@ -520,10 +520,10 @@ struct JobDecoder: Sendable {
         try ImageDecoder.decode(bytes, options: options(for: bytes))
     }
 
-    /// Decodes bytes read from the data store, as `serializer` reads what it keeps.
+    /// Decodes bytes read from the data store, as `serializer` reads what it keeps (the default serializer decodes
+    /// them as ``decode(_:)`` does).
     func decodeStored(_ bytes: [UInt8], serializer: any CacheSerializer) throws -> Image {
-        if serializer is DefaultCacheSerializer { return try decode(bytes) }
-        return try serializer.image(from: bytes, options: options(for: bytes))
+        try serializer.image(from: bytes, options: options(for: bytes))
     }
 
     /// What decoding `bytes` will take, at the size ``decode(_:)`` decodes at; `nil` when the header cannot be read

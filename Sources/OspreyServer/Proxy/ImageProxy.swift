@@ -285,17 +285,21 @@ final class ImageProxy: Sendable {
         for error: ProxyError, _ parameters: RenderParameters, autoFormat: ImageFormat?
     ) async -> Outcome {
         guard let fallback = configuration.fallbackImage, error.isSourceFailure else { return .failure(error) }
-        var processors = parameters.processors(watermark: configuration.watermark)
-        processors.append(OutputPixelLimit(maxPixels: configuration.maxOutputPixels))
         let bytes = fallback.bytes
         let request = ImageRequest(
             provider: ClosureDataProvider(cacheKey: fallback.cacheKey) { bytes }, options: [.decodeFirstFrameOnly],
-            processors: processors)
+            processors: processors(for: parameters))
         let output = Self.output(parameters, autoFormat: autoFormat, coders: configuration.coders)
         guard case .success(let loaded) = await load(request, as: output) else { return .failure(error) }
         metrics.fallbacks.increment()
         return .fallback(
             RenderedImage(loaded.encoded), status: fallback.status, variesByAccept: parameters.format == .auto)
+    }
+
+    /// What `parameters` ask of an image, with the server's watermark, and the output pixel limit last.
+    private func processors(for parameters: RenderParameters) -> [any ImageProcessing] {
+        parameters.processors(watermark: configuration.watermark)
+            + [OutputPixelLimit(maxPixels: configuration.maxOutputPixels)]
     }
 
     /// Whether the Unix time `expires` has come, on the configuration's wall clock.
@@ -315,9 +319,8 @@ final class ImageProxy: Sendable {
     /// processors, the output pixel limit last; one frame only for a still output. A render runs to its end (and is
     /// cached) even when every request waiting for it has gone.
     private func makeRequest(_ parameters: RenderParameters, local: LocalSource?) -> Result<ImageRequest, ProxyError> {
-        var processors = parameters.processors(watermark: configuration.watermark)
+        var processors = processors(for: parameters)
         if let frame = parameters.frame { processors.insert(SelectFrame(index: frame), at: 0) }
-        processors.append(OutputPixelLimit(maxPixels: configuration.maxOutputPixels))
         var request: ImageRequest
         if let local {
             request = ImageRequest(provider: local, options: [.detached], processors: processors)
