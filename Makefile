@@ -2,9 +2,12 @@
 SWIFT ?= swift
 # `make run` starts the proxy on 127.0.0.1:8080: signed requests only when OSPREY_SECRET is set, else unsigned ones.
 ARGS ?= serve $(if $(OSPREY_SECRET),,--allow-unsigned)
+# Package traits to build with: OSPREY_TRAITS=OTLP gives `osprey serve --otlp-endpoint` (swift-otel's exporter).
+OSPREY_TRAITS ?=
+TRAIT_FLAGS = $(if $(OSPREY_TRAITS),--traits $(OSPREY_TRAITS))
 FORMAT_PATHS := Package.swift Sources Tests Benchmarks/Package.swift Benchmarks/Benchmarks Benchmarks/Sources Fuzz/Package.swift Fuzz/Sources
 
-.PHONY: all deps build run test test-asan test-tsan fuzz bench lint format clean
+.PHONY: all deps build run test test-asan test-tsan test-otlp fleet fuzz bench lint format clean
 
 all: build
 
@@ -15,11 +18,11 @@ deps:
 ## build: the release `osprey` executable, with the Swift runtime and Foundation linked in (--static-swift-stdlib):
 ## start-up 7.9 ms instead of 13.8 (no dynamic loading of them), what every short command and prefetch run pays
 build: deps
-	$(SWIFT) build -c release --static-swift-stdlib --product osprey
+	$(SWIFT) build -c release --static-swift-stdlib --product osprey $(TRAIT_FLAGS)
 
 ## run: build and run `osprey $(ARGS)`: by default the image proxy, `osprey serve` (ARGS=--help for the rest)
 run: build
-	"$$($(SWIFT) build -c release --show-bin-path)/osprey" $(ARGS)
+	"$$($(SWIFT) build -c release --show-bin-path $(TRAIT_FLAGS))/osprey" $(ARGS)
 
 ## test: build everything and run the whole suite (corpus tests skip, saying so, when ../shared/testdata is absent)
 test: deps
@@ -43,6 +46,17 @@ test-tsan: deps
 	$(SWIFT) build --build-tests $(TSAN_FLAGS)
 	$(SWIFT) test --skip-build $(TSAN_FLAGS) \
 		--filter 'ImageManager|CacheSeams|ImagePrefetcher|PublicAPI|ImageDownloaderTests|ImageDownloaderHTTPTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget|concurrentConversionsMatchSequentialOnes'
+
+## test-otlp: osprey built with the OTLP trait against an OpenTelemetry collector stand-in and an origin: the
+## client's traceparent continued and sent on to the origin, the spans exported over OTLP/HTTP (scripts/otlp-demo.py)
+test-otlp: deps
+	$(SWIFT) build --product osprey --traits OTLP
+	python3 scripts/otlp-demo.py "$$($(SWIFT) build --show-bin-path --traits OTLP)/osprey"
+
+## fleet: docs/deploy/nginx-fleet.conf for real, three instances behind nginx (scripts/fleet-demo.py; needs nginx)
+fleet: deps
+	$(SWIFT) build --product osprey
+	OSPREY_BIN="$$($(SWIFT) build --show-bin-path)/osprey" python3 scripts/fleet-demo.py
 
 ## fuzz: build the libFuzzer harnesses (Fuzz/) with ASan and run each decoder's for SECONDS (default 60)
 SECONDS ?= 60

@@ -4,6 +4,7 @@ import Logging
 import Osprey
 import OspreyCodecs
 import OspreyServer
+import ServiceLifecycle
 
 /// `osprey serve`: the image proxy (docs/serve.md).
 struct ServeCommand: AsyncParsableCommand {
@@ -17,7 +18,7 @@ struct ServeCommand: AsyncParsableCommand {
             OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), OSPREY_LOCAL_ROOT, \
             OSPREY_FALLBACK_IMAGE, OSPREY_FALLBACK_STATUS, OSPREY_WATERMARK, \
             OSPREY_MAX_SOURCE_BYTES, OSPREY_MAX_SOURCE_PIXELS, OSPREY_MAX_OUTPUT_PIXELS, OSPREY_MAX_IN_FLIGHT, \
-            OSPREY_MAX_MEMORY, OSPREY_MAX_MEMORY_WAITING, OSPREY_CACHE_MAX_AGE; and a --config file (JSON, keys named \
+            OSPREY_MAX_MEMORY, OSPREY_MAX_MEMORY_WAITING, OSPREY_CACHE_MAX_AGE, OSPREY_OTLP_ENDPOINT; and a --config file (JSON, keys named \
             as the flags) under them: flags, then variables, then the file, then the defaults. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
             SIGTERM or SIGINT stops accepting, lets requests in flight finish, and exits 0.
 
@@ -127,6 +128,13 @@ struct ServeCommand: AsyncParsableCommand {
             """)
     var config: String?
 
+    @Option(
+        help: """
+            Send traces over OTLP/HTTP to this OpenTelemetry collector (http://collector:4318, or its full traces URL); \
+            OTEL_* variables tune the export (default: none). Needs osprey built with the OTLP trait.
+            """)
+    var otlpEndpoint: String?
+
     @Flag(help: "Print the effective configuration (secrets masked) and exit.")
     var printConfig = false
 
@@ -141,9 +149,11 @@ struct ServeCommand: AsyncParsableCommand {
         if let path = config ?? environment["OSPREY_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
             environment = try await ServeConfigurationFile.settings(fromFile: path).merging(environment) { $1 }
         }
-        let configuration = try serverConfiguration(environment: environment)
+        var configuration = try serverConfiguration(environment: environment)
+        let otlpEndpoint = self.otlpEndpoint ?? environment["OSPREY_OTLP_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 }
+        if let otlpEndpoint { try TraceExport.validate(otlpEndpoint) }
         if printConfig {
-            print(ServeConfigurationFile.describe(configuration))
+            print(ServeConfigurationFile.describe(configuration, otlpEndpoint: otlpEndpoint))
             return
         }
         var logger = Logger(label: "osprey.serve")
@@ -157,7 +167,14 @@ struct ServeCommand: AsyncParsableCommand {
         if configuration.secrets.isEmpty {
             logger.warning("no secret: serving unsigned requests only (--allow-unsigned)")
         }
-        try await runServer(configuration: configuration, logger: logger)
+        var services: [any Service] = []
+        if let otlpEndpoint {
+            let export = try TraceExport(endpoint: otlpEndpoint, logger: logger)
+            configuration.tracer = export.tracer
+            services.append(export.service)
+            logger.info("exporting traces", metadata: ["endpoint": "\(export.url)"])
+        }
+        try await runServer(configuration: configuration, logger: logger, services: services)
     }
 
     /// The configuration the flags, then `environment`, then the defaults give.

@@ -26,7 +26,7 @@ enum ServeConfigurationFile {
         "fallback-status": .integer, "watermark": .string, "presets": .list(separator: ";"), "presets-only": .flag,
         "auto-formats": .list(separator: ","), "max-source-bytes": .integer, "max-source-pixels": .integer,
         "max-output-pixels": .integer, "max-in-flight": .integer, "max-memory": .string,
-        "max-memory-waiting": .integer, "cache-max-age": .integer,
+        "max-memory-waiting": .integer, "cache-max-age": .integer, "otlp-endpoint": .string,
     ]
 
     /// The variable a key stands for.
@@ -77,7 +77,7 @@ enum ServeConfigurationFile {
 
     /// The effective configuration as `--print-config` shows it: one JSON object, keys sorted, the file's names,
     /// secrets masked.
-    static func describe(_ configuration: ServerConfiguration) -> String {
+    static func describe(_ configuration: ServerConfiguration, otlpEndpoint: String? = nil) -> String {
         var values: [String: Any] = [
             "host": configuration.host, "port": configuration.port, "cache-dir": configuration.cacheDirectory,
             "secret": configuration.secrets.map { _ in "********" },
@@ -99,6 +99,7 @@ enum ServeConfigurationFile {
         values["fallback-status"] = configuration.fallbackImage?.status
         values["fallback-image"] = configuration.fallbackImage.map { "\($0.bytes.count) bytes" }
         values["watermark"] = configuration.watermark.map { _ in "set" }
+        values["otlp-endpoint"] = otlpEndpoint
         let data =
             (try? JSONSerialization.data(withJSONObject: values, options: [.sortedKeys, .prettyPrinted])) ?? Data()
         return String(decoding: data, as: UTF8.self)

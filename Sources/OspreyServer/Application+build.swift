@@ -27,6 +27,9 @@ public func buildApplication(
     let metrics = ProxyMetrics(registry: PrometheusCollectorRegistry())
     let proxy = ImageProxy(configuration: configuration, metrics: metrics, logger: logger)
     let router = Router()
+    if let tracer = proxy.manager.tracer {
+        router.add(middleware: RequestTracingMiddleware(tracer: tracer))
+    }
     router.add(middleware: RequestLogMiddleware(metrics: metrics))
     router.get("/health") { _, _ in
         await HealthResponse(proxy: proxy)

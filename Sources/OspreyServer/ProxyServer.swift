@@ -1,21 +1,24 @@
 import Hummingbird
 public import Logging
-import ServiceLifecycle
+public import ServiceLifecycle
 import UnixSignals
 
 /// Runs the proxy until SIGTERM or SIGINT: then it stops accepting connections, lets the requests in flight finish
 /// within ``ServerConfiguration/shutdownGracePeriod`` (cancelling what is left after it), shuts the downloader down
-/// and returns.
+/// and returns. `services` run beside it, started before it and stopped after it (a trace exporter, which then
+/// sends the last requests' spans).
 ///
 /// ```swift
 /// try await runServer(configuration: ServerConfiguration(port: 8080))
 /// ```
-public func runServer(configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve")) async throws {
+public func runServer(
+    configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve"), services: [any Service] = []
+) async throws {
     let app = buildApplication(configuration: configuration, logger: logger)
     // Services shut down last to first: the notice first, then the application, which stops accepting and waits
-    // for its requests.
+    // for its requests, then the caller's.
     var group = ServiceGroupConfiguration(
-        services: [
+        services: services.map { .init(service: $0) } + [
             .init(service: app),
             .init(service: ShutdownNotice(logger: logger), successTerminationBehavior: .ignore),
         ],

@@ -2,6 +2,7 @@ internal import Crypto
 import Foundation
 public import Osprey
 public import OspreyCodecs
+public import Tracing
 
 /// How `osprey serve` listens, whom it fetches from, what it accepts, and how it caches. Every property has the
 /// documented default; `osprey serve` sets them from its flags and `OSPREY_*` variables (docs/serve.md).
@@ -132,6 +133,15 @@ public struct ServerConfiguration: Sendable {
     /// The `max-age` sent with images, in seconds. One year by default (a rendered URL never changes meaning; a
     /// source that changes gets a new ETag).
     public var cacheMaxAge = 31_536_000
+
+    // MARK: Tracing
+
+    /// Where the spans of requests go: a server span per request, continuing the trace its headers carry (W3C
+    /// `traceparent` with OpenTelemetry's tracer), with the pipeline's spans under it — cache lookups, the download
+    /// (whose request to the origin carries the trace on), decode, processing, encode, disk writes. `nil` (the tracer
+    /// the process bootstrapped with `InstrumentationSystem.bootstrap`, if any; `osprey serve --otlp-endpoint`
+    /// bootstraps one) by default; with neither, no span is made.
+    public var tracer: (any Tracer)?
 
     /// Makes a configuration; every other property defaults as documented on it.
     public init(host: String = "127.0.0.1", port: Int = 8080) {

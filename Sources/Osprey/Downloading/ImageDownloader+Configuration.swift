@@ -1,6 +1,7 @@
 public import HTTPTypes
 public import Logging
 public import Metrics
+public import Tracing
 
 extension ImageDownloader {
     /// The order in which transfers of one priority leave the queue (MISSION D2).
@@ -84,6 +85,11 @@ extension ImageDownloader {
         /// `osprey_download_bytes_total` and `osprey_download_duration_seconds` (docs/architecture.md). `nil` (the
         /// process's bootstrapped metrics system) by default.
         public var metricsFactory: (any MetricsFactory)?
+        /// Where the spans of downloads go: one `osprey.download` span per transfer, a child of the span current
+        /// where the download was asked for, with the HTTP client's span of each request under it; the trace is sent
+        /// on to the origin (with OpenTelemetry's tracer, as W3C `traceparent`). `nil` (the tracer the process
+        /// bootstrapped with `InstrumentationSystem.bootstrap`, if any) by default.
+        public var tracer: (any Tracer)?
 
         /// The defaults above.
         public init() {}

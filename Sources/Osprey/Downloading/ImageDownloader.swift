@@ -38,6 +38,8 @@ public final class ImageDownloader: DataLoading {
 
     struct TransferRecord {
         let request: DownloadRequest
+        /// The trace of the caller that made the transfer: its span is the parent of the transfer's.
+        let context: InstrumentationContext?
         var task: Task<Void, Never>?
     }
 
@@ -61,13 +63,15 @@ public final class ImageDownloader: DataLoading {
     /// Holds back transfer starts past ``Configuration/rateLimit``; `nil` without one.
     let rateLimiter: RateLimiter?
     let metrics: DownloadMetrics
+    let tracing: StageTracer
     private let broadcaster = EventBroadcaster<DownloadEvent>()
 
     /// Makes a downloader with its own HTTP client; shut it down with ``shutdown()`` or let it go.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         self.rateLimiter = configuration.rateLimit.map { RateLimiter($0, clock: configuration.clock) }
-        let clientConfiguration = Self.clientConfiguration(for: configuration)
+        self.tracing = StageTracer(configuration.tracer)
+        let clientConfiguration = Self.clientConfiguration(for: configuration, tracer: tracing)
         self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
         // A transfer lasts at most its deadline, or its timeouts between bytes; an evicted pinned client outlives
         // what could still be running on it.
@@ -85,7 +89,9 @@ public final class ImageDownloader: DataLoading {
     }
 
     /// The HTTP client's configuration for a downloader's.
-    private static func clientConfiguration(for configuration: Configuration) -> HTTPClient.Configuration {
+    private static func clientConfiguration(
+        for configuration: Configuration, tracer: StageTracer
+    ) -> HTTPClient.Configuration {
         // Redirects are followed here, to count them, report the final URL and keep credentials to their origin.
         var clientConfiguration = HTTPClient.Configuration(
             redirectConfiguration: .disallow,
@@ -100,10 +106,11 @@ public final class ImageDownloader: DataLoading {
         // retried until the connect timeout.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         clientConfiguration.httpVersion = .automatic
-        // With no tracer bootstrapped the client would still make a no-op span per request and fill in its
-        // attributes (the URL taken apart again, the method, the body size): 4% of a prefetch's CPU. A process that
-        // bootstraps a tracer before making the downloader gets its spans.
-        if InstrumentationSystem.tracer is NoOpTracer { clientConfiguration.tracing.tracer = nil }
+        // The client's span of each HTTP request nests under the transfer's, and it sends the trace on to the origin
+        // (W3C `traceparent` with an OpenTelemetry tracer). With no tracer the client makes none: a no-op span per
+        // request still fills in its attributes (the URL taken apart again, the method, the body size), 4% of a
+        // prefetch's CPU.
+        clientConfiguration.tracing.tracer = tracer.tracer
         return clientConfiguration
     }
 
@@ -158,7 +165,10 @@ public final class ImageDownloader: DataLoading {
                 })
             let isUnderWay = enqueued.joined && state.machine.phase(of: enqueued.transfer) == .running
             state.callers[caller] = CallerRecord(task: task, progress: progress, needsCatchUp: isUnderWay)
-            if !enqueued.joined { state.transfers[enqueued.transfer] = TransferRecord(request: request) }
+            if !enqueued.joined {
+                state.transfers[enqueued.transfer] = TransferRecord(
+                    request: request, context: tracing.tracer == nil ? nil : InstrumentationContext.current)
+            }
             start(enqueued.start, in: &state)
             return (task, enqueued.joined)
         }
@@ -244,8 +254,8 @@ public final class ImageDownloader: DataLoading {
     /// Starts the transfers the machine moved to running. Called with the lock held: creating a task runs nothing.
     private func start(_ ids: [Machine.TransferID], in state: inout State) {
         for id in ids {
-            guard let request = state.transfers[id]?.request else { continue }
-            state.transfers[id]?.task = Task { await self.run(id, request) }
+            guard let transfer = state.transfers[id] else { continue }
+            state.transfers[id]?.task = Task { await self.run(id, transfer.request, context: transfer.context) }
         }
     }
 
@@ -267,8 +277,40 @@ public final class ImageDownloader: DataLoading {
         task.complete(.failure(.cancelled))
     }
 
-    /// Runs one transfer to its end and delivers the outcome to whoever is still there.
-    private func run(_ id: Machine.TransferID, _ request: DownloadRequest) async {
+    private func run(_ id: Machine.TransferID, _ request: DownloadRequest, context: InstrumentationContext?) async {
+        // Its span is a child of the caller's that made the transfer; AsyncHTTPClient's spans of each request
+        // (retries and redirects) nest under it. The span ends before the callers hear, so that it is over by the
+        // time anything they do with the response is.
+        let (outcome, tasks) = await tracing.withSpan("osprey.download", context: context) { span in
+            span.set("url.full", Self.tracedURL(request.url))
+            let finished = await transfer(id, request)
+            switch finished.outcome {
+            case .success(let response):
+                span.set("http.response.status_code", response.statusCode)
+                span.set("osprey.download.bytes", response.body.count)
+            case .failure(let error):
+                if case .httpStatus(let code, _) = error { span.set("http.response.status_code", code) }
+                span.fail(error)
+            }
+            return finished
+        }
+        for task in tasks { task.complete(outcome) }
+    }
+
+    /// A URL as a span records it: without a user name and password.
+    private static func tracedURL(_ url: URL) -> String {
+        guard url.user != nil || url.password != nil,
+            var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
+        else { return url.absoluteString }
+        components.user = nil
+        components.password = nil
+        return components.string ?? url.absoluteString
+    }
+
+    /// Runs one transfer to its end; returns its outcome and the callers still there to deliver it to.
+    private func transfer(
+        _ id: Machine.TransferID, _ request: DownloadRequest
+    ) async -> (outcome: Outcome, callers: [DownloadTask]) {
         // Within the rate limit first: the transfer holds its slot while it waits for its turn to start.
         let mayStart: Bool
         do {
@@ -299,7 +341,7 @@ public final class ImageDownloader: DataLoading {
         let event = DownloadEvent.Outcome(outcome)
         publish(.finished(url: request.url, outcome: event, duration: duration))
         logFinished(request.url, event, duration: duration)
-        for task in tasks { task.complete(outcome) }
+        return (outcome, tasks)
     }
 
     /// One debug line per transfer (request-level logging, as `osprey --verbose` shows it).

@@ -25,7 +25,14 @@ extension ImageJob {
         var cached: Cached?
         if options.looksOnDisk {
             await observe(.disk)
-            switch await lookUp() {
+            let found = await manager.tracing.withSpan("osprey.cache.lookup") { span in
+                let found = span.record(await lookUp())
+                if case .success(let hit) = found {
+                    span.set("osprey.cache.result", hit.map { "\($0.result.cacheType)" } ?? "miss")
+                }
+                return found
+            }
+            switch found {
             case .success(let hit): cached = hit
             case .failure(let error): return (.failure(error), nil)
             }
@@ -329,8 +336,18 @@ extension ImageJob {
         }
         defer { reservation?.release() }
         let decoded: Image
-        let queued = await manager.decodingQueue.run(for: request.url) {
-            await decode(bytes, keepsInMemory: keepsInMemory)
+        let queued = await manager.tracing.withSpan("osprey.decode") { span in
+            let queued = await manager.decodingQueue.run(for: request.url) {
+                await decode(bytes, keepsInMemory: keepsInMemory)
+            }
+            switch queued {
+            case .success(let image)?:
+                span.set("osprey.image.width", image.width)
+                span.set("osprey.image.height", image.height)
+            case .failure(let error)?: span.fail(error)
+            case nil: span.fail(ImageError.cancelled)
+            }
+            return queued
         }
         guard let queued else { return .failure(.cancelled) }
         switch queued {
@@ -419,12 +436,15 @@ extension ImageJob {
     private func process(_ image: Image) async -> Result<Image, ImageError> {
         let processors = request.processors
         guard !processors.isEmpty else { return .success(image) }
-        let queued = await manager.processingQueue.run(for: request.url) {
-            await withTaskExecutorPreference(manager.processingPool) {
-                Result { () throws(ImageError) in try ImageManager.process(image, with: processors) }
+        return await manager.tracing.withSpan("osprey.process") { span in
+            span.set("osprey.processors", processors.map(\.identifier).joined(separator: "|"))
+            let queued = await manager.processingQueue.run(for: request.url) {
+                await withTaskExecutorPreference(manager.processingPool) {
+                    Result { () throws(ImageError) in try ImageManager.process(image, with: processors) }
+                }
             }
+            return span.record(queued ?? .failure(.cancelled))
         }
-        return queued ?? .failure(.cancelled)
     }
 
     /// The disk writes for a downloaded image: the original (its bytes, or the transformed image re-encoded) under the
@@ -459,24 +479,27 @@ extension ImageJob {
         let variantToSerialize = storesVariant ? final : nil
         return { [self] in
             await observe(.store)
-            do throws(OspreyError) {
-                if let staged {
-                    try await staged()
-                } else if let originalToSerialize {
-                    try await cache.storeOnDisk(
-                        originalToSerialize, original: originalBytes, forKey: baseKey, validators: validators,
-                        expiration: expiration, coders: decoding.coders)
+            return await manager.tracing.withSpan("osprey.cache.store") { span in
+                do throws(OspreyError) {
+                    if let staged {
+                        try await staged()
+                    } else if let originalToSerialize {
+                        try await cache.storeOnDisk(
+                            originalToSerialize, original: originalBytes, forKey: baseKey, validators: validators,
+                            expiration: expiration, coders: decoding.coders)
+                    }
+                    if let variantToSerialize {
+                        try await cache.storeOnDisk(
+                            variantToSerialize, original: nil, forKey: variantKey, validators: validators,
+                            expiration: expiration, coders: decoding.coders)
+                    }
+                    return .stored
+                } catch {
+                    span.fail(error)
+                    logger.warning(
+                        "cannot cache the image", metadata: ["osprey.url": "\(url)", "osprey.error": "\(error)"])
+                    return .failed(error)
                 }
-                if let variantToSerialize {
-                    try await cache.storeOnDisk(
-                        variantToSerialize, original: nil, forKey: variantKey, validators: validators,
-                        expiration: expiration, coders: decoding.coders)
-                }
-                return .stored
-            } catch {
-                logger.warning(
-                    "cannot cache the image", metadata: ["osprey.url": "\(url)", "osprey.error": "\(error)"])
-                return .failed(error)
             }
         }
     }

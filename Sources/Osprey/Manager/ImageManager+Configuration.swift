@@ -2,6 +2,7 @@ public import Dispatch
 public import Foundation
 public import Logging
 public import OspreyCodecs
+public import Tracing
 
 extension ImageManager {
     /// How a manager names, guards, transforms and stores what it loads.
@@ -76,6 +77,12 @@ extension ImageManager {
         /// Where the manager reports what it cannot do quietly (a failed disk write). Label `osprey.manager` by
         /// default.
         public var logger = Logger(label: "osprey.manager")
+        /// Where the spans of a load's stages go, each a child of the span current where the load was asked for:
+        /// `osprey.cache.lookup`, `osprey.decode`, `osprey.process`, `osprey.encode` and `osprey.cache.store` (the
+        /// downloader makes `osprey.download`). A load that joins another's work adds none: the work's spans are in the
+        /// trace of the load that started it. `nil` (the tracer the process bootstrapped with
+        /// `InstrumentationSystem.bootstrap`, if any) by default.
+        public var tracer: (any Tracer)?
 
         /// The default configuration.
         public init() {}

@@ -23,7 +23,12 @@ extension ImageManager {
     nonisolated(nonsending) public func encodedImage(
         for request: ImageRequest, as output: ImageOutput
     ) async throws(ImageError) -> EncodedResult {
-        if let immediate = immediateOutcome(for: request, as: output) { return try immediate.get() }
+        let immediate = await tracing.withSpan("osprey.cache.lookup") { span in
+            let immediate = immediateOutcome(for: request, as: output)
+            if case .success = immediate { span.set("osprey.cache.result", "memory") }
+            return immediate
+        }
+        if let immediate { return try immediate.get() }
         let variantKey = cacheKey(for: request, as: output)
         let jobKey = self.jobKey(for: request, variantKey: variantKey)
         let subscribed = subscribeEncoded(
@@ -72,7 +77,13 @@ extension ImageManager {
         let options = request.options
         let storesOnDisk = configuration.storesProcessedImagesOnDisk && !options.contains(.cacheMemoryOnly)
         if configuration.storesProcessedImagesOnDisk, options.looksOnDisk, !options.contains(.refreshCached),
-            let found = await encodedOnDisk(forKey: key, cache: cache, coders: output.options.coders)
+            let found = await tracing.withSpan(
+                "osprey.cache.lookup",
+                { span in
+                    let found = await encodedOnDisk(forKey: key, cache: cache, coders: output.options.coders)
+                    span.set("osprey.cache.result", found == nil ? "miss" : "disk")
+                    return found
+                })
         {
             cache.storeEncodedInMemory(found, forKey: key, expiration: request.memoryCacheExpiration)
             let result = EncodedResult(
@@ -92,11 +103,16 @@ extension ImageManager {
         let image = loaded.image
         let format = output.format(for: image)
         let encodingOptions = output.options
-        let encoded = await withTaskExecutorPreference(processingPool) {
-            Result { () throws(CodecError) in
-                EncodedImage(
-                    bytes: try ImageEncoder.encode(image, as: format, options: encodingOptions), format: format)
+        let encoded = await tracing.withSpan("osprey.encode") { span in
+            span.set("osprey.image.format", "\(format)")
+            let encoded = await withTaskExecutorPreference(processingPool) {
+                Result { () throws(CodecError) in
+                    EncodedImage(
+                        bytes: try ImageEncoder.encode(image, as: format, options: encodingOptions), format: format)
+                }
             }
+            if case .success(let image) = span.record(encoded) { span.set("osprey.encode.bytes", image.bytes.count) }
+            return encoded
         }
         encodeCount.wrappingAdd(1, ordering: .relaxed)
         let encodedImage: EncodedImage
@@ -114,18 +130,22 @@ extension ImageManager {
             encoded: encodedImage, cacheType: .notCached, imageCacheType: loaded.cacheType, url: loaded.url,
             storagePermission: permission)
         guard storesOnDisk, permission.allowsStoring(inSharedCache: isShared) else { return (.success(result), nil) }
-        let store: @Sendable () async -> DiskStoreOutcome = { [configuration] in
-            do throws(OspreyError) {
-                // Marked private like its source, so that a shared cache on the same directory does not serve it.
-                let validators = HTTPValidators(isPrivate: permission == .privateCacheOnly)
-                try await cache.dataCache.storeData(
-                    encodedImage.bytes, forKey: key, validators: validators, expiration: request.diskCacheExpiration)
-                return .stored
-            } catch {
-                configuration.logger.warning(
-                    "cannot cache the encoded image",
-                    metadata: ["osprey.url": "\(request.url)", "osprey.error": "\(error)"])
-                return .failed(error)
+        let store: @Sendable () async -> DiskStoreOutcome = { [configuration, tracing] in
+            await tracing.withSpan("osprey.cache.store") { span in
+                do throws(OspreyError) {
+                    // Marked private like its source, so that a shared cache on the same directory does not serve it.
+                    let validators = HTTPValidators(isPrivate: permission == .privateCacheOnly)
+                    try await cache.dataCache.storeData(
+                        encodedImage.bytes, forKey: key, validators: validators,
+                        expiration: request.diskCacheExpiration)
+                    return .stored
+                } catch {
+                    span.fail(error)
+                    configuration.logger.warning(
+                        "cannot cache the encoded image",
+                        metadata: ["osprey.url": "\(request.url)", "osprey.error": "\(error)"])
+                    return .failed(error)
+                }
             }
         }
         if options.contains(.waitStoreCache) {

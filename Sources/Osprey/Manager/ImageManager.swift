@@ -2,6 +2,7 @@ public import Dispatch
 public import Foundation
 public import OspreyCodecs
 import Synchronization
+public import Tracing
 
 /// Loads images: memory cache, then disk cache, then download, decode, transform, process, store, deliver — the
 /// seeds' SDWebImageManager and KingfisherManager for server-side Swift (MISSION M1–M18).
@@ -50,6 +51,8 @@ public final class ImageManager: Sendable {
     let encodeCount = Atomic<Int>(0)
     let processingPool: WorkerPool
     let callbackQueue: DispatchQueue
+    /// Makes the stages' spans.
+    let tracing: StageTracer
     /// The table of jobs and subscribers, the loads and the work behind each job (``ImageManager/State``).
     let state = Mutex(State())
 
@@ -65,7 +68,12 @@ public final class ImageManager: Sendable {
         self.decodingPool = WorkerPool(name: "osprey.decode", threadCount: configuration.decodingConcurrency)
         self.processingPool = WorkerPool(name: "osprey.proc", threadCount: configuration.processingConcurrency)
         self.callbackQueue = configuration.callbackQueue ?? DispatchQueue(label: "osprey.manager.callbacks")
+        self.tracing = StageTracer(configuration.tracer)
     }
+
+    /// The tracer the manager's spans go to: the configuration's, else the one the process bootstrapped; `nil` when
+    /// there is none (the manager makes no span).
+    public var tracer: (any Tracer)? { tracing.tracer }
 
     deinit {
         decodingPool.shutdown()

@@ -6,6 +6,7 @@ import Osprey
 import OspreyCodecs
 import Prometheus
 import Synchronization
+import Tracing
 
 /// An image rendered for a request, as the response sends it: its bytes, their format and ETag, and what caches may
 /// keep it.
@@ -118,6 +119,7 @@ final class ImageProxy: Sendable {
         downloading.addressResolver = policy
         downloading.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry)
         downloading.logger = logger
+        downloading.tracer = configuration.tracer
         var managing = ImageManager.Configuration()
         // The declared size is checked before decoding, at whatever scale a thumbnail would be decoded; the decoded
         // size can never exceed it.
@@ -126,6 +128,7 @@ final class ImageProxy: Sendable {
         managing.decoding.limits.maxFrameCount = configuration.maxFrames
         managing.decoding.coders = configuration.coders
         managing.logger = logger
+        managing.tracer = configuration.tracer
         managing.memoryBudget = memoryBudget
         // Rendered results are kept on disk beside their sources.
         managing.storesProcessedImagesOnDisk = true
@@ -195,11 +198,21 @@ final class ImageProxy: Sendable {
 
     // MARK: The pipeline
 
+    /// The bytes a query answered before rendered to, when memory still has them; in a span of its own when tracing.
+    private func encodedInMemory(_ known: KnownQuery) -> EncodedImage? {
+        guard let tracer = manager.tracer else { return manager.cache.encodedImage(forKey: known.key) }
+        let span = tracer.startSpan("osprey.cache.lookup")
+        defer { span.end() }
+        let hit = manager.cache.encodedImage(forKey: known.key)
+        span.attributes["osprey.cache.result"] = hit == nil ? "miss" : "memory"
+        return hit
+    }
+
     /// Answers the `/img` query `query` for a client that sent `accept`.
     func render(query: String?, path: String, accept: String?, logger: Logger) async -> Outcome {
         let autoFormat = Self.autoFormat(for: accept, preferring: configuration.autoFormats)
         let queryKey = (autoFormat?.name ?? "-") + ":" + path + "?" + (query ?? "")
-        if let known = knownQueries.value(forKey: queryKey), let hit = manager.cache.encodedImage(forKey: known.key) {
+        if let known = knownQueries.value(forKey: queryKey), let hit = encodedInMemory(known) {
             if let expires = known.expires, hasPassed(expires) { return .failure(.expired) }
             metrics.hit(.resultMemory)
             return .image(
