@@ -5,12 +5,13 @@ public import Logging
 import NIOCore
 import Osprey
 import OspreyCodecs
-import Prometheus
-import ServiceLifecycle
+public import Prometheus
+public import ServiceLifecycle
 
-/// Builds the `osprey serve` HTTP application: `GET`/`HEAD /img`, `GET /health` (liveness), `GET /ready`
-/// (readiness), `GET /metrics`. `osprey serve` and
-/// the tests both go through here, so what the tests exercise is exactly what runs.
+/// Builds the `osprey serve` HTTP application: ``ImageProxyEndpoint``'s routes at the root — `GET`/`HEAD /img`,
+/// `GET /health` (liveness), `GET /ready` (readiness), `GET /metrics` — and its service. `osprey serve` and the tests
+/// both go through here, so what the tests exercise is exactly what runs; an application of its own mounts the
+/// endpoint the same way (``ImageProxyEndpoint``).
 ///
 /// ```swift
 /// var configuration = ServerConfiguration(port: 8080)
@@ -24,42 +25,20 @@ import ServiceLifecycle
 public func buildApplication(
     configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve")
 ) -> some ApplicationProtocol {
-    let metrics = ProxyMetrics(registry: PrometheusCollectorRegistry())
-    let proxy = ImageProxy(configuration: configuration, metrics: metrics, logger: logger)
+    let endpoint = ImageProxyEndpoint(configuration: configuration, logger: logger)
     let router = Router()
-    if let tracer = proxy.manager.tracer {
-        router.add(middleware: RequestTracingMiddleware(tracer: tracer))
-    }
-    router.add(middleware: RequestLogMiddleware(metrics: metrics))
-    router.get("/health") { _, _ in
-        await HealthResponse(proxy: proxy)
-    }
-    router.get("/ready") { _, _ in
-        ReadinessResponse(readiness: proxy.readiness)
-    }
-    router.get("/metrics") { _, _ in
-        metrics.record(proxy.memoryBudget.usage)
-        metrics.record(proxy.manager.statistics)
-        var headers = HTTPFields()
-        headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
-        return Response(
-            status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
-    }
-    router.get("/img") { request, context in
-        await ImageResponder(proxy: proxy).respond(to: request, logger: context.logger, isHead: false)
-    }
-    router.head("/img") { request, context in
-        await ImageResponder(proxy: proxy).respond(to: request, logger: context.logger, isHead: true)
-    }
+    router.addRoutes(endpoint.routes())
     return Application(
         router: router,
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port),
             serverName: "osprey/\(OspreyVersion.current)"
         ),
-        services: [ProxyService(proxy: proxy)],
+        // Ready once the server listens, reported by the application (the endpoint's own service would say so as it
+        // starts, before the socket is bound).
+        services: [ProxyService(proxy: endpoint.proxy, marksServing: false)],
         onServerRunning: { channel in
-            proxy.markServing()
+            endpoint.proxy.markServing()
             logger.info(
                 "osprey serve listening",
                 metadata: [
@@ -69,6 +48,86 @@ public func buildApplication(
         },
         logger: logger
     )
+}
+
+/// The image proxy as a part of any Hummingbird 2 application: its routes, mounted under a path of the application's
+/// choice, and a service that runs with the application's. The application's request logger (with its request id)
+/// logs for it; its Prometheus registry, when given, holds the proxy's metrics beside the application's own; its
+/// tracer (``ServerConfiguration/tracer``, or the bootstrapped one) gets the proxy's spans, under the application's
+/// request span when it makes one.
+///
+/// ```swift
+/// let images = ImageProxyEndpoint(configuration: configuration, registry: registry)
+/// let router = Router()
+/// router.get("/") { _, _ in "my application" }
+/// router.addRoutes(images.routes(), atPath: "/media")       // GET /media/img?url=...&w=300, /media/health, ...
+/// let app = Application(router: router, services: [images.service])
+/// try await app.runService()
+/// ```
+///
+/// Signed URLs are signed over the path the client asks for, the mount point included (`/media/img?...`; `osprey
+/// sign --base` takes it). The service marks the endpoint ready (`/ready`) when it starts, drains it when the
+/// application shuts down gracefully, and shuts the proxy's downloader down after the server has stopped.
+public final class ImageProxyEndpoint: Sendable {
+    /// The configuration the endpoint was made with.
+    public let configuration: ServerConfiguration
+    let proxy: ImageProxy
+    let metrics: ProxyMetrics
+
+    /// Makes the proxy: its manager, caches and downloader. `registry` collects its metrics (a registry of its own by
+    /// default, which its `metrics` route writes out).
+    public init(
+        configuration: ServerConfiguration, logger: Logger = Logger(label: "osprey.serve"),
+        registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()
+    ) {
+        self.configuration = configuration
+        metrics = ProxyMetrics(registry: registry)
+        proxy = ImageProxy(configuration: configuration, metrics: metrics, logger: logger)
+    }
+
+    /// The routes, relative to where the application mounts them: `GET`/`HEAD img`, and unless `operations` is
+    /// `false`, `GET health` (liveness), `GET ready` (readiness) and `GET metrics` (Prometheus: the registry's, the
+    /// application's metrics too when it shares one). Each request is logged on one line with its id and counted by
+    /// status; with a tracer and no request span of the application's, each is a server span.
+    public func routes<Context: RequestContext>(
+        context: Context.Type = BasicRequestContext.self, operations: Bool = true
+    ) -> RouteCollection<Context> {
+        let routes = RouteCollection(context: Context.self)
+        if let tracer = proxy.manager.tracer {
+            routes.add(middleware: RequestTracingMiddleware<Context>(tracer: tracer))
+        }
+        routes.add(middleware: RequestLogMiddleware<Context>(metrics: metrics))
+        let proxy = self.proxy
+        let metrics = self.metrics
+        if operations {
+            routes.get("health") { _, _ in
+                await HealthResponse(proxy: proxy)
+            }
+            routes.get("ready") { _, _ in
+                ReadinessResponse(readiness: proxy.readiness)
+            }
+            routes.get("metrics") { _, _ in
+                metrics.record(proxy.memoryBudget.usage)
+                metrics.record(proxy.manager.statistics)
+                var headers = HTTPFields()
+                headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+                return Response(
+                    status: .ok, headers: headers,
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition())))
+            }
+        }
+        routes.get("img") { request, context in
+            await ImageResponder(proxy: proxy).respond(to: request, logger: context.logger, isHead: false)
+        }
+        routes.head("img") { request, context in
+            await ImageResponder(proxy: proxy).respond(to: request, logger: context.logger, isHead: true)
+        }
+        return routes
+    }
+
+    /// The service to run with the application (`Application(services:)` or `addServices`): ready when it starts,
+    /// draining from the graceful shutdown on, and the downloader shut down once the server has stopped.
+    public var service: any Service { ProxyService(proxy: proxy, marksServing: true) }
 }
 
 /// `host:port` as a URL writes it (`[::1]:8080` for IPv6).
@@ -228,8 +287,12 @@ extension HTTPField.Name {
 /// requests finish.
 struct ProxyService: Service {
     let proxy: ImageProxy
+    /// Mark the proxy ready as the service starts: in an application that embeds the endpoint, which has no other
+    /// signal of the server running.
+    let marksServing: Bool
 
     func run() async throws {
+        if marksServing { proxy.markServing() }
         try? await gracefulShutdown()
         // Readiness turns at once, so a load balancer still polling on a kept-alive connection stops sending.
         proxy.beginDraining()

@@ -6,14 +6,17 @@ import Tracing
 /// request's headers carry (the tracer reads them: W3C `traceparent` with OpenTelemetry's). The span is the current
 /// one while the request is handled, so the pipeline's spans (cache lookups, the download, decode, processing,
 /// encode) nest under it and the request to the origin carries the trace on. It ends when the response is made,
-/// before its bytes are written.
+/// before its bytes are written. In an application that makes its own request spans (Hummingbird's
+/// `TracingMiddleware` before the proxy's routes), the pipeline's spans nest under the application's and none is
+/// made here.
 struct RequestTracingMiddleware<Context: RequestContext>: RouterMiddleware {
     let tracer: any Tracer
 
     func handle(
         _ request: Request, context: Context, next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        var parent = InstrumentationContext.current ?? .topLevel
+        guard InstrumentationContext.current == nil else { return try await next(request, context) }
+        var parent = InstrumentationContext.topLevel
         tracer.extract(request.headers, into: &parent, using: HeaderExtractor())
         let method = request.method.rawValue
         let span = tracer.startSpan(method, context: parent, ofKind: .server)
