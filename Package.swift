@@ -78,29 +78,21 @@ let package = Package(
             pkgConfig: "lcms2",
             providers: [.apt(["liblcms2-dev"]), .brew(["little-cms2"])]
         ),
-        // libavif's pkg-config file adds -DAVIF_DLL, a flag SwiftPM refuses with a warning: the module map links it by
-        // name, and its header is in the default include path on Debian, Ubuntu and Homebrew.
-        .systemLibrary(
-            name: "COspreyAVIF",
-            providers: [.apt(["libavif-dev"]), .brew(["libavif"])]
-        ),
-        .systemLibrary(
-            name: "COspreyHEIF",
-            pkgConfig: "libheif",
-            providers: [.apt(["libheif-dev"]), .brew(["libheif"])]
-        ),
-        // libjxl's pkg-config file adds -DHWY_SHARED_DEFINE, refused as libavif's flag is: linked by name too.
-        .systemLibrary(
-            name: "COspreyJXL",
-            providers: [.apt(["libjxl-dev"]), .brew(["jpeg-xl"])]
-        ),
+        // libavif, libheif and libjxl are not linked: `COspreyModernCodecs` opens them on first use (its header says
+        // why). Their headers come from the default include path on Debian and Ubuntu (libheif's from the multiarch
+        // one) and Homebrew.
         // giflib ships no pkg-config file on Debian, Ubuntu or Homebrew: the module map links it by name.
         .systemLibrary(
             name: "COspreyGIF",
             providers: [.apt(["libgif-dev"]), .brew(["giflib"])]
         ),
 
-        // MARK: Our C: setjmp/longjmp trampolines and macro wrappers
+        // MARK: Our C: setjmp/longjmp trampolines and macro wrappers, and the loader of the modern codecs
+
+        .target(
+            name: "COspreyModernCodecs",
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
+        ),
 
         // A C target does not autolink the module maps' `link` lines (only Swift imports do), so it names the
         // libraries its own calls need.
@@ -116,7 +108,7 @@ let package = Package(
             name: "OspreyCodecs",
             dependencies: [
                 "COspreyJPEG", "COspreyPNG", "COspreyWebP", "COspreyGIF", "COspreyLCMS", "COspreyDeflate",
-                "COspreyAVIF", "COspreyHEIF", "COspreyJXL", "COspreyCodecShims",
+                "COspreyModernCodecs", "COspreyCodecShims",
             ],
             swiftSettings: swiftSettings
         ),

@@ -1,4 +1,4 @@
-internal import COspreyAVIF
+internal import COspreyModernCodecs
 
 /// AVIF through libavif (dav1d decodes the AV1 payload, libaom encodes): stills and image sequences, with alpha, at 8, 10 or 12 bits
 /// (converted to 8), 4:0:0 to 4:4:4, grids; the container's transforms (`clap` crop, then `irot` and `imir` as the
@@ -124,13 +124,15 @@ extension AVIFDecoder {
     /// What a sequence's sample table lists (its frames, their durations) and its edit list (the loop count), from
     /// the parse alone; a still is one frame.
     static func frames(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader.Frames {
-        try withParsedFile(bytes, options: DecodingOptions()) { decoder throws(CodecError) -> ImageHeader.Frames in
+        let avif = try ModernCodecLibraries.avif
+        return try withParsedFile(bytes, options: DecodingOptions()) {
+            decoder throws(CodecError) -> ImageHeader.Frames in
             let count = Int(decoder.pointee.imageCount)
             guard count > 1 else { return ImageHeader.Frames(count: 1, loopCount: 0, durations: []) }
             var durations: [Duration] = []
             for index in 0..<count {
                 var timing = avifImageTiming()
-                try check(avifDecoderNthImageTiming(decoder, UInt32(index), &timing), decoder)
+                try check(avif.avifDecoderNthImageTiming(decoder, UInt32(index), &timing), decoder)
                 durations.append(duration(timing))
             }
             return ImageHeader.Frames(
@@ -144,11 +146,14 @@ extension AVIFDecoder {
         _ bytes: UnsafeRawBufferPointer, options: DecodingOptions,
         _ body: (UnsafeMutablePointer<avifDecoder>) throws(CodecError) -> Result
     ) throws(CodecError) -> Result {
+        let avif = try ModernCodecLibraries.avif
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else {
             throw .truncated(format: .avif)
         }
-        guard let decoder = avifDecoderCreate() else { throw .outOfMemory(byteCount: MemoryLayout<avifDecoder>.size) }
-        defer { avifDecoderDestroy(decoder) }
+        guard let decoder = avif.avifDecoderCreate() else {
+            throw .outOfMemory(byteCount: MemoryLayout<avifDecoder>.size)
+        }
+        defer { avif.avifDecoderDestroy(decoder) }
         let limits = options.limits
         // libavif's own ceilings (268 MP, 32,768 px a side) stay below ours; the pixel limit proper is checked after
         // the parse, where it can say which size was refused.
@@ -162,8 +167,8 @@ extension AVIFDecoder {
         decoder.pointee.strictFlags = UInt32(AVIF_STRICT_DISABLED.rawValue)
         decoder.pointee.ignoreXMP = options.readsMetadata ? 0 : 1
         decoder.pointee.ignoreExif = options.readsMetadata ? 0 : 1
-        try check(avifDecoderSetIOMemory(decoder, base, bytes.count), decoder)
-        try check(avifDecoderParse(decoder), decoder)
+        try check(avif.avifDecoderSetIOMemory(decoder, base, bytes.count), decoder)
+        try check(avif.avifDecoderParse(decoder), decoder)
         let image = try AVIFDecoder.image(of: decoder).pointee
         guard ImageDecoder.saturating(Int(image.width), Int(image.height)) <= pixelCeiling else {
             throw .tooManyPixels(width: Int(image.width), height: Int(image.height), limit: pixelCeiling)
@@ -183,9 +188,10 @@ extension AVIFDecoder {
 
     /// Throws the ``CodecError`` for a libavif result other than success, with libavif's diagnostic.
     static func check(_ result: avifResult, _ decoder: UnsafeMutablePointer<avifDecoder>) throws(CodecError) {
+        let avif = try ModernCodecLibraries.avif
         guard result != AVIF_RESULT_OK else { return }
         let detail = decoder.pointee.diag.message
-        let reason = String(cString: avifResultToString(result)) + (detail.isEmpty ? "" : ": \(detail)")
+        let reason = avif.describe(result) + (detail.isEmpty ? "" : ": \(detail)")
         switch result {
         case AVIF_RESULT_TRUNCATED_DATA, AVIF_RESULT_WAITING_ON_IO: throw .truncated(format: .avif)
         case AVIF_RESULT_OUT_OF_MEMORY: throw .limitExceeded(format: .avif, reason: reason)
@@ -196,7 +202,8 @@ extension AVIFDecoder {
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
-        try withParsedFile(bytes, options: options) { decoder throws(CodecError) -> Image in
+        let avif = try ModernCodecLibraries.avif
+        return try withParsedFile(bytes, options: options) { decoder throws(CodecError) -> Image in
             let first = try AVIFDecoder.image(of: decoder).pointee
             let layout = try Layout(first)
             let limits = options.limits
@@ -220,7 +227,7 @@ extension AVIFDecoder {
             }
             var frames: [ImageFrame] = []
             for index in 0..<frameCount {
-                let result = avifDecoderNextImage(decoder)
+                let result = avif.avifDecoderNextImage(decoder)
                 guard result == AVIF_RESULT_OK else {
                     if options.allowsPartialImages, !frames.isEmpty { break }
                     try check(result, decoder)
@@ -271,12 +278,13 @@ extension AVIFDecoder {
     private static func eightBit(
         _ image: UnsafeMutablePointer<avifImage>, format: PixelFormat
     ) throws(CodecError) -> PixelBuffer {
+        let avif = try ModernCodecLibraries.avif
         let alpha = format.hasAlpha
         var full = try PixelBuffer(width: Int(image.pointee.width), height: Int(image.pointee.height), format: format)
         let bytesPerRow = full.bytesPerRow
         let result = full.withUnsafeMutableBytes { buffer -> avifResult in
             var rgb = avifRGBImage()
-            avifRGBImageSetDefaults(&rgb, image)
+            avif.avifRGBImageSetDefaults(&rgb, image)
             rgb.depth = 8
             rgb.format = alpha ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
             // Chroma upsampled bilinearly, as browsers do (libheif 1.15 replicates samples: nearest neighbour).
@@ -285,7 +293,7 @@ extension AVIFDecoder {
             rgb.alphaPremultiplied = 0
             rgb.pixels = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
             rgb.rowBytes = UInt32(bytesPerRow)
-            return avifImageYUVToRGB(image, &rgb)
+            return avif.avifImageYUVToRGB(image, &rgb)
         }
         guard result == AVIF_RESULT_OK || reversibleYCgCoToRGB(image, into: &full, alpha: alpha) else {
             throw conversionFailure(result)
@@ -295,9 +303,11 @@ extension AVIFDecoder {
 
     /// The error for a YUV-to-RGB conversion libavif refused.
     private static func conversionFailure(_ result: avifResult) -> CodecError {
-        .malformed(
-            format: .avif,
-            reason: "its pixels cannot be converted to RGB: " + String(cString: avifResultToString(result)))
+        // Called once libavif is loaded: the fallback is for the form's sake.
+        guard let avif = try? ModernCodecLibraries.avif else {
+            return .malformed(format: .avif, reason: "its pixels cannot be converted to RGB (\(result.rawValue))")
+        }
+        return .malformed(format: .avif, reason: "its pixels cannot be converted to RGB: " + avif.describe(result))
     }
 
     /// The frame converted from YUV at 16 bits, then tone-mapped to 8-bit sRGB.
@@ -305,6 +315,7 @@ extension AVIFDecoder {
         _ image: UnsafeMutablePointer<avifImage>, format: PixelFormat, transfer: HDRToneMapping.Transfer,
         primaries: Int
     ) throws(CodecError) -> PixelBuffer {
+        let avif = try ModernCodecLibraries.avif
         let (width, height) = (Int(image.pointee.width), Int(image.pointee.height))
         let channels = format.bytesPerPixel
         let count = ImageDecoder.saturating(width, height, channels)
@@ -314,14 +325,14 @@ extension AVIFDecoder {
         var samples = [UInt16](repeating: 0, count: count)
         let result = samples.withUnsafeMutableBufferPointer { buffer -> avifResult in
             var rgb = avifRGBImage()
-            avifRGBImageSetDefaults(&rgb, image)
+            avif.avifRGBImageSetDefaults(&rgb, image)
             rgb.depth = 16
             rgb.format = channels == 4 ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
             rgb.chromaUpsampling = AVIF_CHROMA_UPSAMPLING_BILINEAR
             rgb.alphaPremultiplied = 0
             rgb.pixels = UnsafeMutableRawPointer(buffer.baseAddress)?.assumingMemoryBound(to: UInt8.self)
             rgb.rowBytes = UInt32(width * channels * 2)
-            return avifImageYUVToRGB(image, &rgb)
+            return avif.avifImageYUVToRGB(image, &rgb)
         }
         guard result == AVIF_RESULT_OK else { throw conversionFailure(result) }
         return try samples.withUnsafeBufferPointer { buffer throws(CodecError) in

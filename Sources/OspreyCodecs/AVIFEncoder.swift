@@ -1,4 +1,4 @@
-internal import COspreyAVIF
+internal import COspreyModernCodecs
 
 /// AVIF through libavif and libaom: 8-bit stills and sequences, alpha, chroma subsampling, lossless; the profile as a
 /// `colr` ICC box (or `nclx` sRGB without one), the kept EXIF and XMP as items.
@@ -9,10 +9,11 @@ enum AVIFEncoder {
     static func encode(
         _ image: Image, metadata: ContainerMetadata, options: EncodingOptions
     ) throws(CodecError) -> [UInt8] {
-        guard let encoder = avifEncoderCreate() else {
+        let avif = try ModernCodecLibraries.avif
+        guard let encoder = avif.avifEncoderCreate() else {
             throw .encodingFailed(format: .avif, reason: "libavif could not make an encoder")
         }
-        defer { avifEncoderDestroy(encoder) }
+        defer { avif.avifEncoderDestroy(encoder) }
         let lossless = options.isLossless
         let quantizer = lossless ? Int32(AVIF_QUANTIZER_LOSSLESS) : quantizer(forQuality: options.quality)
         encoder.pointee.minQuantizer = quantizer
@@ -26,17 +27,18 @@ enum AVIFEncoder {
         let frames = image.frames
         for (index, frame) in frames.enumerated() {
             let planes = try yuvImage(of: frame.pixels, metadata: index == 0 ? metadata : nil, options: options)
-            defer { avifImageDestroy(planes) }
+            defer { avif.avifImageDestroy(planes) }
             let milliseconds = max(
                 frame.duration.components.seconds * 1_000
                     + frame.duration.components.attoseconds / 1_000_000_000_000_000, 1)
             let flags = frames.count == 1 ? UInt32(AVIF_ADD_IMAGE_FLAG_SINGLE.rawValue) : 0
             try check(
-                avifEncoderAddImage(encoder, planes, UInt64(milliseconds), flags), encoder, what: "frame \(index + 1)")
+                avif.avifEncoderAddImage(encoder, planes, UInt64(milliseconds), flags), encoder,
+                what: "frame \(index + 1)")
         }
         var output = avifRWData()
-        defer { avifRWDataFree(&output) }
-        try check(avifEncoderFinish(encoder, &output), encoder, what: "the file")
+        defer { avif.avifRWDataFree(&output) }
+        try check(avif.avifEncoderFinish(encoder, &output), encoder, what: "the file")
         guard let data = output.data else { throw .encodingFailed(format: .avif, reason: "libavif wrote nothing") }
         return Array(UnsafeBufferPointer(start: data, count: output.size))
     }
@@ -52,6 +54,7 @@ enum AVIFEncoder {
     private static func yuvImage(
         of pixels: PixelBuffer, metadata: ContainerMetadata?, options: EncodingOptions
     ) throws(CodecError) -> UnsafeMutablePointer<avifImage> {
+        let avif = try ModernCodecLibraries.avif
         let hasAlpha = pixels.format.hasAlpha
         let source = try pixels.converted(to: hasAlpha ? .rgba8 : .rgb8)
         let format: avifPixelFormat =
@@ -65,7 +68,7 @@ enum AVIFEncoder {
                 case .automatic: options.quality >= 90 ? AVIF_PIXEL_FORMAT_YUV444 : AVIF_PIXEL_FORMAT_YUV420
                 }
             }
-        guard let image = avifImageCreate(UInt32(source.width), UInt32(source.height), 8, format) else {
+        guard let image = avif.avifImageCreate(UInt32(source.width), UInt32(source.height), 8, format) else {
             throw .encodingFailed(format: .avif, reason: "libavif could not make an image")
         }
         image.pointee.yuvRange = AVIF_RANGE_FULL
@@ -74,25 +77,25 @@ enum AVIFEncoder {
         image.pointee.matrixCoefficients = UInt16(
             options.isLossless ? AVIF_MATRIX_COEFFICIENTS_IDENTITY : AVIF_MATRIX_COEFFICIENTS_BT601)
         if let metadata {
-            if let profile = metadata.profile { avifImageSetProfileICC(image, profile, profile.count) }
-            if let exif = metadata.exif { avifImageSetMetadataExif(image, exif, exif.count) }
-            if let xmp = metadata.xmp { avifImageSetMetadataXMP(image, xmp, xmp.count) }
+            if let profile = metadata.profile { avif.avifImageSetProfileICC(image, profile, profile.count) }
+            if let exif = metadata.exif { avif.avifImageSetMetadataExif(image, exif, exif.count) }
+            if let xmp = metadata.xmp { avif.avifImageSetMetadataXMP(image, xmp, xmp.count) }
         }
         let result = source.withUnsafeBytes { bytes -> avifResult in
             var rgb = avifRGBImage()
-            avifRGBImageSetDefaults(&rgb, image)
+            avif.avifRGBImageSetDefaults(&rgb, image)
             rgb.depth = 8
             rgb.format = hasAlpha ? AVIF_RGB_FORMAT_RGBA : AVIF_RGB_FORMAT_RGB
             rgb.alphaPremultiplied = 0
             // libavif reads the RGB pixels only; its struct has no const pointer for them.
             rgb.pixels = UnsafeMutablePointer(mutating: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self))
             rgb.rowBytes = UInt32(source.bytesPerRow)
-            return avifImageRGBToYUV(image, &rgb)
+            return avif.avifImageRGBToYUV(image, &rgb)
         }
         guard result == AVIF_RESULT_OK else {
-            avifImageDestroy(image)
+            avif.avifImageDestroy(image)
             throw .encodingFailed(
-                format: .avif, reason: "RGB to YUV: " + String(cString: avifResultToString(result)))
+                format: .avif, reason: "RGB to YUV: " + avif.describe(result))
         }
         return image
     }
@@ -100,10 +103,11 @@ enum AVIFEncoder {
     private static func check(
         _ result: avifResult, _ encoder: UnsafeMutablePointer<avifEncoder>, what: String
     ) throws(CodecError) {
+        let avif = try ModernCodecLibraries.avif
         guard result != AVIF_RESULT_OK else { return }
         let detail = encoder.pointee.diag.message
         throw .encodingFailed(
             format: .avif,
-            reason: "\(what): " + String(cString: avifResultToString(result)) + (detail.isEmpty ? "" : ": \(detail)"))
+            reason: "\(what): " + avif.describe(result) + (detail.isEmpty ? "" : ": \(detail)"))
     }
 }

@@ -19,6 +19,9 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
     case encodingFailed(format: ImageFormat, reason: String)
     /// Allocating `byteCount` bytes of pixels failed.
     case outOfMemory(byteCount: Int)
+    /// The C library that reads or writes `format` (libavif, libheif, libjxl: opened when first needed) cannot be
+    /// loaded; `reason` says why (not installed, another version than Osprey was built with).
+    case codecUnavailable(format: ImageFormat, reason: String)
 
     /// A label without associated values, for metrics and logs.
     public var shortDescription: String {
@@ -32,6 +35,7 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
         case .malformed: "malformed"
         case .encodingFailed: "encodingFailed"
         case .outOfMemory: "outOfMemory"
+        case .codecUnavailable: "codecUnavailable"
         }
     }
 
@@ -55,6 +59,8 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
             "cannot encode \(format.name.uppercased()): \(reason)"
         case .outOfMemory(let byteCount):
             "could not allocate \(byteCount) bytes of pixels"
+        case .codecUnavailable(let format, let reason):
+            "\(format.name.uppercased()) is not available: \(reason)"
         }
     }
 }

@@ -1,4 +1,4 @@
-internal import COspreyHEIF
+internal import COspreyModernCodecs
 
 /// HEIC and HEIF stills through libheif (libde265 decodes the HEVC payload), decode only: the primary image, alpha,
 /// grids, the container's transforms (`clap`, `irot`, `imir`: applied by libheif, so the image is upright and an
@@ -20,19 +20,23 @@ public struct HEIFCoder: ImageDecoding {
 
     /// The primary image's displayed size (libheif's, after `clap` and `irot`); nothing is decoded.
     public func header(of data: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
-        try HEIFDecoder.withPrimaryImage(data, options: DecodingOptions()) { handle throws(CodecError) in
+        let heif = try ModernCodecLibraries.heif
+        return try HEIFDecoder.withPrimaryImage(data, options: DecodingOptions()) { handle throws(CodecError) in
             ImageHeader(
-                format: .heic, width: Int(heif_image_handle_get_width(handle)),
-                height: Int(heif_image_handle_get_height(handle)))
+                format: .heic, width: Int(heif.heif_image_handle_get_width(handle)),
+                height: Int(heif.heif_image_handle_get_height(handle)))
         }
     }
 
     public func memoryEstimate(
         _ data: UnsafeRawBufferPointer, options: DecodingOptions
     ) throws(CodecError) -> DecodingEstimate {
-        try HEIFDecoder.withPrimaryImage(data, options: options) { handle throws(CodecError) in
-            let (width, height) = (Int(heif_image_handle_get_width(handle)), Int(heif_image_handle_get_height(handle)))
-            let channels = heif_image_handle_has_alpha_channel(handle) != 0 ? 4 : 3
+        let heif = try ModernCodecLibraries.heif
+        return try HEIFDecoder.withPrimaryImage(data, options: options) { handle throws(CodecError) in
+            let (width, height) = (
+                Int(heif.heif_image_handle_get_width(handle)), Int(heif.heif_image_handle_get_height(handle))
+            )
+            let channels = heif.heif_image_handle_has_alpha_channel(handle) != 0 ? 4 : 3
             let imageBytes = ImageDecoder.saturating(width, height, channels)
             // libheif's own planes (YUV at up to 16 bits) and its interleaved RGB, beside ours.
             let working = ImageDecoder.saturating(width, height, 8 + channels * 2)
@@ -62,17 +66,12 @@ extension FileTypeBox {
 }
 
 enum HEIFDecoder {
-    /// libheif's plugins (libde265) are registered once, before the first file: reference-counted by libheif.
-    private static let initialised: Bool = {
-        _ = heif_init(nil)
-        return true
-    }()
-
     /// Runs `body` on the primary image of `bytes`, read by libheif after Osprey's own checks.
     static func withPrimaryImage<Result>(
         _ bytes: UnsafeRawBufferPointer, options: DecodingOptions,
         _ body: (OpaquePointer) throws(CodecError) -> Result
     ) throws(CodecError) -> Result {
+        let heif = try ModernCodecLibraries.heif
         guard let base = bytes.baseAddress, !bytes.isEmpty else { throw .truncated(format: .heic) }
         guard let box = FileTypeBox(bytes), box.isHEIC else {
             throw .malformed(format: .heic, reason: "it is not an HEVC-based HEIF file")
@@ -90,17 +89,18 @@ enum HEIFDecoder {
                 throw .tooManyPixels(width: item.width, height: item.height, limit: pixelLimit)
             }
         }
-        _ = initialised
-        guard let context = heif_context_alloc() else { throw .outOfMemory(byteCount: 1 << 16) }
-        defer { heif_context_free(context) }
+        guard let context = heif.heif_context_alloc() else { throw .outOfMemory(byteCount: 1 << 16) }
+        defer { heif.heif_context_free(context) }
         // libheif's one limit: the longest side it accepts.
-        heif_context_set_maximum_image_size_limit(context, Int32(clamping: min(pixelLimit, 1 << 20)))
-        try check(heif_context_read_from_memory_without_copy(context, base, bytes.count, nil))
+        heif.heif_context_set_maximum_image_size_limit(context, Int32(clamping: min(pixelLimit, 1 << 20)))
+        try check(heif.heif_context_read_from_memory_without_copy(context, base, bytes.count, nil))
         var handle: OpaquePointer?
-        try check(heif_context_get_primary_image_handle(context, &handle))
+        try check(heif.heif_context_get_primary_image_handle(context, &handle))
         guard let handle else { throw .malformed(format: .heic, reason: "it has no primary image") }
-        defer { heif_image_handle_release(handle) }
-        let (width, height) = (Int(heif_image_handle_get_width(handle)), Int(heif_image_handle_get_height(handle)))
+        defer { heif.heif_image_handle_release(handle) }
+        let (width, height) = (
+            Int(heif.heif_image_handle_get_width(handle)), Int(heif.heif_image_handle_get_height(handle))
+        )
         guard width > 0, height > 0 else { throw .invalidDimensions(width: width, height: height) }
         guard ImageDecoder.saturating(width, height) <= pixelLimit else {
             throw .tooManyPixels(width: width, height: height, limit: pixelLimit)
@@ -125,8 +125,9 @@ enum HEIFDecoder {
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
-        try withPrimaryImage(bytes, options: options) { handle throws(CodecError) -> Image in
-            let alpha = heif_image_handle_has_alpha_channel(handle) != 0
+        let heif = try ModernCodecLibraries.heif
+        return try withPrimaryImage(bytes, options: options) { handle throws(CodecError) -> Image in
+            let alpha = heif.heif_image_handle_has_alpha_channel(handle) != 0
             let colour = colourDescription(of: handle, options: options)
             let pixels: PixelBuffer
             if let transfer = colour.toneMapping {
@@ -145,21 +146,23 @@ enum HEIFDecoder {
     /// The EXIF (from the TIFF header on: the item's first four bytes give its offset) and XMP (a `mime` item of type
     /// `application/rdf+xml`) attached to the primary image; at most one of each, 1 MiB each at most.
     static func metadata(of handle: OpaquePointer) -> ImageMetadata {
+        guard let heif = try? ModernCodecLibraries.heif else { return ImageMetadata() }
         var metadata = ImageMetadata()
-        let count = Int(heif_image_handle_get_number_of_metadata_blocks(handle, nil))
+        let count = Int(heif.heif_image_handle_get_number_of_metadata_blocks(handle, nil))
         guard count > 0, count <= 64 else { return metadata }
         var ids = [heif_item_id](repeating: 0, count: count)
-        let listed = Int(heif_image_handle_get_list_of_metadata_block_IDs(handle, nil, &ids, Int32(count)))
+        let listed = Int(heif.heif_image_handle_get_list_of_metadata_block_IDs(handle, nil, &ids, Int32(count)))
         for id in ids.prefix(listed) {
-            let size = heif_image_handle_get_metadata_size(handle, id)
+            let size = heif.heif_image_handle_get_metadata_size(handle, id)
             guard size > 0, size <= 1 << 20 else { continue }
             var data = [UInt8](repeating: 0, count: size)
             guard
-                data.withUnsafeMutableBytes({ heif_image_handle_get_metadata(handle, id, $0.baseAddress) }).code
+                data.withUnsafeMutableBytes({ heif.heif_image_handle_get_metadata(handle, id, $0.baseAddress) }).code
                     == heif_error_Ok
             else { continue }
-            let type = heif_image_handle_get_metadata_type(handle, id).map { String(cString: $0) } ?? ""
-            let contentType = heif_image_handle_get_metadata_content_type(handle, id).map { String(cString: $0) } ?? ""
+            let type = heif.heif_image_handle_get_metadata_type(handle, id).map { String(cString: $0) } ?? ""
+            let contentType =
+                heif.heif_image_handle_get_metadata_content_type(handle, id).map { String(cString: $0) } ?? ""
             if type == "Exif", metadata.exif == nil, data.count > 4 {
                 let offset = Int(data[0]) << 24 | Int(data[1]) << 16 | Int(data[2]) << 8 | Int(data[3])
                 if offset < data.count - 4 { metadata.exif = Array(data[(4 + offset)...]) }
@@ -182,14 +185,15 @@ enum HEIFDecoder {
     private static func decodeToneMapped(
         _ handle: OpaquePointer, alpha: Bool, transfer: HDRToneMapping.Transfer, primaries: Int
     ) throws(CodecError) -> PixelBuffer {
+        let heif = try ModernCodecLibraries.heif
         let chroma = alpha ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RRGGBB_LE
         return try withDecodedImage(handle, chroma: chroma) { image throws(CodecError) in
             let channels = alpha ? 4 : 3
-            let width = Int(heif_image_get_width(image, heif_channel_interleaved))
-            let height = Int(heif_image_get_height(image, heif_channel_interleaved))
-            let bits = Int(heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved))
+            let width = Int(heif.heif_image_get_width(image, heif_channel_interleaved))
+            let height = Int(heif.heif_image_get_height(image, heif_channel_interleaved))
+            let bits = Int(heif.heif_image_get_bits_per_pixel_range(image, heif_channel_interleaved))
             var stride: Int32 = 0
-            guard let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride), width > 0,
+            guard let plane = heif.heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride), width > 0,
                 height > 0, bits > 0, bits <= 16
             else { throw .malformed(format: .heic, reason: "libheif gave no pixels") }
             // libheif keeps the coded depth in 16-bit samples: widen it to the full 16-bit range.
@@ -214,24 +218,26 @@ enum HEIFDecoder {
     private static func withDecodedImage<Result>(
         _ handle: OpaquePointer, chroma: heif_chroma, _ body: (OpaquePointer) throws(CodecError) -> Result
     ) throws(CodecError) -> Result {
-        guard let decoding = heif_decoding_options_alloc() else { throw .outOfMemory(byteCount: 1 << 10) }
-        defer { heif_decoding_options_free(decoding) }
+        let heif = try ModernCodecLibraries.heif
+        guard let decoding = heif.heif_decoding_options_alloc() else { throw .outOfMemory(byteCount: 1 << 10) }
+        defer { heif.heif_decoding_options_free(decoding) }
         decoding.pointee.convert_hdr_to_8bit =
             chroma == heif_chroma_interleaved_RGB
                 || chroma == heif_chroma_interleaved_RGBA ? 1 : 0
         var image: OpaquePointer?
-        try check(heif_decode_image(handle, &image, heif_colorspace_RGB, chroma, decoding))
+        try check(heif.heif_decode_image(handle, &image, heif_colorspace_RGB, chroma, decoding))
         guard let image else { throw .malformed(format: .heic, reason: "libheif decoded no image") }
-        defer { heif_image_release(image) }
+        defer { heif.heif_image_release(image) }
         return try body(image)
     }
 
     /// The interleaved plane of `image` copied row by row into a buffer of `format`.
     private static func copyPlane(_ image: OpaquePointer, format: PixelFormat) throws(CodecError) -> PixelBuffer {
-        let width = Int(heif_image_get_width(image, heif_channel_interleaved))
-        let height = Int(heif_image_get_height(image, heif_channel_interleaved))
+        let heif = try ModernCodecLibraries.heif
+        let width = Int(heif.heif_image_get_width(image, heif_channel_interleaved))
+        let height = Int(heif.heif_image_get_height(image, heif_channel_interleaved))
         var stride: Int32 = 0
-        guard let plane = heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride), width > 0,
+        guard let plane = heif.heif_image_get_plane_readonly(image, heif_channel_interleaved, &stride), width > 0,
             height > 0, Int(stride) >= width * format.bytesPerPixel
         else { throw .malformed(format: .heic, reason: "libheif gave no pixels") }
         var pixels = try PixelBuffer(width: width, height: height, format: format)
@@ -262,21 +268,24 @@ enum HEIFDecoder {
     private static func colourDescription(
         of handle: OpaquePointer, options: DecodingOptions
     ) -> (profile: ColorProfile?, warnings: [DecodingWarning], toneMapping: HDRToneMapping.Transfer?, primaries: Int) {
+        guard let heif = try? ModernCodecLibraries.heif else { return (nil, [], nil, 1) }
         guard options.colorHandling != .ignore else { return (nil, [], nil, 1) }
-        let size = heif_image_handle_get_raw_color_profile_size(handle)
+        let size = heif.heif_image_handle_get_raw_color_profile_size(handle)
         if size > 0, size <= ColorProfiles.maximumSize {
             var data = [UInt8](repeating: 0, count: size)
-            let error = data.withUnsafeMutableBytes { heif_image_handle_get_raw_color_profile(handle, $0.baseAddress) }
+            let error = data.withUnsafeMutableBytes {
+                heif.heif_image_handle_get_raw_color_profile(handle, $0.baseAddress)
+            }
             if error.code == heif_error_Ok, let profile = ColorProfile(data: data) { return (profile, [], nil, 1) }
             return (
                 nil, [.colorProfileIgnored(reason: "its ICC profile is damaged or not one Little CMS can read")], nil, 1
             )
         }
         var nclx: UnsafeMutablePointer<heif_color_profile_nclx>?
-        let read = heif_image_handle_get_nclx_color_profile(handle, &nclx)
+        let read = heif.heif_image_handle_get_nclx_color_profile(handle, &nclx)
         // libheif allocates the profile before it checks the code points, and returns it with the error: freed
         // either way (a leak the HEIC fuzzer found: Fuzz/Regressions/heic).
-        defer { if let nclx { heif_nclx_color_profile_free(nclx) } }
+        defer { if let nclx { heif.heif_nclx_color_profile_free(nclx) } }
         guard read.code == heif_error_Ok, let nclx else { return (nil, [], nil, 1) }
         let primaries = Int(nclx.pointee.color_primaries.rawValue)
         let transfer = Int(nclx.pointee.transfer_characteristics.rawValue)

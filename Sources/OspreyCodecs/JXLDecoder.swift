@@ -1,4 +1,4 @@
-internal import COspreyJXL
+internal import COspreyModernCodecs
 
 /// JPEG XL through libjxl (encoding: ``JXLEncoder``), decode: stills and animations (frames composited, with durations and loop count),
 /// alpha, any bit depth (converted to 8), the codestream's orientation (applied by libjxl unless the stored
@@ -80,6 +80,7 @@ extension JXLCoder {
         from data: UnsafeRawBufferPointer, limits: DecodingOptions.Limits, capacity: Int
     ) throws(CodecError) -> [UInt8]? {
         guard containsJPEGReconstruction(data) else { return nil }
+        let jxl = try ModernCodecLibraries.jxl
         let events = JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_JPEG_RECONSTRUCTION.rawValue | JXL_DEC_FULL_IMAGE.rawValue
         return try JXLDecoder.withDecoder(data, events: Int32(events)) { decoder throws(CodecError) -> [UInt8]? in
             // Recompression saves about a fifth, so the JPEG is a little larger than its JPEG XL. libjxl writes into
@@ -88,18 +89,18 @@ extension JXLCoder {
             defer { output.deallocate() }
             var isReconstructing = false
             func give(from offset: Int) throws(CodecError) {
-                let set = JxlDecoderSetJPEGBuffer(
+                let set = jxl.JxlDecoderSetJPEGBuffer(
                     decoder, output.baseAddress!.assumingMemoryBound(to: UInt8.self) + offset, output.count - offset)
                 guard set == JXL_DEC_SUCCESS else {
                     throw .malformed(format: .jxl, reason: "libjxl refused the buffer")
                 }
             }
             while true {
-                let status = JxlDecoderProcessInput(decoder)
+                let status = jxl.JxlDecoderProcessInput(decoder)
                 switch status {
                 case JXL_DEC_BASIC_INFO:
                     var info = JxlBasicInfo()
-                    guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
+                    guard jxl.JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
                         throw .malformed(format: .jxl, reason: "its header cannot be read")
                     }
                     let (width, height) = (Int(info.xsize), Int(info.ysize))
@@ -111,7 +112,7 @@ extension JXLCoder {
                     try give(from: 0)
                 case JXL_DEC_JPEG_NEED_MORE_OUTPUT:
                     // Full: what was given ends where the buffer ends, so the bytes written are all but those left.
-                    let written = output.count - JxlDecoderReleaseJPEGBuffer(decoder)
+                    let written = output.count - jxl.JxlDecoderReleaseJPEGBuffer(decoder)
                     guard output.count * 2 <= limits.maxDecoderMemory else {
                         throw .limitExceeded(
                             format: .jxl, reason: "the reconstructed JPEG exceeds \(limits.maxDecoderMemory) bytes")
@@ -123,7 +124,7 @@ extension JXLCoder {
                     try give(from: written)
                 case JXL_DEC_FULL_IMAGE, JXL_DEC_SUCCESS:
                     guard isReconstructing else { return nil }
-                    let written = output.count - JxlDecoderReleaseJPEGBuffer(decoder)
+                    let written = output.count - jxl.JxlDecoderReleaseJPEGBuffer(decoder)
                     return Array(output[..<written])
                 case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
                     // Asked for pixels: libjxl found no JPEG to rebuild after all.
@@ -153,25 +154,27 @@ enum JXLDecoder {
         _ bytes: UnsafeRawBufferPointer, events: Int32, isComplete: Bool = true,
         _ body: (OpaquePointer) throws(CodecError) -> Result
     ) throws(CodecError) -> Result {
+        let jxl = try ModernCodecLibraries.jxl
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else {
             throw .truncated(format: .jxl)
         }
-        guard let decoder = JxlDecoderCreate(nil) else { throw .outOfMemory(byteCount: 1 << 16) }
-        defer { JxlDecoderDestroy(decoder) }
-        guard JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
-            JxlDecoderSetInput(decoder, base, bytes.count) == JXL_DEC_SUCCESS
+        guard let decoder = jxl.JxlDecoderCreate(nil) else { throw .outOfMemory(byteCount: 1 << 16) }
+        defer { jxl.JxlDecoderDestroy(decoder) }
+        guard jxl.JxlDecoderSubscribeEvents(decoder, events) == JXL_DEC_SUCCESS,
+            jxl.JxlDecoderSetInput(decoder, base, bytes.count) == JXL_DEC_SUCCESS
         else { throw .malformed(format: .jxl, reason: "libjxl refused the input") }
-        if isComplete { JxlDecoderCloseInput(decoder) }
+        if isComplete { jxl.JxlDecoderCloseInput(decoder) }
         return try body(decoder)
     }
 
     /// The codestream's basic information: size, orientation, alpha, animation.
     static func basicInfo(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> JxlBasicInfo {
-        try withDecoder(bytes, events: Int32(JXL_DEC_BASIC_INFO.rawValue)) { decoder throws(CodecError) in
-            let status = JxlDecoderProcessInput(decoder)
+        let jxl = try ModernCodecLibraries.jxl
+        return try withDecoder(bytes, events: Int32(JXL_DEC_BASIC_INFO.rawValue)) { decoder throws(CodecError) in
+            let status = jxl.JxlDecoderProcessInput(decoder)
             guard status == JXL_DEC_BASIC_INFO else { throw failure(status) }
             var info = JxlBasicInfo()
-            guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
+            guard jxl.JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
                 throw .malformed(format: .jxl, reason: "its header cannot be read")
             }
             guard info.xsize > 0, info.ysize > 0 else {
@@ -184,8 +187,9 @@ enum JXLDecoder {
     /// The duration of the frame whose header libjxl has just read: its ticks at the animation's rate, at most a
     /// day; none for a still.
     static func frameDuration(_ decoder: OpaquePointer, _ info: JxlBasicInfo) -> Duration {
+        guard let jxl = try? ModernCodecLibraries.jxl else { return .zero }
         var header = JxlFrameHeader()
-        guard JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS, info.have_animation != 0,
+        guard jxl.JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS, info.have_animation != 0,
             info.animation.tps_numerator > 0
         else { return .zero }
         let seconds =
@@ -196,16 +200,17 @@ enum JXLDecoder {
     /// The frames an animation shows (libjxl reads each frame's header and skips its groups) with their durations,
     /// and its loop count; a still is one frame. At most the default frame limit is counted.
     static func frames(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader.Frames {
+        let jxl = try ModernCodecLibraries.jxl
         let events = JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FRAME.rawValue
         let limit = DecodingOptions.Limits().maxFrameCount
         return try withDecoder(bytes, events: Int32(events)) { decoder throws(CodecError) -> ImageHeader.Frames in
             var info = JxlBasicInfo()
             var durations: [Duration] = []
             while true {
-                let status = JxlDecoderProcessInput(decoder)
+                let status = jxl.JxlDecoderProcessInput(decoder)
                 switch status {
                 case JXL_DEC_BASIC_INFO:
-                    guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
+                    guard jxl.JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
                         throw .malformed(format: .jxl, reason: "its header cannot be read")
                     }
                     if info.have_animation == 0 {
@@ -241,6 +246,7 @@ enum JXLDecoder {
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
+        let jxl = try ModernCodecLibraries.jxl
         let limits = options.limits
         let events =
             JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue
@@ -251,7 +257,7 @@ enum JXLDecoder {
         // picture from its first groups).
         return try withDecoder(bytes, events: Int32(events), isComplete: false) {
             decoder throws(CodecError) -> Image in
-            if options.keepsStoredOrientation { JxlDecoderSetKeepOrientation(decoder, 1) }
+            if options.keepsStoredOrientation { _ = jxl.JxlDecoderSetKeepOrientation(decoder, 1) }
             var info = JxlBasicInfo()
             var rendering = Rendering(channels: 3)
             var frames: [ImageFrame] = []
@@ -260,10 +266,10 @@ enum JXLDecoder {
             var size = (width: 0, height: 0)
             let pixelLimit = min(limits.maxPixelCount, limits.maxSourcePixelCount ?? .max)
             decoding: while true {
-                let status = JxlDecoderProcessInput(decoder)
+                let status = jxl.JxlDecoderProcessInput(decoder)
                 switch status {
                 case JXL_DEC_BASIC_INFO:
-                    guard JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
+                    guard jxl.JxlDecoderGetBasicInfo(decoder, &info) == JXL_DEC_SUCCESS else {
                         throw .malformed(format: .jxl, reason: "its header cannot be read")
                     }
                     let swaps = info.orientation.rawValue >= 5 && !options.keepsStoredOrientation
@@ -285,8 +291,8 @@ enum JXLDecoder {
                         srgb.primaries = JXL_PRIMARIES_SRGB
                         srgb.transfer_function = JXL_TRANSFER_FUNCTION_SRGB
                         srgb.rendering_intent = JXL_RENDERING_INTENT_RELATIVE
-                        _ = JxlDecoderSetPreferredColorProfile(decoder, &srgb)
-                        _ = JxlDecoderSetDesiredIntensityTarget(decoder, 255)
+                        _ = jxl.JxlDecoderSetPreferredColorProfile(decoder, &srgb)
+                        _ = jxl.JxlDecoderSetDesiredIntensityTarget(decoder, 255)
                     }
                     if options.colorHandling != .ignore {
                         rendering = colour(
@@ -306,12 +312,12 @@ enum JXLDecoder {
                 case JXL_DEC_NEED_IMAGE_OUT_BUFFER:
                     var format = pixelFormat(rendering)
                     var needed = 0
-                    guard JxlDecoderImageOutBufferSize(decoder, &format, &needed) == JXL_DEC_SUCCESS else {
+                    guard jxl.JxlDecoderImageOutBufferSize(decoder, &format, &needed) == JXL_DEC_SUCCESS else {
                         throw .malformed(format: .jxl, reason: "libjxl gave no output size")
                     }
                     samples = [UInt8](repeating: 0, count: needed)
                     let set = samples.withUnsafeMutableBytes { buffer in
-                        JxlDecoderSetImageOutBuffer(decoder, &format, buffer.baseAddress, buffer.count)
+                        jxl.JxlDecoderSetImageOutBuffer(decoder, &format, buffer.baseAddress, buffer.count)
                     }
                     guard set == JXL_DEC_SUCCESS else {
                         throw .malformed(format: .jxl, reason: "libjxl refused the buffer")
@@ -324,7 +330,7 @@ enum JXLDecoder {
                 case JXL_DEC_SUCCESS:
                     break decoding
                 case JXL_DEC_NEED_MORE_INPUT where options.allowsPartialImages:
-                    if frames.isEmpty, !samples.isEmpty, JxlDecoderFlushImage(decoder) == JXL_DEC_SUCCESS {
+                    if frames.isEmpty, !samples.isEmpty, jxl.JxlDecoderFlushImage(decoder) == JXL_DEC_SUCCESS {
                         frames.append(
                             ImageFrame(
                                 pixels: try pixels(samples, size: size, rendering: rendering), duration: duration))
@@ -350,9 +356,10 @@ enum JXLDecoder {
 
     /// What the frames are rendered as, from the colour encoding libjxl reports for the pixels it will give.
     private static func colour(of decoder: OpaquePointer, channels: Int, xyb: Bool) -> Rendering {
+        guard let jxl = try? ModernCodecLibraries.jxl else { return Rendering(channels: channels) }
         var rendering = Rendering(channels: channels)
         var encoding = JxlColorEncoding()
-        let known = JxlDecoderGetColorAsEncodedProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &encoding)
+        let known = jxl.JxlDecoderGetColorAsEncodedProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &encoding)
         if known == JXL_DEC_SUCCESS {
             let transfer = Int(encoding.transfer_function.rawValue)
             let primaries = encoding.primaries == JXL_PRIMARIES_P3 ? 12 : Int(encoding.primaries.rawValue)
@@ -369,12 +376,12 @@ enum JXLDecoder {
             }
         }
         var size = 0
-        guard JxlDecoderGetICCProfileSize(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &size) == JXL_DEC_SUCCESS,
+        guard jxl.JxlDecoderGetICCProfileSize(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &size) == JXL_DEC_SUCCESS,
             size > 0, size <= ColorProfiles.maximumSize
         else { return rendering }
         var data = [UInt8](repeating: 0, count: size)
         let read = data.withUnsafeMutableBufferPointer { buffer in
-            JxlDecoderGetColorAsICCProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, buffer.baseAddress, size)
+            jxl.JxlDecoderGetColorAsICCProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, buffer.baseAddress, size)
         }
         if read == JXL_DEC_SUCCESS, let profile = ColorProfile(data: data) {
             rendering.profile = profile.isSRGB ? nil : profile

@@ -1,4 +1,4 @@
-internal import COspreyJXL
+internal import COspreyModernCodecs
 
 #if canImport(Glibc)
 import Glibc
@@ -25,14 +25,15 @@ enum JXLEncoder {
     static func encode(
         _ image: Image, metadata: ContainerMetadata, options: EncodingOptions
     ) throws(CodecError) -> [UInt8] {
-        guard let encoder = JxlEncoderCreate(nil) else {
+        let jxl = try ModernCodecLibraries.jxl
+        guard let encoder = jxl.JxlEncoderCreate(nil) else {
             throw .encodingFailed(format: .jxl, reason: "libjxl could not make an encoder")
         }
-        defer { JxlEncoderDestroy(encoder) }
+        defer { jxl.JxlEncoderDestroy(encoder) }
         let alpha = image.pixelFormat.hasAlpha
         let channels = alpha ? 4 : 3
         var info = JxlBasicInfo()
-        JxlEncoderInitBasicInfo(&info)
+        jxl.JxlEncoderInitBasicInfo(&info)
         info.xsize = UInt32(image.width)
         info.ysize = UInt32(image.height)
         info.bits_per_sample = 8
@@ -49,36 +50,37 @@ enum JXLEncoder {
             info.animation.tps_denominator = 1
             info.animation.num_loops = UInt32(clamping: image.loopCount)
         }
-        try check(JxlEncoderSetBasicInfo(encoder, &info), encoder, "basic info")
+        try check(jxl.JxlEncoderSetBasicInfo(encoder, &info), encoder, "basic info")
         if let profile = metadata.profile {
-            try check(JxlEncoderSetICCProfile(encoder, profile, profile.count), encoder, "ICC profile")
+            try check(jxl.JxlEncoderSetICCProfile(encoder, profile, profile.count), encoder, "ICC profile")
         } else {
             var srgb = JxlColorEncoding()
-            JxlColorEncodingSetToSRGB(&srgb, 0)
-            try check(JxlEncoderSetColorEncoding(encoder, &srgb), encoder, "colour encoding")
+            jxl.JxlColorEncodingSetToSRGB(&srgb, 0)
+            try check(jxl.JxlEncoderSetColorEncoding(encoder, &srgb), encoder, "colour encoding")
         }
-        guard let settings = JxlEncoderFrameSettingsCreate(encoder, nil) else {
+        guard let settings = jxl.JxlEncoderFrameSettingsCreate(encoder, nil) else {
             throw .encodingFailed(format: .jxl, reason: "libjxl could not make frame settings")
         }
         let effort = Int64(min(max(options.jxlEffort, 1), 9))
-        try check(JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_EFFORT, effort), encoder, "effort")
+        try check(
+            jxl.JxlEncoderFrameSettingsSetOption(settings, JXL_ENC_FRAME_SETTING_EFFORT, effort), encoder, "effort")
         if options.isLossless {
-            try check(JxlEncoderSetFrameLossless(settings, 1), encoder, "lossless")
+            try check(jxl.JxlEncoderSetFrameLossless(settings, 1), encoder, "lossless")
         } else {
             try check(
-                JxlEncoderSetFrameDistance(settings, distance(forQuality: options.quality)), encoder, "distance")
+                jxl.JxlEncoderSetFrameDistance(settings, distance(forQuality: options.quality)), encoder, "distance")
         }
         var format = JxlPixelFormat(
             num_channels: UInt32(channels), data_type: JXL_TYPE_UINT8, endianness: JXL_NATIVE_ENDIAN, align: 0)
         for (index, frame) in image.frames.enumerated() {
             if animated {
                 var header = JxlFrameHeader()
-                JxlEncoderInitFrameHeader(&header)
+                jxl.JxlEncoderInitFrameHeader(&header)
                 let milliseconds =
                     frame.duration.components.seconds * 1_000 + frame.duration.components.attoseconds
                     / 1_000_000_000_000_000
                 header.duration = UInt32(clamping: max(milliseconds, 0))
-                try check(JxlEncoderSetFrameHeader(settings, &header), encoder, "frame \(index + 1) header")
+                try check(jxl.JxlEncoderSetFrameHeader(settings, &header), encoder, "frame \(index + 1) header")
             }
             let pixels = try frame.pixels.converted(to: alpha ? .rgba8 : .rgb8)
             // Rows packed, as libjxl reads them.
@@ -86,18 +88,18 @@ enum JXLEncoder {
             packed.reserveCapacity(pixels.width * pixels.height * channels)
             for y in 0..<pixels.height { packed += pixels.row(y) }
             let status = packed.withUnsafeBytes { bytes in
-                JxlEncoderAddImageFrame(settings, &format, bytes.baseAddress, bytes.count)
+                jxl.JxlEncoderAddImageFrame(settings, &format, bytes.baseAddress, bytes.count)
             }
             try check(status, encoder, "frame \(index + 1)")
         }
-        JxlEncoderCloseInput(encoder)
+        jxl.JxlEncoderCloseInput(encoder)
         var output = [UInt8](repeating: 0, count: 1 << 16)
         var written = 0
         while true {
             let status = output.withUnsafeMutableBufferPointer { buffer -> JxlEncoderStatus in
                 var next: UnsafeMutablePointer<UInt8>? = buffer.baseAddress! + written
                 var available = buffer.count - written
-                let status = JxlEncoderProcessOutput(encoder, &next, &available)
+                let status = jxl.JxlEncoderProcessOutput(encoder, &next, &available)
                 written = buffer.count - available
                 return status
             }
@@ -111,8 +113,9 @@ enum JXLEncoder {
     private static func check(
         _ status: JxlEncoderStatus, _ encoder: OpaquePointer, _ what: String
     ) throws(CodecError) {
+        let jxl = try ModernCodecLibraries.jxl
         guard status != JXL_ENC_SUCCESS else { return }
-        let error = JxlEncoderGetError(encoder)
+        let error = jxl.JxlEncoderGetError(encoder)
         throw .encodingFailed(format: .jxl, reason: "\(what): libjxl error \(error.rawValue)")
     }
 }

@@ -105,7 +105,8 @@ enum ProxyError: Error, Sendable, Equatable {
 
     init(_ error: CodecError, limits: ServerConfiguration) {
         switch error {
-        case .unsupportedFormat: self = .unsupportedMediaType
+        // A source in a format whose library this machine lacks is one the proxy cannot take.
+        case .unsupportedFormat, .codecUnavailable: self = .unsupportedMediaType
         case .tooManyPixels: self = .tooLarge("the source has more than \(limits.maxSourcePixels) pixels")
         case .tooManyFrames: self = .tooLarge("the source has more than \(limits.maxFrames) frames")
         case .limitExceeded, .outOfMemory: self = .tooLarge("the source exceeds a decoding limit")

@@ -1,0 +1,232 @@
+// Loads libavif, libheif and libjxl with dlopen on first use (see COspreyModernCodecs.h for why).
+#include "COspreyModernCodecs.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#if defined(__APPLE__)
+#define SHARED_SUFFIX ".dylib"
+#else
+#define SHARED_SUFFIX ".so"
+#endif
+
+/// The first of `names` (NULL-terminated) that opens, or NULL.
+static void *open_first(const char *const *names) {
+    for (; *names != NULL; names++) {
+        void *handle = dlopen(*names, RTLD_NOW | RTLD_LOCAL);
+        if (handle != NULL) return handle;
+    }
+    return NULL;
+}
+
+/// Looks `name` up in `handle` into `table->name`; on failure, closes the handle and fails the load.
+#define LOOK_UP(name)                                                                                                  \
+    do {                                                                                                               \
+        void *symbol = dlsym(handle, #name);                                                                           \
+        if (symbol == NULL) {                                                                                          \
+            dlclose(handle);                                                                                           \
+            return "a function Osprey needs is missing from the library (" #name ")";                                  \
+        }                                                                                                              \
+        memcpy(&table->name, &symbol, sizeof(symbol));                                                                 \
+    } while (0)
+
+// MARK: libavif
+
+static osprey_avif_functions avif_table;
+static const char *avif_failure;
+static pthread_once_t avif_once = PTHREAD_ONCE_INIT;
+
+static const char *load_avif(osprey_avif_functions *table) {
+    // Debian and Ubuntu name it by its ABI number, which the version does not give: every one since 0.9, newest
+    // first, then the development link; the version check below keeps only the headers' ABI.
+    static const char *const names[] = {
+        "libavif" SHARED_SUFFIX ".16", "libavif" SHARED_SUFFIX ".15", "libavif" SHARED_SUFFIX ".14",
+        "libavif" SHARED_SUFFIX ".13", "libavif.16.dylib", "libavif.15.dylib", "libavif" SHARED_SUFFIX, NULL,
+    };
+    void *handle = open_first(names);
+    if (handle == NULL) return "libavif is not installed (the libavif shared library cannot be opened)";
+        LOOK_UP(avifDecoderCreate);
+        LOOK_UP(avifDecoderDestroy);
+        LOOK_UP(avifDecoderNextImage);
+        LOOK_UP(avifDecoderNthImageTiming);
+        LOOK_UP(avifDecoderParse);
+        LOOK_UP(avifDecoderSetIOMemory);
+        LOOK_UP(avifEncoderAddImage);
+        LOOK_UP(avifEncoderCreate);
+        LOOK_UP(avifEncoderDestroy);
+        LOOK_UP(avifEncoderFinish);
+        LOOK_UP(avifImageCreate);
+        LOOK_UP(avifImageDestroy);
+        LOOK_UP(avifImageRGBToYUV);
+        LOOK_UP(avifImageSetMetadataExif);
+        LOOK_UP(avifImageSetMetadataXMP);
+        LOOK_UP(avifImageSetProfileICC);
+        LOOK_UP(avifImageYUVToRGB);
+        LOOK_UP(avifRGBImageSetDefaults);
+        LOOK_UP(avifRWDataFree);
+        LOOK_UP(avifResultToString);
+        LOOK_UP(avifVersion);
+    int major = 0, minor = 0;
+    if (sscanf(table->avifVersion(), "%d.%d", &major, &minor) != 2 || major != AVIF_VERSION_MAJOR ||
+        minor != AVIF_VERSION_MINOR) {
+        dlclose(handle);
+        return "the installed libavif is not the version Osprey was built with";
+    }
+    return NULL;
+}
+
+static void load_avif_once(void) { avif_failure = load_avif(&avif_table); }
+
+const osprey_avif_functions *osprey_avif_functions_load(const char **reason) {
+    pthread_once(&avif_once, load_avif_once);
+    if (avif_failure != NULL) {
+        if (reason != NULL) *reason = avif_failure;
+        return NULL;
+    }
+    return &avif_table;
+}
+
+// MARK: libheif
+
+static osprey_heif_functions heif_table;
+static const char *heif_failure;
+static pthread_once_t heif_once = PTHREAD_ONCE_INIT;
+
+static const char *load_heif(osprey_heif_functions *table) {
+    static const char *const names[] = {
+        "libheif" SHARED_SUFFIX ".1", "libheif.1.dylib", "libheif" SHARED_SUFFIX, NULL,
+    };
+    void *handle = open_first(names);
+    if (handle == NULL) return "libheif is not installed (the libheif shared library cannot be opened)";
+        LOOK_UP(heif_context_alloc);
+        LOOK_UP(heif_context_free);
+        LOOK_UP(heif_context_get_primary_image_handle);
+        LOOK_UP(heif_context_read_from_memory_without_copy);
+        LOOK_UP(heif_context_set_maximum_image_size_limit);
+        LOOK_UP(heif_decode_image);
+        LOOK_UP(heif_decoding_options_alloc);
+        LOOK_UP(heif_decoding_options_free);
+        LOOK_UP(heif_image_get_bits_per_pixel_range);
+        LOOK_UP(heif_image_get_height);
+        LOOK_UP(heif_image_get_plane_readonly);
+        LOOK_UP(heif_image_get_width);
+        LOOK_UP(heif_image_handle_get_height);
+        LOOK_UP(heif_image_handle_get_list_of_metadata_block_IDs);
+        LOOK_UP(heif_image_handle_get_metadata);
+        LOOK_UP(heif_image_handle_get_metadata_content_type);
+        LOOK_UP(heif_image_handle_get_metadata_size);
+        LOOK_UP(heif_image_handle_get_metadata_type);
+        LOOK_UP(heif_image_handle_get_nclx_color_profile);
+        LOOK_UP(heif_image_handle_get_number_of_metadata_blocks);
+        LOOK_UP(heif_image_handle_get_raw_color_profile);
+        LOOK_UP(heif_image_handle_get_raw_color_profile_size);
+        LOOK_UP(heif_image_handle_get_width);
+        LOOK_UP(heif_image_handle_has_alpha_channel);
+        LOOK_UP(heif_image_handle_release);
+        LOOK_UP(heif_image_release);
+        LOOK_UP(heif_init);
+        LOOK_UP(heif_nclx_color_profile_free);
+        LOOK_UP(heif_get_version_number_major);
+        LOOK_UP(heif_get_version_number_minor);
+    if (table->heif_get_version_number_major() != (int)(LIBHEIF_NUMERIC_VERSION >> 24) ||
+        table->heif_get_version_number_minor() < (int)((LIBHEIF_NUMERIC_VERSION >> 16) & 0xFF)) {
+        dlclose(handle);
+        return "the installed libheif is older than the version Osprey was built with";
+    }
+    struct heif_error error = table->heif_init(NULL);
+    if (error.code != heif_error_Ok) {
+        dlclose(handle);
+        return "libheif cannot be initialised";
+    }
+    return NULL;
+}
+
+static void load_heif_once(void) { heif_failure = load_heif(&heif_table); }
+
+const osprey_heif_functions *osprey_heif_functions_load(const char **reason) {
+    pthread_once(&heif_once, load_heif_once);
+    if (heif_failure != NULL) {
+        if (reason != NULL) *reason = heif_failure;
+        return NULL;
+    }
+    return &heif_table;
+}
+
+// MARK: libjxl
+
+static osprey_jxl_functions jxl_table;
+static const char *jxl_failure;
+static pthread_once_t jxl_once = PTHREAD_ONCE_INIT;
+
+#define STRINGIFY_VALUE(value) #value
+#define STRINGIFY(value) STRINGIFY_VALUE(value)
+
+static const char *load_jxl(osprey_jxl_functions *table) {
+    // libjxl 0.x names its ABI by major and minor version (libjxl.so.0.7), 1.x and later by major.
+    static const char *const names[] = {
+#if JPEGXL_MAJOR_VERSION == 0
+        "libjxl" SHARED_SUFFIX ".0." STRINGIFY(JPEGXL_MINOR_VERSION), "libjxl.0." STRINGIFY(JPEGXL_MINOR_VERSION) ".dylib",
+#else
+        "libjxl" SHARED_SUFFIX "." STRINGIFY(JPEGXL_MAJOR_VERSION), "libjxl." STRINGIFY(JPEGXL_MAJOR_VERSION) ".dylib",
+#endif
+        "libjxl" SHARED_SUFFIX, NULL,
+    };
+    void *handle = open_first(names);
+    if (handle == NULL) return "libjxl is not installed (the libjxl shared library cannot be opened)";
+        LOOK_UP(JxlColorEncodingSetToSRGB);
+        LOOK_UP(JxlDecoderCloseInput);
+        LOOK_UP(JxlDecoderCreate);
+        LOOK_UP(JxlDecoderDestroy);
+        LOOK_UP(JxlDecoderFlushImage);
+        LOOK_UP(JxlDecoderGetBasicInfo);
+        LOOK_UP(JxlDecoderGetColorAsEncodedProfile);
+        LOOK_UP(JxlDecoderGetColorAsICCProfile);
+        LOOK_UP(JxlDecoderGetFrameHeader);
+        LOOK_UP(JxlDecoderGetICCProfileSize);
+        LOOK_UP(JxlDecoderImageOutBufferSize);
+        LOOK_UP(JxlDecoderProcessInput);
+        LOOK_UP(JxlDecoderReleaseJPEGBuffer);
+        LOOK_UP(JxlDecoderSetDesiredIntensityTarget);
+        LOOK_UP(JxlDecoderSetImageOutBuffer);
+        LOOK_UP(JxlDecoderSetInput);
+        LOOK_UP(JxlDecoderSetJPEGBuffer);
+        LOOK_UP(JxlDecoderSetKeepOrientation);
+        LOOK_UP(JxlDecoderSetPreferredColorProfile);
+        LOOK_UP(JxlDecoderSubscribeEvents);
+        LOOK_UP(JxlEncoderAddImageFrame);
+        LOOK_UP(JxlEncoderCloseInput);
+        LOOK_UP(JxlEncoderCreate);
+        LOOK_UP(JxlEncoderDestroy);
+        LOOK_UP(JxlEncoderFrameSettingsCreate);
+        LOOK_UP(JxlEncoderFrameSettingsSetOption);
+        LOOK_UP(JxlEncoderGetError);
+        LOOK_UP(JxlEncoderInitBasicInfo);
+        LOOK_UP(JxlEncoderInitFrameHeader);
+        LOOK_UP(JxlEncoderProcessOutput);
+        LOOK_UP(JxlEncoderSetBasicInfo);
+        LOOK_UP(JxlEncoderSetColorEncoding);
+        LOOK_UP(JxlEncoderSetFrameDistance);
+        LOOK_UP(JxlEncoderSetFrameHeader);
+        LOOK_UP(JxlEncoderSetFrameLossless);
+        LOOK_UP(JxlEncoderSetICCProfile);
+        LOOK_UP(JxlDecoderVersion);
+    uint32_t version = table->JxlDecoderVersion();  // major * 1000000 + minor * 1000 + patch
+    if (version / 1000000 != JPEGXL_MAJOR_VERSION || version / 1000 % 1000 != JPEGXL_MINOR_VERSION) {
+        dlclose(handle);
+        return "the installed libjxl is not the version Osprey was built with";
+    }
+    return NULL;
+}
+
+static void load_jxl_once(void) { jxl_failure = load_jxl(&jxl_table); }
+
+const osprey_jxl_functions *osprey_jxl_functions_load(const char **reason) {
+    pthread_once(&jxl_once, load_jxl_once);
+    if (jxl_failure != NULL) {
+        if (reason != NULL) *reason = jxl_failure;
+        return NULL;
+    }
+    return &jxl_table;
+}

@@ -1,0 +1,59 @@
+import Foundation
+import OspreyCodecs
+import Testing
+
+/// libavif, libheif and libjxl are opened when an image first needs one, not when osprey starts (their loading
+/// and their dependencies' initialisers cost about 10 ms of every start-up). The dynamic loader's own log says what
+/// a process opened.
+@Suite struct ModernCodecLoadingTests {
+    /// The libraries the modern codecs bring in, as the loader names them.
+    static let modern = [
+        "libavif.so", "libheif.so", "libjxl.so", "libhwy.so", "libde265.so", "libdav1d.so", "libaom.so",
+    ]
+
+    /// What the dynamic loader opened while osprey ran `arguments` (its `LD_DEBUG=libs` log).
+    static func openedLibraries(_ arguments: [String]) throws -> (status: Int32, log: String) {
+        let run = try OspreyBinary.run(arguments, environment: ["LD_DEBUG": "libs"])
+        let opened = run.standardError.split(separator: "\n").filter { $0.contains("calling init:") }
+        return (run.status, opened.joined(separator: "\n"))
+    }
+
+    /// A small picture encoded as `format`, in a file of its own (removed by the caller).
+    static func file(_ format: ImageFormat) throws -> String {
+        let pixels = try PixelBuffer(
+            width: 16, height: 8, format: .rgb8, bytes: (0..<(16 * 8 * 3)).map { UInt8($0 % 251) })
+        let path = NSTemporaryDirectory() + "osprey-lazy-\(UUID().uuidString).\(format.name)"
+        let bytes = try ImageEncoder.encode(Image(pixels: pixels), as: format)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    @Test("--version and a JPEG open none of them; an AVIF opens libavif alone, a JPEG XL libjxl alone")
+    func openedOnFirstUse() throws {
+        let version = try Self.openedLibraries(["--version"])
+        #expect(version.status == 0)
+        #expect(version.log.contains("calling init:"), "the loader logged nothing: \(version.log)")
+        for library in Self.modern { #expect(!version.log.contains(library), "\(library) at start-up") }
+
+        let jpeg = try Self.file(.jpeg)
+        let avif = try Self.file(.avif)
+        let jxl = try Self.file(.jxl)
+        defer { for path in [jpeg, avif, jxl] { try? FileManager.default.removeItem(atPath: path) } }
+
+        let jpegRun = try Self.openedLibraries(["info", jpeg])
+        #expect(jpegRun.status == 0)
+        for library in Self.modern { #expect(!jpegRun.log.contains(library), "\(library) for a JPEG") }
+
+        let avifRun = try Self.openedLibraries(["convert", avif, avif + ".png"])
+        defer { try? FileManager.default.removeItem(atPath: avif + ".png") }
+        #expect(avifRun.status == 0)
+        #expect(avifRun.log.contains("libavif.so"))
+        #expect(!avifRun.log.contains("libjxl.so") && !avifRun.log.contains("libheif.so"))
+
+        let jxlRun = try Self.openedLibraries(["convert", jxl, jxl + ".png"])
+        defer { try? FileManager.default.removeItem(atPath: jxl + ".png") }
+        #expect(jxlRun.status == 0)
+        #expect(jxlRun.log.contains("libjxl.so"))
+        #expect(!jxlRun.log.contains("libavif.so") && !jxlRun.log.contains("libheif.so"))
+    }
+}
