@@ -25,11 +25,8 @@ def build(product):
 def build_osprey():
     """Builds the osprey command in release (in the repository's own package) and returns its path."""
     root = HERE.parent
-    # As `make build` builds it: the Swift runtime and Foundation linked in, packed relocations where the system
-    # reads them, as a deployment would ship it.
-    link = subprocess.run(["make", "-s", "print-release-link-flags"], cwd=root, check=True, capture_output=True,
-                          text=True).stdout.split()
-    sh("swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "osprey", *link, cwd=root)
+    # As `make build` builds it: the Swift runtime and Foundation linked in, as a deployment would ship it.
+    sh("swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "osprey", cwd=root)
     bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=root, check=True,
                               capture_output=True, text=True).stdout.strip()
     return Path(bin_path) / "osprey"

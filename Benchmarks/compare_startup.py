@@ -35,17 +35,22 @@ def corpus_jpegs():
 
 
 def make_inputs(directory):
-    """COUNT 640x480 baseline JPEGs (q90) from the corpus's larger photos, or from ImageMagick's own pictures."""
+    """COUNT 640x480 baseline JPEGs (q90) from the corpus's photos (those ImageMagick reads), or from ImageMagick's
+    own pictures when the corpus is absent."""
     sources = corpus_jpegs()
     inputs = []
-    for index in range(COUNT):
-        path = directory / f"in{index:03}.jpg"
-        if sources:
-            source = [str(sources[index % len(sources)])]
-        else:
-            source = ["-size", "1280x960", "-seed", str(index), "plasma:fractal"]
-        subprocess.run([MAGICK, *source, "-auto-orient", "-resize", "640x480!", "-quality", "90", str(path)],
-                       check=True, stderr=subprocess.DEVNULL)
+    for source in sources:
+        if len(inputs) == COUNT:
+            break
+        path = directory / f"in{len(inputs):03}.jpg"
+        made = subprocess.run([MAGICK, str(source), "-auto-orient", "-resize", "640x480!", "-strip", "-quality", "90",
+                               str(path)], stderr=subprocess.DEVNULL)
+        if made.returncode == 0:
+            inputs.append(path)
+    while len(inputs) < COUNT:
+        path = directory / f"in{len(inputs):03}.jpg"
+        subprocess.run([MAGICK, "-size", "1280x960", "-seed", str(len(inputs)), "plasma:fractal", "-resize",
+                        "640x480!", "-quality", "90", str(path)], check=True, stderr=subprocess.DEVNULL)
         inputs.append(path)
     return inputs, bool(sources)
 
