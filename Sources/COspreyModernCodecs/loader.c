@@ -32,11 +32,22 @@ static void *open_first(const char *const *names) {
         memcpy(&table->name, &symbol, sizeof(symbol));                                                                 \
     } while (0)
 
-// MARK: libavif
+/// `osprey_LIB_functions_load`: `load_LIB` run once, its table or its failure kept for every later call.
+#define DEFINE_LOADER(lib)                                                                                             \
+    static osprey_##lib##_functions lib##_table;                                                                       \
+    static const char *lib##_failure;                                                                                  \
+    static pthread_once_t lib##_once = PTHREAD_ONCE_INIT;                                                              \
+    static void load_##lib##_once(void) { lib##_failure = load_##lib(&lib##_table); }                                 \
+    const osprey_##lib##_functions *osprey_##lib##_functions_load(const char **reason) {                              \
+        pthread_once(&lib##_once, load_##lib##_once);                                                                  \
+        if (lib##_failure != NULL) {                                                                                   \
+            if (reason != NULL) *reason = lib##_failure;                                                               \
+            return NULL;                                                                                               \
+        }                                                                                                              \
+        return &lib##_table;                                                                                           \
+    }
 
-static osprey_avif_functions avif_table;
-static const char *avif_failure;
-static pthread_once_t avif_once = PTHREAD_ONCE_INIT;
+// MARK: libavif
 
 static const char *load_avif(osprey_avif_functions *table) {
     // Debian and Ubuntu name it by its ABI number, which the version does not give: every one since 0.9, newest
@@ -47,27 +58,27 @@ static const char *load_avif(osprey_avif_functions *table) {
     };
     void *handle = open_first(names);
     if (handle == NULL) return "libavif is not installed (the libavif shared library cannot be opened)";
-        LOOK_UP(avifDecoderCreate);
-        LOOK_UP(avifDecoderDestroy);
-        LOOK_UP(avifDecoderNextImage);
-        LOOK_UP(avifDecoderNthImageTiming);
-        LOOK_UP(avifDecoderParse);
-        LOOK_UP(avifDecoderSetIOMemory);
-        LOOK_UP(avifEncoderAddImage);
-        LOOK_UP(avifEncoderCreate);
-        LOOK_UP(avifEncoderDestroy);
-        LOOK_UP(avifEncoderFinish);
-        LOOK_UP(avifImageCreate);
-        LOOK_UP(avifImageDestroy);
-        LOOK_UP(avifImageRGBToYUV);
-        LOOK_UP(avifImageSetMetadataExif);
-        LOOK_UP(avifImageSetMetadataXMP);
-        LOOK_UP(avifImageSetProfileICC);
-        LOOK_UP(avifImageYUVToRGB);
-        LOOK_UP(avifRGBImageSetDefaults);
-        LOOK_UP(avifRWDataFree);
-        LOOK_UP(avifResultToString);
-        LOOK_UP(avifVersion);
+    LOOK_UP(avifDecoderCreate);
+    LOOK_UP(avifDecoderDestroy);
+    LOOK_UP(avifDecoderNextImage);
+    LOOK_UP(avifDecoderNthImageTiming);
+    LOOK_UP(avifDecoderParse);
+    LOOK_UP(avifDecoderSetIOMemory);
+    LOOK_UP(avifEncoderAddImage);
+    LOOK_UP(avifEncoderCreate);
+    LOOK_UP(avifEncoderDestroy);
+    LOOK_UP(avifEncoderFinish);
+    LOOK_UP(avifImageCreate);
+    LOOK_UP(avifImageDestroy);
+    LOOK_UP(avifImageRGBToYUV);
+    LOOK_UP(avifImageSetMetadataExif);
+    LOOK_UP(avifImageSetMetadataXMP);
+    LOOK_UP(avifImageSetProfileICC);
+    LOOK_UP(avifImageYUVToRGB);
+    LOOK_UP(avifRGBImageSetDefaults);
+    LOOK_UP(avifRWDataFree);
+    LOOK_UP(avifResultToString);
+    LOOK_UP(avifVersion);
     int major = 0, minor = 0;
     if (sscanf(table->avifVersion(), "%d.%d", &major, &minor) != 2 || major != AVIF_VERSION_MAJOR ||
         minor != AVIF_VERSION_MINOR) {
@@ -77,22 +88,9 @@ static const char *load_avif(osprey_avif_functions *table) {
     return NULL;
 }
 
-static void load_avif_once(void) { avif_failure = load_avif(&avif_table); }
-
-const osprey_avif_functions *osprey_avif_functions_load(const char **reason) {
-    pthread_once(&avif_once, load_avif_once);
-    if (avif_failure != NULL) {
-        if (reason != NULL) *reason = avif_failure;
-        return NULL;
-    }
-    return &avif_table;
-}
+DEFINE_LOADER(avif)
 
 // MARK: libheif
-
-static osprey_heif_functions heif_table;
-static const char *heif_failure;
-static pthread_once_t heif_once = PTHREAD_ONCE_INIT;
 
 static const char *load_heif(osprey_heif_functions *table) {
     static const char *const names[] = {
@@ -100,36 +98,36 @@ static const char *load_heif(osprey_heif_functions *table) {
     };
     void *handle = open_first(names);
     if (handle == NULL) return "libheif is not installed (the libheif shared library cannot be opened)";
-        LOOK_UP(heif_context_alloc);
-        LOOK_UP(heif_context_free);
-        LOOK_UP(heif_context_get_primary_image_handle);
-        LOOK_UP(heif_context_read_from_memory_without_copy);
-        LOOK_UP(heif_context_set_maximum_image_size_limit);
-        LOOK_UP(heif_decode_image);
-        LOOK_UP(heif_decoding_options_alloc);
-        LOOK_UP(heif_decoding_options_free);
-        LOOK_UP(heif_image_get_bits_per_pixel_range);
-        LOOK_UP(heif_image_get_height);
-        LOOK_UP(heif_image_get_plane_readonly);
-        LOOK_UP(heif_image_get_width);
-        LOOK_UP(heif_image_handle_get_height);
-        LOOK_UP(heif_image_handle_get_list_of_metadata_block_IDs);
-        LOOK_UP(heif_image_handle_get_metadata);
-        LOOK_UP(heif_image_handle_get_metadata_content_type);
-        LOOK_UP(heif_image_handle_get_metadata_size);
-        LOOK_UP(heif_image_handle_get_metadata_type);
-        LOOK_UP(heif_image_handle_get_nclx_color_profile);
-        LOOK_UP(heif_image_handle_get_number_of_metadata_blocks);
-        LOOK_UP(heif_image_handle_get_raw_color_profile);
-        LOOK_UP(heif_image_handle_get_raw_color_profile_size);
-        LOOK_UP(heif_image_handle_get_width);
-        LOOK_UP(heif_image_handle_has_alpha_channel);
-        LOOK_UP(heif_image_handle_release);
-        LOOK_UP(heif_image_release);
-        LOOK_UP(heif_init);
-        LOOK_UP(heif_nclx_color_profile_free);
-        LOOK_UP(heif_get_version_number_major);
-        LOOK_UP(heif_get_version_number_minor);
+    LOOK_UP(heif_context_alloc);
+    LOOK_UP(heif_context_free);
+    LOOK_UP(heif_context_get_primary_image_handle);
+    LOOK_UP(heif_context_read_from_memory_without_copy);
+    LOOK_UP(heif_context_set_maximum_image_size_limit);
+    LOOK_UP(heif_decode_image);
+    LOOK_UP(heif_decoding_options_alloc);
+    LOOK_UP(heif_decoding_options_free);
+    LOOK_UP(heif_image_get_bits_per_pixel_range);
+    LOOK_UP(heif_image_get_height);
+    LOOK_UP(heif_image_get_plane_readonly);
+    LOOK_UP(heif_image_get_width);
+    LOOK_UP(heif_image_handle_get_height);
+    LOOK_UP(heif_image_handle_get_list_of_metadata_block_IDs);
+    LOOK_UP(heif_image_handle_get_metadata);
+    LOOK_UP(heif_image_handle_get_metadata_content_type);
+    LOOK_UP(heif_image_handle_get_metadata_size);
+    LOOK_UP(heif_image_handle_get_metadata_type);
+    LOOK_UP(heif_image_handle_get_nclx_color_profile);
+    LOOK_UP(heif_image_handle_get_number_of_metadata_blocks);
+    LOOK_UP(heif_image_handle_get_raw_color_profile);
+    LOOK_UP(heif_image_handle_get_raw_color_profile_size);
+    LOOK_UP(heif_image_handle_get_width);
+    LOOK_UP(heif_image_handle_has_alpha_channel);
+    LOOK_UP(heif_image_handle_release);
+    LOOK_UP(heif_image_release);
+    LOOK_UP(heif_init);
+    LOOK_UP(heif_nclx_color_profile_free);
+    LOOK_UP(heif_get_version_number_major);
+    LOOK_UP(heif_get_version_number_minor);
     if (table->heif_get_version_number_major() != (int)(LIBHEIF_NUMERIC_VERSION >> 24) ||
         table->heif_get_version_number_minor() < (int)((LIBHEIF_NUMERIC_VERSION >> 16) & 0xFF)) {
         dlclose(handle);
@@ -143,22 +141,9 @@ static const char *load_heif(osprey_heif_functions *table) {
     return NULL;
 }
 
-static void load_heif_once(void) { heif_failure = load_heif(&heif_table); }
-
-const osprey_heif_functions *osprey_heif_functions_load(const char **reason) {
-    pthread_once(&heif_once, load_heif_once);
-    if (heif_failure != NULL) {
-        if (reason != NULL) *reason = heif_failure;
-        return NULL;
-    }
-    return &heif_table;
-}
+DEFINE_LOADER(heif)
 
 // MARK: libjxl
-
-static osprey_jxl_functions jxl_table;
-static const char *jxl_failure;
-static pthread_once_t jxl_once = PTHREAD_ONCE_INIT;
 
 #define STRINGIFY_VALUE(value) #value
 #define STRINGIFY(value) STRINGIFY_VALUE(value)
@@ -175,43 +160,43 @@ static const char *load_jxl(osprey_jxl_functions *table) {
     };
     void *handle = open_first(names);
     if (handle == NULL) return "libjxl is not installed (the libjxl shared library cannot be opened)";
-        LOOK_UP(JxlColorEncodingSetToSRGB);
-        LOOK_UP(JxlDecoderCloseInput);
-        LOOK_UP(JxlDecoderCreate);
-        LOOK_UP(JxlDecoderDestroy);
-        LOOK_UP(JxlDecoderFlushImage);
-        LOOK_UP(JxlDecoderGetBasicInfo);
-        LOOK_UP(JxlDecoderGetColorAsEncodedProfile);
-        LOOK_UP(JxlDecoderGetColorAsICCProfile);
-        LOOK_UP(JxlDecoderGetFrameHeader);
-        LOOK_UP(JxlDecoderGetICCProfileSize);
-        LOOK_UP(JxlDecoderImageOutBufferSize);
-        LOOK_UP(JxlDecoderProcessInput);
-        LOOK_UP(JxlDecoderReleaseJPEGBuffer);
-        LOOK_UP(JxlDecoderSetDesiredIntensityTarget);
-        LOOK_UP(JxlDecoderSetImageOutBuffer);
-        LOOK_UP(JxlDecoderSetInput);
-        LOOK_UP(JxlDecoderSetJPEGBuffer);
-        LOOK_UP(JxlDecoderSetKeepOrientation);
-        LOOK_UP(JxlDecoderSetPreferredColorProfile);
-        LOOK_UP(JxlDecoderSubscribeEvents);
-        LOOK_UP(JxlEncoderAddImageFrame);
-        LOOK_UP(JxlEncoderCloseInput);
-        LOOK_UP(JxlEncoderCreate);
-        LOOK_UP(JxlEncoderDestroy);
-        LOOK_UP(JxlEncoderFrameSettingsCreate);
-        LOOK_UP(JxlEncoderFrameSettingsSetOption);
-        LOOK_UP(JxlEncoderGetError);
-        LOOK_UP(JxlEncoderInitBasicInfo);
-        LOOK_UP(JxlEncoderInitFrameHeader);
-        LOOK_UP(JxlEncoderProcessOutput);
-        LOOK_UP(JxlEncoderSetBasicInfo);
-        LOOK_UP(JxlEncoderSetColorEncoding);
-        LOOK_UP(JxlEncoderSetFrameDistance);
-        LOOK_UP(JxlEncoderSetFrameHeader);
-        LOOK_UP(JxlEncoderSetFrameLossless);
-        LOOK_UP(JxlEncoderSetICCProfile);
-        LOOK_UP(JxlDecoderVersion);
+    LOOK_UP(JxlColorEncodingSetToSRGB);
+    LOOK_UP(JxlDecoderCloseInput);
+    LOOK_UP(JxlDecoderCreate);
+    LOOK_UP(JxlDecoderDestroy);
+    LOOK_UP(JxlDecoderFlushImage);
+    LOOK_UP(JxlDecoderGetBasicInfo);
+    LOOK_UP(JxlDecoderGetColorAsEncodedProfile);
+    LOOK_UP(JxlDecoderGetColorAsICCProfile);
+    LOOK_UP(JxlDecoderGetFrameHeader);
+    LOOK_UP(JxlDecoderGetICCProfileSize);
+    LOOK_UP(JxlDecoderImageOutBufferSize);
+    LOOK_UP(JxlDecoderProcessInput);
+    LOOK_UP(JxlDecoderReleaseJPEGBuffer);
+    LOOK_UP(JxlDecoderSetDesiredIntensityTarget);
+    LOOK_UP(JxlDecoderSetImageOutBuffer);
+    LOOK_UP(JxlDecoderSetInput);
+    LOOK_UP(JxlDecoderSetJPEGBuffer);
+    LOOK_UP(JxlDecoderSetKeepOrientation);
+    LOOK_UP(JxlDecoderSetPreferredColorProfile);
+    LOOK_UP(JxlDecoderSubscribeEvents);
+    LOOK_UP(JxlEncoderAddImageFrame);
+    LOOK_UP(JxlEncoderCloseInput);
+    LOOK_UP(JxlEncoderCreate);
+    LOOK_UP(JxlEncoderDestroy);
+    LOOK_UP(JxlEncoderFrameSettingsCreate);
+    LOOK_UP(JxlEncoderFrameSettingsSetOption);
+    LOOK_UP(JxlEncoderGetError);
+    LOOK_UP(JxlEncoderInitBasicInfo);
+    LOOK_UP(JxlEncoderInitFrameHeader);
+    LOOK_UP(JxlEncoderProcessOutput);
+    LOOK_UP(JxlEncoderSetBasicInfo);
+    LOOK_UP(JxlEncoderSetColorEncoding);
+    LOOK_UP(JxlEncoderSetFrameDistance);
+    LOOK_UP(JxlEncoderSetFrameHeader);
+    LOOK_UP(JxlEncoderSetFrameLossless);
+    LOOK_UP(JxlEncoderSetICCProfile);
+    LOOK_UP(JxlDecoderVersion);
     uint32_t version = table->JxlDecoderVersion();  // major * 1000000 + minor * 1000 + patch
     if (version / 1000000 != JPEGXL_MAJOR_VERSION || version / 1000 % 1000 != JPEGXL_MINOR_VERSION) {
         dlclose(handle);
@@ -220,13 +205,4 @@ static const char *load_jxl(osprey_jxl_functions *table) {
     return NULL;
 }
 
-static void load_jxl_once(void) { jxl_failure = load_jxl(&jxl_table); }
-
-const osprey_jxl_functions *osprey_jxl_functions_load(const char **reason) {
-    pthread_once(&jxl_once, load_jxl_once);
-    if (jxl_failure != NULL) {
-        if (reason != NULL) *reason = jxl_failure;
-        return NULL;
-    }
-    return &jxl_table;
-}
+DEFINE_LOADER(jxl)

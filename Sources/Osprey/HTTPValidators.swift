@@ -1,5 +1,5 @@
 /// What an origin said about a resource's version and freshness: the downloader reads them from a response, the disk
-/// cache keeps them beside the bytes, and a later conditional request sends them back (MISSION M8, M13).
+/// cache keeps them beside the bytes, and a later conditional request sends them back.
 public struct HTTPValidators: Sendable, Hashable {
     /// The `ETag` response header, sent back as `If-None-Match`.
     public var etag: String?

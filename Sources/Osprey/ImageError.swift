@@ -3,12 +3,12 @@ public import OspreyCodecs
 
 /// Why an ``ImageManager`` load did not produce an image.
 public enum ImageError: Error, Sendable, CustomStringConvertible {
-    /// The URL cannot be loaded; it was never sent to the network (M1).
+    /// The URL cannot be loaded; it was never sent to the network.
     case invalidURL(String, reason: OspreyError.InvalidURLReason)
-    /// The URL failed for a lasting reason before and is on the failed-URL list (M3); the origin was not asked.
+    /// The URL failed for a lasting reason before and is on the failed-URL list; the origin was not asked.
     /// ``ImageRequest/Options/retryFailed`` asks anyway. `reason` is that earlier failure, when the list kept it.
     indirect case previouslyFailed(URL, reason: ImageError?)
-    /// The manager's ``ImageManager/Configuration/shouldDownload`` hook declined the download on a cache miss (M7).
+    /// The manager's ``ImageManager/Configuration/shouldDownload`` hook declined the download on a cache miss.
     /// Not a failure: the URL does not enter the failed-URL list. (The seeds complete with neither image nor error;
     /// in Swift that outcome needs a name, and this is it.)
     case downloadDeclined(URL)

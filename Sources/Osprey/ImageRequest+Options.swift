@@ -1,5 +1,5 @@
 extension ImageRequest {
-    /// How a request is loaded (MISSION M9): the seeds' `SDWebImageOptions`, each with a test that shows what it does.
+    /// How a request is loaded: the seeds' `SDWebImageOptions`, each with a test that shows what it does.
     ///
     /// ```swift
     /// let request = try ImageRequest(string: url, options: [.refreshCached, .waitStoreCache])
@@ -13,16 +13,15 @@ extension ImageRequest {
 
         // MARK: Failures
 
-        /// Ask the origin even when the URL is on the failed-URL list (M3).
+        /// Ask the origin even when the URL is on the failed-URL list.
         public static let retryFailed = Options(rawValue: 1 << 0)
         // Bits 1 and 2 were `lowPriority` and `highPriority`: the priority is ``ImageRequest/priority`` alone.
 
         // MARK: Caching
 
-        /// Keep the image in memory only: nothing is written to disk (M10).
+        /// Keep the image in memory only: nothing is written to disk.
         public static let cacheMemoryOnly = Options(rawValue: 1 << 3)
-        /// Deliver the cached image first, then revalidate it with the origin and deliver again only when it changed
-        /// (M8, M13).
+        /// Deliver the cached image first, then revalidate it with the origin and deliver again only when it changed.
         public static let refreshCached = Options(rawValue: 1 << 4)
         /// Look in the caches only; a miss fails with ``ImageError/notCached(_:)`` and never reaches the network.
         public static let fromCacheOnly = Options(rawValue: 1 << 5)
@@ -37,21 +36,21 @@ extension ImageRequest {
 
         // MARK: Downloading
 
-        /// Deliver partial images while the data arrives (M15), each marked not final.
+        /// Deliver partial images while the data arrives, each marked not final.
         public static let progressiveDownload = Options(rawValue: 1 << 8)
         /// Send and keep the downloader's cookies for this URL (``DownloadRequest/handlesCookies``).
         public static let handlesCookies = Options(rawValue: 1 << 9)
         /// Accept any certificate from an `https` origin: expired, self-signed, wrong host
         /// (``DownloadRequest/allowsInvalidCertificates``).
         public static let allowsInvalidCertificates = Options(rawValue: 1 << 10)
-        /// Let the download and the caching finish even if every caller cancels (M18).
+        /// Let the download and the caching finish even if every caller cancels.
         public static let detached = Options(rawValue: 1 << 11)
 
         // MARK: Decoding and transforming
 
         /// Run the manager's ``ImageManager/Configuration/transformDownloadedImage`` hook on animated images too.
         public static let transformAnimatedImage = Options(rawValue: 1 << 12)
-        /// Decode images above the pixel budget downscaled (M16): the request's ``ImageRequest/pixelBudget``, else the
+        /// Decode images above the pixel budget downscaled: the request's ``ImageRequest/pixelBudget``, else the
         /// manager's ``ImageManager/Configuration/scaleDownPixelBudget``.
         public static let scaleDownLargeImages = Options(rawValue: 1 << 13)
         /// Decode only the first frame of an animated GIF or WebP.

@@ -8,7 +8,7 @@ public struct ImageResult: Sendable {
     /// The encoded bytes the image was decoded from (before processors), when known: always for a download and a
     /// disk hit, for a memory hit only when the memory cache keeps bytes. `nil` for a transformed image.
     public var data: [UInt8]?
-    /// Where it came from (M6).
+    /// Where it came from.
     public var cacheType: CacheType
     /// The URL that answered, after redirects; the requested URL for a cache hit.
     public var url: URL

@@ -22,10 +22,10 @@ import Synchronization
 public final class ImageTask: Sendable {
     /// What a task reports, in order: any number of progress reports and previews, then one `finished`.
     public enum Event: Sendable {
-        /// Bytes received so far and expected (M14).
+        /// Bytes received so far and expected.
         case progress(DownloadProgress)
-        /// An image that is not final (``ImageResult/isFinal`` is `false`): a progressive partial image (M15), or the
-        /// cached image a ``ImageRequest/Options/refreshCached`` load delivers before asking the origin (M8).
+        /// An image that is not final (``ImageResult/isFinal`` is `false`): a progressive partial image, or the
+        /// cached image a ``ImageRequest/Options/refreshCached`` load delivers before asking the origin.
         case preview(ImageResult)
         /// The outcome: ``ImageError/cancelled`` after ``cancel()``. Under `refreshCached`, an unchanged image (304,
         /// or the same bytes) finishes with the cached result again (its ``ImageResult/cacheType`` says where from);
@@ -124,7 +124,7 @@ public final class ImageTask: Sendable {
     /// Stops the load: its one final outcome is ``ImageError/cancelled`` (to the completion, on its queue, after
     /// any progress or preview already dispatched; as the stream's last event; thrown by the async form), nothing
     /// else is delivered, and the task's share of the work is released (the other callers of a shared download are
-    /// not disturbed, M11). Does nothing once the task has ended.
+    /// not disturbed). Does nothing once the task has ended.
     public func cancel() {
         cancelIfRunning()
     }

@@ -1,7 +1,7 @@
 /// Every error `OspreyCodecs` throws: what went wrong, with the format and the C library's own message where there is
 /// one.
 public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The data is not in a format Osprey can read (F1 detected `.unknown`).
+    /// The data is not in a format Osprey can read (detection found `.unknown`).
     case unsupportedFormat
     /// A width or height is zero or negative, or their product overflows.
     case invalidDimensions(width: Int, height: Int)

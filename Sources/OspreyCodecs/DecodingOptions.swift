@@ -3,7 +3,7 @@
 ///
 /// ```swift
 /// var options = DecodingOptions()
-/// options.pixelBudget = 4_000_000        // decode large photos downscaled (M16)
+/// options.pixelBudget = 4_000_000        // decode large photos downscaled
 /// options.firstFrameOnly = true
 /// let image = try ImageDecoder.decode(data, options: options)
 /// ```
@@ -46,7 +46,7 @@ public struct DecodingOptions: Sendable, Hashable {
     /// Makes the default options.
     public init() {}
 
-    /// The bounds hostile input cannot push a decode past (MISSION F3).
+    /// The bounds hostile input cannot push a decode past.
     public struct Limits: Sendable, Hashable {
         /// The most pixels a decode may produce, all frames counted: 100 million by default (400 MB of RGBA). This is
         /// what a decode allocates: a JPEG scaled down by its decoder (``DecodingOptions/targetSize``,

@@ -1,6 +1,6 @@
 /// What an encoded image's header says — format and stored size — read without decoding a single pixel.
 ///
-/// A proxy checks ``pixelCount`` against its limit before it lets a decoder allocate anything (MISSION F3). Each
+/// A proxy checks ``pixelCount`` against its limit before it lets a decoder allocate anything. Each
 /// format's header is read by its own C library, so what passes here is what the decoder will accept as a header.
 ///
 /// ```swift

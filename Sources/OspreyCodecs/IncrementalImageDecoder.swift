@@ -1,6 +1,6 @@
 import Synchronization
 
-/// Decodes an image while its bytes are still arriving, yielding previews (MISSION M15).
+/// Decodes an image while its bytes are still arriving, yielding previews.
 ///
 /// Feed it each chunk as it arrives with ``append(_:)`` and ask for ``makePreview()``: it returns an image when there
 /// is something new to show — a newly completed scan of a progressive JPEG, more rows of a baseline JPEG, PNG or

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Osprey
 
-/// How the downloader reads what an origin answers, including origins that misbehave (MISSION D5, D7, D14, M13).
+/// How the downloader reads what an origin answers, including origins that misbehave.
 @Suite("ImageDownloader: HTTP semantics", .timeLimit(.minutes(2)))
 struct ImageDownloaderHTTPTests {
     static let body = ImageDownloaderTests.body

@@ -5,7 +5,7 @@ import Testing
 
 /// The downloader's queue against the real origin: the limit, the order, priorities, suspending, cancelling all.
 extension ImageDownloaderTests {
-    // MARK: Queue (D2, D3, D10, D11)
+    // MARK: Queue
 
     @Test func theOriginNeverSeesMoreThanTheLimitInFlightEvenWhenItChanges() async throws {
         try await withOriginServer { server in

@@ -16,7 +16,7 @@ struct ImageDownloaderTests {
         DownloadRequest(url: URL(string: server.url(path))!)
     }
 
-    // MARK: Coalescing (D6)
+    // MARK: Coalescing
 
     @Test func oneHundredConcurrentRequestsForOneURLMakeOneOriginRequest() async throws {
         try await withOriginServer { server in
@@ -122,7 +122,7 @@ struct ImageDownloaderTests {
         }
     }
 
-    // MARK: Progress (M14)
+    // MARK: Progress
 
     @Test func aChunkedBodyReportsProgressEndingAtItsByteCountWithNoExpectedLength() async throws {
         try await withOriginServer { server in
@@ -201,7 +201,7 @@ struct ImageDownloaderTests {
         }
     }
 
-    // MARK: Requests (D4, D5, D9, D1)
+    // MARK: Requests
 
     @Test func sendsTheDefaultAcceptAndUserAgentAndTheRequestsOwnHeaders() async throws {
         try await withOriginServer { server in
@@ -305,7 +305,7 @@ struct ImageDownloaderTests {
         }
     }
 
-    // MARK: Events (D12)
+    // MARK: Events
 
     @Test func publishesStartedAndFinishedEvents() async throws {
         try await withOriginServer { server in

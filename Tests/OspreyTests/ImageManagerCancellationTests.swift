@@ -8,7 +8,7 @@ import Testing
 @testable import Osprey
 
 /// Cancelling a load before, during and after each stage calls its completion once, with `cancelled`, delivers nothing
-/// else, and leaves nothing running (MISSION M4, M11).
+/// else, and leaves nothing running.
 @Suite("ImageManager cancellation", .timeLimit(.minutes(2)))
 struct ImageManagerCancellationTests {
     @Test(
@@ -107,7 +107,7 @@ struct ImageManagerCancellationTests {
         }
     }
 
-    @Test("M4: isRunning while loads are under way; cancelAll ends them all, each completing once, cancelled")
+    @Test("isRunning while loads are under way; cancelAll ends them all, each completing once, cancelled")
     func cancelAll() async throws {
         try await withManager { harness in
             let gate = OriginGate()

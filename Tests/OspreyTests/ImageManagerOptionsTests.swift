@@ -6,13 +6,12 @@ import Testing
 
 @testable import Osprey
 
-/// The failed-URL list, the hooks and each option, asserting what reached the origin and what was stored
-/// (MISSION M3, M7–M10, M13, M15, M16, M18).
+/// The failed-URL list, the hooks and each option, asserting what reached the origin and what was stored.
 @Suite("ImageManager options", .timeLimit(.minutes(2)))
 struct ImageManagerOptionsTests {
-    // MARK: Failed URLs (M3)
+    // MARK: Failed URLs
 
-    @Test("M3: after a 404 the next load fails at once; retryFailed asks again; a success clears the URL")
+    @Test("after a 404 the next load fails at once; retryFailed asks again; a success clears the URL")
     func failedURLs() async throws {
         try await withManager { harness in
             let url = harness.url("/missing.png")
@@ -34,7 +33,7 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    @Test("M3: a timeout and a 503 are transient and never enter the list; undecodable data does")
+    @Test("a timeout and a 503 are transient and never enter the list; undecodable data does")
     func transientFailuresAreNotListed() async throws {
         // The deadline runs on a test clock: /slow.png times out when the test moves the clock past it, once the
         // origin holds the request, and nothing else can time out however slow the machine (ThreadSanitizer).
@@ -82,7 +81,7 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    @Test("M3: with a time-to-live an entry expires, and removeAllFailedURLs empties the list")
+    @Test("with a time-to-live an entry expires, and removeAllFailedURLs empties the list")
     func failedURLTimeToLive() async throws {
         try await withManager(configure: { $0.failedURLTimeToLive = .zero }) { harness in
             let url = harness.url("/missing.png")
@@ -100,9 +99,9 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    // MARK: Hooks (M7, M10)
+    // MARK: Hooks
 
-    @Test("M7: shouldDownload can forbid the download of a miss; nothing is asked and nothing is listed")
+    @Test("shouldDownload can forbid the download of a miss; nothing is asked and nothing is listed")
     func shouldDownload() async throws {
         try await withManager(configure: { configuration in
             configuration.shouldDownload = { url in !url.path.hasPrefix("/forbidden") }
@@ -121,7 +120,7 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    @Test("M10: the transform hook runs for a still image (stored re-encoded), not for an animated one unless asked")
+    @Test("the transform hook runs for a still image (stored re-encoded), not for an animated one unless asked")
     func transformDownloadedImage() async throws {
         let runs = RunCounter()
         try await withManager(configure: { configuration in
@@ -204,9 +203,9 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    // MARK: Downloading options (M9)
+    // MARK: Downloading options
 
-    @Test("M9: a high priority goes before normal, a low one after, in a queue of one")
+    @Test("a high priority goes before normal, a low one after, in a queue of one")
     func priorities() async throws {
         try await withManager(downloading: { $0.maxConcurrentDownloads = 1 }) { harness in
             harness.server.route("/order.png", .ok(ManagerFixtures.png))
@@ -237,7 +236,7 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    @Test("M9: handlesCookies sends the cookies the origin set; without it none are sent")
+    @Test("handlesCookies sends the cookies the origin set; without it none are sent")
     func handlesCookies() async throws {
         try await withManager { harness in
             harness.server.route("/set.png", .ok(ManagerFixtures.png).header("Set-Cookie", "session=42; Path=/"))
@@ -252,7 +251,7 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    @Test("M9: allowsInvalidCertificates accepts a self-signed origin that is refused otherwise")
+    @Test("allowsInvalidCertificates accepts a self-signed origin that is refused otherwise")
     func allowsInvalidCertificates() async throws {
         try await withManager(tls: true) { harness in
             harness.server.route("/a.png", .ok(ManagerFixtures.png))
@@ -266,7 +265,7 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    @Test("M18: a detached load whose caller cancelled still finishes into the cache; otherwise it is aborted")
+    @Test("a detached load whose caller cancelled still finishes into the cache; otherwise it is aborted")
     func detached() async throws {
         try await withManager { harness in
             // Both answers are held at the origin until the test lets them go, so neither can finish before the
@@ -297,9 +296,9 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    // MARK: Decoding options (M15, M16)
+    // MARK: Decoding options
 
-    @Test("M16: scaleDownLargeImages decodes within the pixel budget; without it the image is full size")
+    @Test("scaleDownLargeImages decodes within the pixel budget; without it the image is full size")
     func scaleDownLargeImages() async throws {
         try await withManager(configure: { $0.scaleDownPixelBudget = 20_000 }) { harness in
             harness.server.route("/big.jpg", .ok(try ManagerFixtures.jpeg(width: 512, height: 384)))
@@ -328,7 +327,7 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    @Test("M15: progressiveDownload delivers not-final previews of a progressive JPEG, then the final image")
+    @Test("progressiveDownload delivers not-final previews of a progressive JPEG, then the final image")
     func progressiveDownload() async throws {
         try await withManager { harness in
             let body = try ManagerFixtures.jpeg(width: 256, height: 256, progressive: true)
@@ -351,9 +350,9 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    // MARK: Revalidation (M8, M13)
+    // MARK: Revalidation
 
-    @Test("M8, M13: refreshCached delivers the cached image then, on 304, nothing new")
+    @Test("refreshCached delivers the cached image then, on 304, nothing new")
     func refreshCachedNotModified() async throws {
         try await withManager { harness in
             harness.server.route("/a.png", .ok(ManagerFixtures.png).withETag("\"v1\""))
@@ -371,7 +370,7 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    @Test("M8: refreshCached delivers the cached image, then the changed one, which replaces it on disk")
+    @Test("refreshCached delivers the cached image, then the changed one, which replaces it on disk")
     func refreshCachedChanged() async throws {
         try await withManager { harness in
             harness.server.route("/a.png", .ok(ManagerFixtures.png).withETag("\"v1\""))
@@ -393,7 +392,7 @@ struct ImageManagerOptionsTests {
         }
     }
 
-    @Test("M8: an origin without validators that sends the same bytes changes nothing")
+    @Test("an origin without validators that sends the same bytes changes nothing")
     func refreshCachedSameBytes() async throws {
         try await withManager { harness in
             harness.server.route("/a.png", .ok(ManagerFixtures.png))

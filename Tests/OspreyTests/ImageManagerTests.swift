@@ -7,11 +7,10 @@ import Testing
 
 @testable import Osprey
 
-/// The manager's flow and entry points against a real origin, counting what reached it (MISSION M1, M2, M5, M6, M11,
-/// M12, M14).
+/// The manager's flow and entry points against a real origin, counting what reached it.
 @Suite("ImageManager", .timeLimit(.minutes(2)))
 struct ImageManagerTests {
-    @Test("M1: an empty or malformed URL fails at once in every form, and nothing reaches the network")
+    @Test("an empty or malformed URL fails at once in every form, and nothing reaches the network")
     func malformedURLsFailAtOnce() async throws {
         try await withManager { harness in
             let manager = harness.manager
@@ -43,7 +42,7 @@ struct ImageManagerTests {
         }
     }
 
-    @Test("M6: a load downloads once, then comes from memory, then after memory is cleared from disk")
+    @Test("a load downloads once, then comes from memory, then after memory is cleared from disk")
     func memoryThenDiskThenNetwork() async throws {
         try await withManager { harness in
             // Given an origin serving a PNG
@@ -72,7 +71,7 @@ struct ImageManagerTests {
         }
     }
 
-    @Test("M2: a manager is built from the caller's cache and loader, and the shared one exists")
+    @Test("a manager is built from the caller's cache and loader, and the shared one exists")
     func composition() async throws {
         try await withManager { harness in
             harness.server.route("/a.png", .ok(ManagerFixtures.png))
@@ -119,7 +118,7 @@ struct ImageManagerTests {
             }
             await harness.settle()
 
-            // Then every call ran on the queue and the completion came once, with the image (M14: chunked, so the
+            // Then every call ran on the queue and the completion came once, with the image (chunked, so the
             // length was unknown)
             #expect(onQueue.withLock { $0.count } > 2)
             #expect(onQueue.withLock { $0.allSatisfy { $0 } })
@@ -157,7 +156,7 @@ struct ImageManagerTests {
         }
     }
 
-    @Test("M5: the key of a redirected image is the requested URL's, and the result names the final URL")
+    @Test("the key of a redirected image is the requested URL's, and the result names the final URL")
     func redirectedImageIsKeyedByTheRequestedURL() async throws {
         try await withManager { harness in
             harness.server.route("/new.png", .ok(ManagerFixtures.png))
@@ -172,7 +171,7 @@ struct ImageManagerTests {
         }
     }
 
-    @Test("M5: a key filter that drops the query serves ?token=a and ?token=b from one entry")
+    @Test("a key filter that drops the query serves ?token=a and ?token=b from one entry")
     func cacheKeyFilter() async throws {
         try await withManager(configure: { configuration in
             configuration.cacheKeyFilter = { url in
@@ -193,7 +192,7 @@ struct ImageManagerTests {
         }
     }
 
-    @Test("M5, M11: different processors share one download; the same processors share one processing run")
+    @Test("different processors share one download; the same processors share one processing run")
     func coalescingAcrossStages() async throws {
         try await withManager { harness in
             // Given an origin held until four loads are waiting: two cropping alike, one cropping otherwise, one plain
@@ -320,7 +319,7 @@ struct ImageManagerTests {
         }
     }
 
-    @Test("M11: one caller cancelling leaves the other caller of the same download undisturbed")
+    @Test("one caller cancelling leaves the other caller of the same download undisturbed")
     func cancellingOneCallerLeavesTheOther() async throws {
         try await withManager { harness in
             let gate = OriginGate()
@@ -344,7 +343,7 @@ struct ImageManagerTests {
         }
     }
 
-    @Test("M12: isCached, isCachedOnDisk and store")
+    @Test("isCached, isCachedOnDisk and store")
     func bookkeeping() async throws {
         try await withManager { harness in
             let url = harness.url("/stored.png")

@@ -6,7 +6,7 @@ import Testing
 
 @testable import Osprey
 
-/// The prefetcher against a real origin (MISSION M17).
+/// The prefetcher against a real origin.
 @Suite("ImagePrefetcher", .timeLimit(.minutes(2)))
 struct ImagePrefetcherTests {
     @Test("counts are exact: finished, skipped (already cached), failed; a later load does not download again")

@@ -120,8 +120,9 @@ typedef struct {
     uint32_t converterComponents;
 } osprey_jpeg_decode_request;
 
-/// The outcome of a JPEG decode. `pixels` is malloc'd: the caller frees it. On OSPREY_LIMIT_EXCEEDED, `width` and
-/// `height` give the output size that was refused.
+/// The outcome of a JPEG decode. `pixels` comes from osprey_pixels_allocate(`bytesPerRow` × `height`): the caller
+/// releases it with osprey_pixels_free and that size. On OSPREY_LIMIT_EXCEEDED, `width` and `height` give the output
+/// size that was refused.
 typedef struct {
     uint8_t *pixels;
     uint32_t width;
@@ -166,8 +167,9 @@ typedef struct {
     int32_t libpngOnly;
 } osprey_png_decode_request;
 
-/// The outcome of a PNG decode: 8 bits per channel, gray (1), gray+alpha (2), RGB (3) or RGBA (4). `pixels` and
-/// `exif` are malloc'd: the caller frees them.
+/// The outcome of a PNG decode: 8 bits per channel, gray (1), gray+alpha (2), RGB (3) or RGBA (4). `pixels` comes
+/// from osprey_pixels_allocate(`bytesPerRow` × `height`) and is released with osprey_pixels_free and that size;
+/// `exif` is malloc'd and released with free.
 typedef struct {
     uint8_t *pixels;
     uint32_t width;

@@ -133,7 +133,7 @@ extension DiskCache {
         case removed
     }
 
-    /// Something that happened to the cache's contents (MISSION C10).
+    /// Something that happened to the cache's contents.
     public struct Event: Sendable, Equatable {
         /// Why.
         public var reason: RemovalReason

@@ -2,7 +2,7 @@ internal import COspreyDeflate
 internal import Crypto
 
 extension DiskCache {
-    /// The file name of `key` (MISSION C3): the SHA-256 of the key in hex, plus the extension of the key's URL path
+    /// The file name of `key`: the SHA-256 of the key in hex, plus the extension of the key's URL path
     /// when it is 1–5 letters or digits (so `https://x/a.JPG?w=1` → `<hash>.jpg`), which keeps the files
     /// recognisable to people and tools.
     public static func fileName(forKey key: String) -> String {

@@ -3,7 +3,7 @@ internal import NIOPosix
 import Synchronization
 
 /// Bytes by key in a directory, with an index that makes every operation O(log n), limits that are enforced while
-/// the process runs, and atomic writes (MISSION C1, C3–C5, C7–C10).
+/// the process runs, and atomic writes.
 ///
 /// ```swift
 /// let cache = DiskCache(configuration: .init(namespace: "thumbnails"))
@@ -301,12 +301,12 @@ public final class DiskCache: Sendable {
         (try? await threadPool.runIfActive { self.loadTotals() }) ?? (0, 0)
     }
 
-    /// The entries' total size in bytes (MISSION C9): one indexed row.
+    /// The entries' total size in bytes: one indexed row.
     public var totalSize: Int {
         get async { await totals().size }
     }
 
-    /// How many entries the cache holds (MISSION C9): one indexed row.
+    /// How many entries the cache holds: one indexed row.
     public var count: Int {
         get async { await totals().count }
     }

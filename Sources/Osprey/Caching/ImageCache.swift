@@ -1,7 +1,7 @@
 internal import NIOPosix
 public import OspreyCodecs
 
-/// The two cache levels together, with the seeds' operations (MISSION C5–C7, C11): decoded images in an
+/// The two cache levels together, with the seeds' operations: decoded images in an
 /// ``ImageCaching`` store (a ``MemoryCache`` by default), their encoded bytes in a ``DataCaching`` store (a
 /// ``DiskCache`` by default).
 ///

@@ -1,7 +1,7 @@
 public import Synchronization
 
 /// A thread-safe key/value store in memory with exact cost and count limits, evicting the least recently used entry
-/// first (MISSION C2). ``ImageCache`` keeps decoded images in one; any `Sendable` value can be kept.
+/// first. ``ImageCache`` keeps decoded images in one; any `Sendable` value can be kept.
 ///
 /// ```swift
 /// let cache = MemoryCache<String, Image>(configuration: .init(costLimit: 256 << 20))

@@ -18,7 +18,7 @@ public struct Cookie: Sendable, Hashable {
     public var isHTTPOnly: Bool
 }
 
-/// The cookies a downloader keeps for requests that handle cookies (MISSION D1), in memory, by RFC 6265.
+/// The cookies a downloader keeps for requests that handle cookies, in memory, by RFC 6265.
 ///
 /// Domain and path matching, expiry (`Expires`, `Max-Age`), `Secure` and `HttpOnly` follow §5; the public-suffix
 /// check is not made (a `Domain=com` cookie is refused only as not matching the host), and `SameSite` does not apply

@@ -3,7 +3,7 @@ public import HTTPTypes
 
 /// Why a download failed, and whether trying again later could help.
 ///
-/// ``isTransient`` sorts every failure into one of two kinds, for the manager's failed-URL list (MISSION M3):
+/// ``isTransient`` sorts every failure into one of two kinds, for the manager's failed-URL list:
 ///
 /// | transient (never listed) | lasting (listed until `retryFailed` or a success) |
 /// | --- | --- |

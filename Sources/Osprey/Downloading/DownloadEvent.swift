@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Something a downloader did (MISSION D12): for activity indicators, logs and metrics.
+/// Something a downloader did: for activity indicators, logs and metrics.
 public enum DownloadEvent: Sendable {
     /// A transfer to the origin began (a coalesced request does not start another).
     case started(url: URL)

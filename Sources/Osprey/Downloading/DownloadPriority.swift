@@ -1,4 +1,4 @@
-/// How urgently a download should start, relative to the others waiting in the same downloader's queue (MISSION D10).
+/// How urgently a download should start, relative to the others waiting in the same downloader's queue.
 ///
 /// The queue starts the highest priority first; within one priority, the downloader's ``ImageDownloader/Order``
 /// decides. `normal` by default.

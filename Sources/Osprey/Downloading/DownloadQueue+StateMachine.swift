@@ -1,12 +1,12 @@
 /// The download queue's logic, with no I/O: which transfers run, which wait, who shares what (STYLE.md §7).
 ///
 /// A *caller* is one request for a download; a *transfer* is one trip to the origin. Callers whose requests have the
-/// same `Key` while a transfer for it is queued or running join that transfer (MISSION D6) instead of making another.
-/// A transfer's priority is the highest of its callers'; it runs once a slot is free (at most `limit` at once, D3),
-/// highest priority first, FIFO or LIFO within a priority (D2), and not at all while the queue is suspended (D11).
+/// same `Key` while a transfer for it is queued or running join that transfer instead of making another.
+/// A transfer's priority is the highest of its callers'; it runs once a slot is free (at most `limit` at once),
+/// highest priority first, FIFO or LIFO within a priority, and not at all while the queue is suspended.
 ///
 /// When its last caller leaves, a queued transfer is dropped and a running one is cancelled, unless a caller asked for
-/// it to be *detached* (M18): then it runs to the end with nobody waiting. A cancelled transfer keeps its slot until
+/// it to be *detached*: then it runs to the end with nobody waiting. A cancelled transfer keeps its slot until
 /// the I/O layer reports it finished, so the origin never sees more than `limit` requests at once; it no longer
 /// accepts new callers meanwhile.
 ///

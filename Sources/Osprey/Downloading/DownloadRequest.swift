@@ -4,7 +4,7 @@ public import HTTPTypes
 /// One download: the URL and how to fetch it.
 ///
 /// Requests that are the same *effective* request (same URL, headers, credentials, certificate policy, cookies,
-/// validators, modifier, response validator, data modifier, limits) while one of them is under way share one transfer (MISSION D6): see
+/// validators, modifier, response validator, data modifier, limits) while one of them is under way share one transfer: see
 /// ``coalescingKey``.
 ///
 /// ```swift
@@ -27,16 +27,16 @@ public struct DownloadRequest: Sendable {
     /// Credentials for basic authentication; the downloader's by default (`nil`). Sent to the request's origin only,
     /// never across a redirect to another origin.
     public var credentials: Credentials?
-    /// Accept any certificate from an `https` origin (expired, self-signed, wrong host). `false` by default (MISSION
-    /// D1); the request then goes through a separate HTTP client with its own TLS configuration.
+    /// Accept any certificate from an `https` origin (expired, self-signed, wrong host). `false` by default; the
+    /// request then goes through a separate HTTP client with its own TLS configuration.
     public var allowsInvalidCertificates = false
-    /// Send the downloader's cookies for this URL and keep those the origin sets (MISSION D1). `nil` (the downloader's
+    /// Send the downloader's cookies for this URL and keep those the origin sets. `nil` (the downloader's
     /// ``ImageDownloader/Configuration/handlesCookies``, off by default) by default.
     public var handlesCookies: Bool?
     /// Ask the origin whether the copy these describe is still current (`If-None-Match`, `If-Modified-Since`): an
     /// answer of 304 is a response with ``DownloadResponse/isNotModified``, not an error. `nil` by default.
     public var validators: HTTPValidators?
-    /// Let the transfer run to the end even if every caller leaves (MISSION M18); a later caller for the same request
+    /// Let the transfer run to the end even if every caller leaves; a later caller for the same request
     /// joins it. `false` by default.
     public var isDetached = false
     /// A hook that may change the headers just before the request is sent, or throw to cancel it. `nil` (the
@@ -97,7 +97,7 @@ public struct DownloadRequest: Sendable {
     }
 }
 
-/// Basic-authentication credentials, given outright or looked up per request (MISSION D9).
+/// Basic-authentication credentials, given outright or looked up per request.
 public enum Credentials: Sendable {
     /// A user name and password.
     case basic(user: String, password: String)

@@ -5,7 +5,7 @@ public import HTTPTypes
 public struct DownloadResponse: Sendable {
     /// The URL that was asked for.
     public let requestedURL: URL
-    /// The URL that answered, after any redirects (MISSION D14).
+    /// The URL that answered, after any redirects.
     public let url: URL
     /// The final status: 200, 203, 206 after a resumed transfer, ... or 304 (see ``isNotModified``).
     public let statusCode: Int
@@ -35,7 +35,7 @@ public struct DownloadResponse: Sendable {
     }
 }
 
-/// How far a download has come (MISSION M14), with the bytes that arrived.
+/// How far a download has come, with the bytes that arrived.
 public struct DownloadProgress: Sendable {
     /// Body bytes received so far.
     public let receivedBytes: Int
@@ -43,7 +43,7 @@ public struct DownloadProgress: Sendable {
     public let expectedBytes: Int?
     /// The bytes received since this caller's previous report. A caller that joins a transfer already under way gets
     /// every byte so far in its first report, so the reports' bytes always add up to the body so far: an incremental
-    /// decoder can be fed with them (MISSION M15).
+    /// decoder can be fed with them.
     public let newBytes: [UInt8]
 
     /// Makes a report; loaders other than ``ImageDownloader`` use it.

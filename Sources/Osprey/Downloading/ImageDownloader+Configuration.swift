@@ -4,7 +4,7 @@ public import Metrics
 public import Tracing
 
 extension ImageDownloader {
-    /// The order in which transfers of one priority leave the queue (MISSION D2).
+    /// The order in which transfers of one priority leave the queue.
     public enum Order: Sendable, Hashable {
         /// First in, first out: the default.
         case fifo
@@ -16,7 +16,7 @@ extension ImageDownloader {
     public struct Configuration: Sendable {
         // MARK: Queue
 
-        /// How many transfers run at once (MISSION D3). 6 by default; ``ImageDownloader/maxConcurrentDownloads`` changes
+        /// How many transfers run at once. 6 by default; ``ImageDownloader/maxConcurrentDownloads`` changes
         /// it at run time.
         public var maxConcurrentDownloads = 6
         /// FIFO or LIFO within a priority. `.fifo` by default.
@@ -24,13 +24,13 @@ extension ImageDownloader {
 
         // MARK: Requests
 
-        /// Headers sent with every request (MISSION D4): `Accept: image/avif,image/webp,image/*;q=0.8` and
+        /// Headers sent with every request: `Accept: image/avif,image/webp,image/*;q=0.8` and
         /// `User-Agent: Osprey/<version>` by default. A request's own headers override these by name.
         public var headers: HTTPFields = [
             .accept: "image/avif,image/webp,image/*;q=0.8",
             .userAgent: "Osprey/\(OspreyVersion.current)",
         ]
-        /// How long to wait to connect, and how long the origin may stay silent while answering (MISSION D5). 15 s by
+        /// How long to wait to connect, and how long the origin may stay silent while answering. 15 s by
         /// default; zero means the default.
         public var timeout: Duration = .seconds(15)
         /// A time limit for each whole download, redirects and body included. `nil` (none) by default; zero means none.
@@ -38,7 +38,7 @@ extension ImageDownloader {
         /// The clock ``deadline`` is measured on: the system's continuous clock by default; a test passes one it moves
         /// itself (`OspreyTesting.TestClock`).
         public var clock: any Clock<Duration> = ContinuousClock()
-        /// The largest body accepted, in bytes, enforced while it streams (MISSION D14). 64 MiB by default.
+        /// The largest body accepted, in bytes, enforced while it streams. 64 MiB by default.
         public var maximumBodySize = 64 << 20
         /// How many redirects are followed before giving up. 10 by default.
         public var maximumRedirects = 10

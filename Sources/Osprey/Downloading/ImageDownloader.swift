@@ -7,7 +7,7 @@ import Synchronization
 internal import Tracing
 
 /// Downloads image data over HTTP/1.1 and HTTP/2 with AsyncHTTPClient: queued by priority, limited in concurrency, and
-/// coalesced, so concurrent requests for the same URL make one trip to the origin (MISSION D1–D14).
+/// coalesced, so concurrent requests for the same URL make one trip to the origin.
 ///
 /// ```swift
 /// try await withImageDownloader { downloader in
@@ -53,7 +53,7 @@ public final class ImageDownloader: DataLoading {
     /// The configuration the downloader was made with; the queue's limit, order and headers can change since (see
     /// ``maxConcurrentDownloads``, ``order``, ``headers``).
     public let configuration: Configuration
-    /// The cookies kept for requests that handle cookies (MISSION D1).
+    /// The cookies kept for requests that handle cookies.
     public let cookies = CookieStore()
     let client: HTTPClient
     /// Clients pinned to the addresses ``Configuration/addressResolver`` chose.
@@ -178,20 +178,20 @@ public final class ImageDownloader: DataLoading {
 
     // MARK: Queue
 
-    /// How many transfers run at once (MISSION D3): 6 by default. Lowering it cancels nothing; raising it starts
+    /// How many transfers run at once: 6 by default. Lowering it cancels nothing; raising it starts
     /// queued transfers at once.
     public var maxConcurrentDownloads: Int {
         get { state.withLock { $0.machine.limit } }
         set { state.withLock { state in start(state.machine.setLimit(newValue), in: &state) } }
     }
 
-    /// FIFO or LIFO within a priority, for transfers that start from now on (MISSION D2).
+    /// FIFO or LIFO within a priority, for transfers that start from now on.
     public var order: Order {
         get { state.withLock { $0.machine.order } }
         set { state.withLock { $0.machine.order = newValue } }
     }
 
-    /// Whether the queue holds back new transfers (MISSION D11); running ones go on.
+    /// Whether the queue holds back new transfers; running ones go on.
     public var isSuspended: Bool {
         get { state.withLock { $0.machine.isSuspended } }
         set {
@@ -201,13 +201,13 @@ public final class ImageDownloader: DataLoading {
         }
     }
 
-    /// How many transfers are running now (MISSION D3), cancelled ones still winding down included.
+    /// How many transfers are running now, cancelled ones still winding down included.
     public var runningCount: Int { state.withLock { $0.machine.activeCount } }
 
     /// How many transfers wait for a slot.
     public var queuedCount: Int { state.withLock { $0.machine.queuedCount } }
 
-    /// The headers sent with every request (MISSION D4); a request's own headers override them by name.
+    /// The headers sent with every request; a request's own headers override them by name.
     public var headers: HTTPFields {
         get { state.withLock { $0.headers } }
         set { state.withLock { $0.headers = newValue } }
@@ -227,7 +227,7 @@ public final class ImageDownloader: DataLoading {
 
     // MARK: Events
 
-    /// Download started and finished events (MISSION D12), from now until the consumer stops or the downloader shuts
+    /// Download started and finished events, from now until the consumer stops or the downloader shuts
     /// down. The newest 1,024 are kept for a slow consumer.
     public func events() -> AsyncStream<DownloadEvent> {
         broadcaster.subscribe()

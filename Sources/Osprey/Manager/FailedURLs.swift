@@ -2,7 +2,7 @@ public import Foundation
 import Synchronization
 
 /// The URLs whose last download failed for a lasting reason, so the manager fails them at once instead of asking the
-/// origin again (MISSION M3, the seeds' failedURLs).
+/// origin again (the seeds' failedURLs).
 ///
 /// Only lasting failures enter (``DownloadError/isTransient`` is false: a 404, an oversized body, undecodable data,
 /// ...); timeouts, lost connections, cancellations and the like never do. An entry lasts until the URL loads

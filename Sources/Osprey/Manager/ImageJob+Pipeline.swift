@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import OspreyCodecs
 
-// The stages of a job, in MISSION's order: disk (memory was tried by the caller), download, decode, transform and
+// The stages of a job, in the load flow's order: disk (memory was tried by the caller), download, decode, transform and
 // process, store. Each blocking stage runs on the manager's decoding or processing threads; between stages the job
 // stops if every subscriber has left (its task is cancelled).
 extension ImageJob {
@@ -307,7 +307,7 @@ extension ImageJob {
     }
 
     /// Downloads the URL (or the first of its alternatives that answers) at the subscribers' highest priority,
-    /// conditionally when `validators` are given; records lasting failures (M3).
+    /// conditionally when `validators` are given; records lasting failures.
     private func download(validators: HTTPValidators?) async -> Result<DownloadResponse, ImageError> {
         let decoder =
             request.options.contains(.progressiveDownload)

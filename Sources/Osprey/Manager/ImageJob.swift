@@ -3,8 +3,7 @@ import OspreyCodecs
 import Synchronization
 
 /// The work behind every load of one variant of one URL with the same result-shaping options: looked up, downloaded,
-/// decoded, transformed, processed and stored once, delivered to each of its subscribers (coalescing across stages,
-/// MISSION M11).
+/// decoded, transformed, processed and stored once, delivered to each of its subscribers (coalescing across stages).
 ///
 /// Who subscribes, at what priority, and when the job is abandoned live in the manager's ``JobTable``: a subscriber
 /// that cancels leaves; when the last one leaves the job's task is cancelled — releasing its share of the download —
@@ -84,7 +83,7 @@ final class ImageJob: Sendable {
     }
 
     /// Reports download progress and, for a progressive load, decodes a preview off the loader's thread when none is
-    /// being decoded (M14, M15).
+    /// being decoded.
     func received(_ progress: DownloadProgress, decoder: IncrementalImageDecoder?) {
         send(.progress(progress))
         guard let decoder else { return }

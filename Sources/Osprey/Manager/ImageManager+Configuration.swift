@@ -9,17 +9,17 @@ extension ImageManager {
     public struct Configuration: Sendable {
         // MARK: Keys
 
-        /// Turns a URL into its cache key (M5): drop a token from the query, fold mirrors into one name. `nil` (the
+        /// Turns a URL into its cache key: drop a token from the query, fold mirrors into one name. `nil` (the
         /// absolute URL string) by default. The key of a redirected image is always its requested URL's.
         public var cacheKeyFilter: (@Sendable (URL) -> String)?
 
         // MARK: Hooks
 
-        /// Asked on a cache miss before downloading (M7); returning `false` ends the load with
+        /// Asked on a cache miss before downloading; returning `false` ends the load with
         /// ``ImageError/downloadDeclined(_:)``, or with the cached image under `refreshCached`. `nil` (always
         /// download) by default.
         public var shouldDownload: (@Sendable (URL) -> Bool)?
-        /// Runs after a download, before caching, on the processing executor (M10): returns the image to keep, or
+        /// Runs after a download, before caching, on the processing executor: returns the image to keep, or
         /// `nil` to keep the downloaded one untouched. Skipped for animated images unless the request has
         /// ``ImageRequest/Options/transformAnimatedImage``. A transformed image is cached re-encoded (in its
         /// ``Image/sourceFormat``, PNG when it has alpha or none); an untouched one as the downloaded bytes. `nil` by
@@ -28,7 +28,7 @@ extension ImageManager {
 
         // MARK: Failed URLs
 
-        /// How long a URL stays on the failed-URL list (M3). `nil` (until it loads, or is removed) by default, as in
+        /// How long a URL stays on the failed-URL list. `nil` (until it loads, or is removed) by default, as in
         /// the seeds.
         public var failedURLTimeToLive: Duration?
 
@@ -37,7 +37,7 @@ extension ImageManager {
         /// How images are decoded: limits, orientation. The request's size, budget and first-frame option are
         /// applied on top. Default options by default.
         public var decoding = DecodingOptions()
-        /// The pixel budget of ``ImageRequest/Options/scaleDownLargeImages`` (M16) when the request sets none:
+        /// The pixel budget of ``ImageRequest/Options/scaleDownLargeImages`` when the request sets none:
         /// 15,728,640 pixels (60 MiB of RGBA, the seeds' default) by default.
         public var scaleDownPixelBudget = 15_728_640
         /// The memory decodes reserve before they start (what the header says decoding and processing will take)
@@ -91,7 +91,7 @@ extension ImageManager {
         var stageObserver: (@Sendable (Stage, URL) async -> Void)?
     }
 
-    /// The stages of a load, in order (MISSION's flow).
+    /// The stages of a load, in order.
     enum Stage: String, Sendable, CaseIterable {
         case disk
         case download

@@ -1,7 +1,7 @@
 import Foundation
 import OspreyCodecs
 
-// Cache keys (MISSION M5) and the identity of a job.
+// Cache keys and the identity of a job.
 //
 // The disk keeps originals under the base key (the key filter's, else the absolute URL). What a request produces —
 // after its size, pixel budget, first-frame choice and processors — is cached under the variant key: the base key

@@ -5,7 +5,7 @@ import Synchronization
 public import Tracing
 
 /// Loads images: memory cache, then disk cache, then download, decode, transform, process, store, deliver — the
-/// seeds' SDWebImageManager and KingfisherManager for server-side Swift (MISSION M1–M18).
+/// seeds' SDWebImageManager and KingfisherManager for server-side Swift.
 ///
 /// ```swift
 /// let manager = ImageManager(cache: ImageCache(configuration: .init(namespace: "thumbnails")),
@@ -35,7 +35,7 @@ public final class ImageManager: Sendable {
     public let loader: any DataLoading
     /// The configuration it was made with.
     public let configuration: Configuration
-    /// The URLs that failed for a lasting reason (M3).
+    /// The URLs that failed for a lasting reason.
     public let failedURLs: FailedURLs
     /// The decoding stage of downloaded images: suspend it to hold loads between their download and their decode,
     /// watch its operations start and finish. (A disk-cache hit decodes in its lookup, outside it.)
@@ -56,7 +56,7 @@ public final class ImageManager: Sendable {
     /// The table of jobs and subscribers, the loads and the work behind each job (``ImageManager/State``).
     let state = Mutex(State())
 
-    /// Makes a manager from a cache and a loader of the caller's (M2): composition, not subclassing.
+    /// Makes a manager from a cache and a loader of the caller's: composition, not subclassing.
     public init(
         cache: ImageCache = ImageCache(), downloader: any DataLoading = ImageDownloader.shared,
         configuration: Configuration = Configuration()
@@ -90,7 +90,7 @@ public final class ImageManager: Sendable {
     }
 
     /// Loads the image at the URL in `string`; an empty or malformed string fails at once with
-    /// ``ImageError/invalidURL(_:reason:)`` (M1).
+    /// ``ImageError/invalidURL(_:reason:)``.
     nonisolated(nonsending) public func image(
         for string: String, options: ImageRequest.Options = []
     ) async throws(ImageError) -> ImageResult {
@@ -136,7 +136,7 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// Loads `request` and returns its task at once (M1). `progress` gets every progress report, `preview` every
+    /// Loads `request` and returns its task at once. `progress` gets every progress report, `preview` every
     /// not-final image (progressive previews, the cached image of a `refreshCached` load), and `completion` the final
     /// outcome exactly once — ``ImageError/cancelled`` after ``ImageTask/cancel()`` — all on `callbackQueue`, in
     /// order.
@@ -198,7 +198,7 @@ public final class ImageManager: Sendable {
         return task
     }
 
-    // MARK: Running loads (M4)
+    // MARK: Running loads
 
     /// Whether any load is under way.
     public var isRunning: Bool { state.withLock { !$0.tasks.isEmpty } }
@@ -260,7 +260,7 @@ public final class ImageManager: Sendable {
             encodes: encodeCount.load(ordering: .relaxed))
     }
 
-    // MARK: Failed URLs (M3)
+    // MARK: Failed URLs
 
     /// Takes `url` off the failed-URL list.
     public func removeFailedURL(_ url: URL) {
@@ -272,9 +272,9 @@ public final class ImageManager: Sendable {
         failedURLs.removeAll()
     }
 
-    // MARK: Cache (M12)
+    // MARK: Cache
 
-    /// The cache key of `url` (M5): the configuration's ``Configuration/cacheKeyFilter``, else the absolute string.
+    /// The cache key of `url`: the configuration's ``Configuration/cacheKeyFilter``, else the absolute string.
     public func cacheKey(for url: URL) -> String {
         configuration.cacheKeyFilter?(url) ?? url.absoluteString
     }

@@ -1,7 +1,7 @@
 public import Foundation
 import Synchronization
 
-/// Warms the cache for a list of URLs (MISSION M17): loads them at low priority, a few at a time, and counts what
+/// Warms the cache for a list of URLs: loads them at low priority, a few at a time, and counts what
 /// happened.
 ///
 /// ```swift

@@ -1,6 +1,6 @@
 public import OspreyCodecs
 
-/// Turns one image into another: a resize, a crop, a filter (MISSION M5, M10). The seam between the manager and the
+/// Turns one image into another: a resize, a crop, a filter. The seam between the manager and the
 /// processors (STYLE.md §2).
 ///
 /// A processor is a value with no shared mutable state: the manager runs it on its processing executor, possibly on

@@ -1,7 +1,7 @@
 public import OspreyCodecs
 
 extension ImageProcessors {
-    /// A resize that starts in the decoder (MISSION M16): a JPEG is decoded DCT-scaled by 1/8 to 8/8 and a WebP still
+    /// A resize that starts in the decoder: a JPEG is decoded DCT-scaled by 1/8 to 8/8 and a WebP still
     /// scaled by any factor, to the smallest size that still covers the output, and ``Resize`` finishes the job. A
     /// 4000 × 3000 JPEG made into a 256-pixel thumbnail is decoded at 500 × 375: one sixty-fourth of the pixels.
     ///

@@ -1,7 +1,7 @@
 public import OspreyCodecs
 
 extension ImageProcessors {
-    /// Scales an image to a target size (MISSION M16): the proxy's `w`, `h` and `fit`, the CLI's `--resize` and
+    /// Scales an image to a target size: the proxy's `w`, `h` and `fit`, the CLI's `--resize` and
     /// `--fit`.
     ///
     /// - `inside` fits the image within the box, keeping its aspect ratio (CSS `object-fit: contain`);

@@ -1,6 +1,6 @@
 public import OspreyCodecs
 
-/// The built-in processors (MISSION M5, M10, M16), each a value type whose ``ImageProcessing/identifier`` names every
+/// The built-in processors, each a value type whose ``ImageProcessing/identifier`` names every
 /// parameter. Call sites read `.resize(width: 300)`, `.blur(radius: 4)` through the static factories on
 /// ``ImageProcessing``:
 ///

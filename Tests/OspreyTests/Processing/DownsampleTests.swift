@@ -5,7 +5,7 @@ import Testing
 
 @testable import Osprey
 
-/// Downsampling: the decoder scales first, the resize finishes, and the manager does it by itself (MISSION M16).
+/// Downsampling: the decoder scales first, the resize finishes, and the manager does it by itself.
 @Suite("Downsample")
 struct DownsampleTests {
     func jpeg(width: Int, height: Int) throws -> [UInt8] {

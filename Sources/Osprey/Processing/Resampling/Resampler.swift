@@ -15,7 +15,7 @@ public struct PixelRect: Sendable, Hashable {
     }
 }
 
-/// Separable resampling (MISSION M16's resize, the proxy's hot path): rows first into a small ring of
+/// Separable resampling (the resize, the proxy's hot path): rows first into a small ring of
 /// intermediate rows, then columns from that ring, in `Float`, four lanes per pixel.
 ///
 /// - Each source row the output needs is read once: widened to one `SIMD4<Float>` per pixel (alpha premultiplied
