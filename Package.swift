@@ -178,6 +178,32 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        // MARK: Examples: built with everything else, each run by a test (Tests/OspreyCLITests/ExamplesTests.swift)
+
+        .executableTarget(
+            name: "EmbeddedProxyExample",
+            dependencies: [
+                "OspreyServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            path: "Examples/EmbeddedProxy",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "BatchThumbnailerExample",
+            dependencies: ["Osprey", "OspreyCodecs"],
+            path: "Examples/BatchThumbnailer",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "CustomProcessorsExample",
+            dependencies: ["Osprey", "OspreyCodecs"],
+            path: "Examples/CustomProcessors",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: Tests
 
         .testTarget(
@@ -228,6 +254,7 @@ let package = Package(
             name: "OspreyCLITests",
             dependencies: [
                 "OspreyCLI", "Osprey", "OspreyCodecs", "OspreyServer", "OspreyTesting",
+                "EmbeddedProxyExample", "BatchThumbnailerExample", "CustomProcessorsExample",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -13,13 +13,18 @@ enum OspreyBinary {
     static var path: String {
         get throws {
             if let configured = ProcessInfo.processInfo.environment["OSPREY_BINARY"] { return configured }
-            let candidates = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])]
-                .map { $0.deletingLastPathComponent().appendingPathComponent("osprey").path }
-            guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-                throw BinaryNotFound(searched: candidates)
-            }
-            return found
+            return try builtExecutable("osprey")
         }
+    }
+
+    /// The executable `name` of this package, built beside the test bundle.
+    static func builtExecutable(_ name: String) throws -> String {
+        let candidates = [Bundle.main.bundleURL, URL(fileURLWithPath: CommandLine.arguments[0])]
+            .map { $0.deletingLastPathComponent().appendingPathComponent(name).path }
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw BinaryNotFound(searched: candidates)
+        }
+        return found
     }
 
     /// Runs `osprey arguments...` on a pseudo-terminal (util-linux `script`), as from an interactive shell, and
@@ -57,6 +62,14 @@ enum OspreyBinary {
     static func run(
         _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil
     ) throws -> Run {
+        try run(path, arguments, environment: environment, input: input, inputFile: inputFile)
+    }
+
+    /// Runs the executable at `executable` with `arguments`, as ``run(_:environment:input:inputFile:)`` runs osprey.
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], input: String? = nil,
+        inputFile: String? = nil
+    ) throws -> Run {
         // Files rather than pipes: the child can never block on a full pipe while we wait for it.
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-run-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -69,7 +82,7 @@ enum OspreyBinary {
             try Data(input.utf8).write(to: URL(fileURLWithPath: inputPath!))
         }
         let outcome = try ChildProcess.run(
-            try path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
             input: inputPath, output: outputPath, error: errorPath)
         return Run(
             status: outcome.status,

@@ -93,7 +93,8 @@ import Testing
     }
 }
 
-/// `osprey serve` running in a child process: its port, read from the log line that announces it, and its exit.
+/// `osprey serve` (or another server of this package: an example) running in a child process: its port, read from
+/// the log line that announces it, and its exit.
 final class ServeProcess: Sendable {
     private let process: Process
     /// What the handlers, which run on Foundation's threads, share with the test.
@@ -107,10 +108,11 @@ final class ServeProcess: Sendable {
     /// Everything written to standard error so far, after each write; finished at its end.
     private let logLines: AsyncStream<String>
 
-    init(arguments: [String]) throws {
+    init(arguments: [String], executable: String? = nil, environment: [String: String] = [:]) throws {
         process = Process()
-        process.executableURL = URL(fileURLWithPath: try OspreyBinary.path)
+        process.executableURL = URL(fileURLWithPath: try executable ?? OspreyBinary.path)
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = FileHandle.nullDevice
         let errors = Pipe()
@@ -138,9 +140,9 @@ final class ServeProcess: Sendable {
                 return log
             }
             logContinuation.yield(text)
-            // osprey's own start line, logged once bound: with `--port 0` it names the port the system chose.
-            if let range = text.range(
-                of: #"address=127\.0\.0\.1:[0-9]+ .*osprey serve listening"#, options: .regularExpression),
+            // The start line, logged once bound (`osprey serve listening`, `example listening`): with `--port 0` it
+            // names the port the system chose.
+            if let range = text.range(of: #"address=127\.0\.0\.1:[0-9]+ .*listening"#, options: .regularExpression),
                 let port = Int(text[range].split(separator: ":")[1].prefix(while: \.isNumber))
             {
                 continuation.yield(port)

@@ -396,8 +396,9 @@ public final class ImageDownloader: DataLoading {
     }
 }
 
-/// Runs `body` with a new downloader and shuts it down afterwards, whether `body` returns or throws.
-public func withImageDownloader<Result>(
+/// Runs `body` with a new downloader and shuts it down afterwards, whether `body` returns or throws; `body` runs on
+/// the caller's actor.
+nonisolated(nonsending) public func withImageDownloader<Result>(
     configuration: ImageDownloader.Configuration = ImageDownloader.Configuration(),
     _ body: (ImageDownloader) async throws -> Result
 ) async throws -> Result {

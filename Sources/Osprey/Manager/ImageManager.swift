@@ -331,14 +331,14 @@ public final class ImageManager: Sendable {
 
 /// Runs `body` with a manager of its own — its own downloader (made with `downloader`), decoding and processing
 /// threads — and shuts both down when `body` returns or throws: loads still under way are cancelled, and nothing of
-/// the manager outlives the call.
+/// the manager outlives the call. `body` runs on the caller's actor (a `@main` program's main actor included).
 ///
 /// ```swift
 /// let sizes = try await withImageManager { manager in
 ///     try await manager.image(for: url).image.width
 /// }
 /// ```
-public func withImageManager<Result>(
+nonisolated(nonsending) public func withImageManager<Result>(
     cache: ImageCache = ImageCache(), configuration: ImageManager.Configuration = ImageManager.Configuration(),
     downloader: ImageDownloader.Configuration = ImageDownloader.Configuration(),
     _ body: (ImageManager) async throws -> Result
