@@ -13,7 +13,7 @@ DESTDIR ?=
 # The build `make install` installs: release (what `make build` makes), or debug for a quick check.
 CONFIGURATION ?= release
 
-.PHONY: all deps build run install uninstall test test-asan test-tsan test-otlp fleet fuzz bench lint format clean
+.PHONY: all deps build run install uninstall docs test test-asan test-tsan test-otlp fleet fuzz bench lint format clean
 
 all: build
 
@@ -55,6 +55,12 @@ uninstall:
 		"$(DESTDIR)$(PREFIX)/share/bash-completion/completions/osprey" \
 		"$(DESTDIR)$(PREFIX)/share/zsh/site-functions/_osprey" \
 		"$(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/osprey.fish"
+
+## docs: the DocC documentation of Osprey, OspreyCodecs and OspreyServer (swift-docc-plugin), a warning failing it;
+## archives in .build/plugins/Swift-DocC/outputs
+docs: deps
+	$(SWIFT) package --disable-sandbox generate-documentation --target Osprey --target OspreyCodecs \
+		--target OspreyServer --warnings-as-errors
 
 ## test: build everything and run the whole suite (corpus tests skip, saying so, when ../shared/testdata is absent)
 test: deps

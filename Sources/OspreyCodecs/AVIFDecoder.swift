@@ -13,7 +13,7 @@ public struct AVIFCoder: ImageDecoding, ImageEncoding {
     public var format: ImageFormat { .avif }
     public var signatureLength: Int { FileTypeBox.recognitionLength }
 
-    /// An `ftyp` box naming AVIF (see ``FileTypeBox/isAVIF``).
+    /// An `ftyp` box naming AVIF (see `FileTypeBox.isAVIF`).
     public func recognizes(_ prefix: UnsafeRawBufferPointer) -> Bool {
         FileTypeBox(prefix)?.isAVIF ?? false
     }

@@ -5,7 +5,7 @@ internal import COspreyModernCodecs
 /// EXIF orientation inside the file is not applied again), 8 to 12 bits (converted to 8), colours from the ICC
 /// profile or `nclx` through the colour stage, PQ and HLG tone-mapped to sRGB.
 ///
-/// Before libheif reads a byte, Osprey reads the item structure itself (``HEIFStructure``: boxes inside their
+/// Before libheif reads a byte, Osprey reads the item structure itself (`HEIFStructure`: boxes inside their
 /// parents, bounded item and reference counts, no derived image deriving from itself) and checks the primary image's
 /// declared size against the pixel limits: libheif 1.15 has no limits of its own. AVIF files never reach libheif.
 public struct HEIFCoder: ImageDecoding {

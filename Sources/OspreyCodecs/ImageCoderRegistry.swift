@@ -66,7 +66,7 @@ public final class ImageCoderRegistry: Sendable, Hashable {
     /// The encoders, most recently registered first.
     public var encoders: [any ImageEncoding] { coders.withLock { $0.encoders } }
 
-    /// The most leading bytes any decoder's detection needs: how many ``format(of:)`` reads.
+    /// The most leading bytes any decoder's detection needs: how many `format(of:)` reads.
     public var signatureLength: Int { coders.withLock { $0.signatureLength } }
 
     /// The decoder that recognises the first bytes of `bytes`, or `nil`.

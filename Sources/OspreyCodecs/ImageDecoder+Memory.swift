@@ -41,7 +41,7 @@ extension ImageDecoder {
     /// It is an estimate in the conservative direction where the header leaves room (a progressive JPEG's arrays are
     /// counted for every component at full resolution, rounded to blocks), exact for the pixels.
     ///
-    /// - Throws: what ``ImageHeader/init(reading:)`` throws: a decode of `data` would fail before allocating.
+    /// - Throws: what `ImageHeader.init(reading:)` throws: a decode of `data` would fail before allocating.
     public static func memoryEstimate(
         for data: some Collection<UInt8>, options: DecodingOptions = DecodingOptions()
     ) throws(CodecError) -> DecodingEstimate {

@@ -41,7 +41,7 @@ public struct ImageFormat: Sendable, Hashable, CustomStringConvertible {
     /// Detects the format from the first bytes of `data` with the decoders of ``ImageCoderRegistry/shared``.
     ///
     /// Only the first ``signatureLength`` bytes are read; data too short to hold a signature is ``unknown``. See
-    /// ``ImageCoderRegistry/format(of:)`` for the built-in signatures.
+    /// `ImageCoderRegistry.format(of:)` for the built-in signatures.
     public init(sniffing data: some Sequence<UInt8>) {
         self = ImageCoderRegistry.shared.format(of: data)
     }

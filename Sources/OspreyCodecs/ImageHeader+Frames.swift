@@ -20,7 +20,7 @@ extension ImageHeader {
 
     /// The frames `data`'s container lists (see ``Frames``).
     ///
-    /// - Throws: what ``init(reading:)`` throws for a header it cannot read.
+    /// - Throws: what `init(reading:)` throws for a header it cannot read.
     public static func frames(in data: some Collection<UInt8>) throws(CodecError) -> Frames {
         let result: Result<Frames, CodecError> =
             data.withContiguousStorageIfAvailable { Self.frames(UnsafeRawBufferPointer($0)) }

@@ -1,6 +1,6 @@
 internal import COspreyModernCodecs
 
-/// JPEG XL through libjxl (encoding: ``JXLEncoder``), decode: stills and animations (frames composited, with durations and loop count),
+/// JPEG XL through libjxl (encoding: `JXLEncoder`), decode: stills and animations (frames composited, with durations and loop count),
 /// alpha, any bit depth (converted to 8), the codestream's orientation (applied by libjxl unless the stored
 /// orientation is kept), colours: an XYB-encoded (lossy) image is rendered by libjxl straight to sRGB, tone-mapped to
 /// SDR when it is HDR; an image in its original colour space goes through the colour stage with its ICC profile,

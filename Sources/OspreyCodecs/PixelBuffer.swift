@@ -31,7 +31,11 @@ public struct PixelBuffer: Sendable {
 
     /// Allocates a zeroed buffer.
     ///
-    /// - Parameter bytesPerRow: the row stride; `nil` (the default) packs rows tightly.
+    /// - Parameters:
+    ///   - width: the width in pixels.
+    ///   - height: the height in pixels.
+    ///   - format: the pixel format.
+    ///   - bytesPerRow: the row stride; `nil` (the default) packs rows tightly.
     /// - Throws: ``CodecError/invalidDimensions(width:height:)`` when a dimension is not positive, the stride is too
     ///   small, or the size in bytes overflows `Int`.
     public init(width: Int, height: Int, format: PixelFormat, bytesPerRow: Int? = nil) throws(CodecError) {

@@ -79,7 +79,7 @@ public struct ServerConfiguration: Sendable {
     // MARK: Formats
 
     /// The coders sources are decoded with and outputs encoded with: `format=` takes the name of any format an
-    /// encoder of it writes. The process-wide ``OspreyCodecs/ImageCoderRegistry/shared`` by default.
+    /// encoder of it writes. The process-wide `ImageCoderRegistry.shared` by default.
     public var coders = ImageCoderRegistry.shared
     /// What `format=auto` answers, in order of preference: the first of these whose media type the client's `Accept`
     /// names (explicitly, with a q above 0); when it names none, the source's format where the client surely takes
@@ -109,7 +109,7 @@ public struct ServerConfiguration: Sendable {
     public var maxInFlight = 256
     /// The memory the proxy's images may take, in bytes: its in-memory caches take at most a quarter of it (shrunk in
     /// proportion from ``resultMemoryLimit`` and the sources' share when that is less), and decoding and processing
-    /// reserve the rest by what each source's header says it needs (``Osprey/MemoryBudget``): a render that does not
+    /// reserve the rest by what each source's header says it needs (`MemoryBudget`): a render that does not
     /// fit waits, one that alone needs more is a 413. `nil` (the default) for half the memory available to the process
     /// (its cgroup's limit, else the machine's).
     public var maxMemory: Int?

@@ -58,7 +58,7 @@ public protocol DataCaching: AnyObject, Sendable {
     func removeAllData() async
 }
 
-/// The write that finishes a store begun by ``DataCaching/stageData(_:forKey:validators:)``.
+/// The write that finishes a store begun by `DataCaching.stageData(_:forKey:validators:)`.
 public typealias DataWrite = @Sendable () async throws(OspreyError) -> Void
 
 extension DataCaching {

@@ -20,7 +20,7 @@ internal import Tracing
 /// ``withImageDownloader(configuration:_:)``, or when the downloader is released. ``shared`` lives as long as the
 /// process.
 ///
-/// The queue, coalescing and priorities are ``DownloadQueueStateMachine``'s; this type performs what it decides: it
+/// The queue, coalescing and priorities are `DownloadQueueStateMachine`'s; this type performs what it decides: it
 /// starts transfers, cancels them, and delivers progress and outcomes to callers, never while holding its lock.
 public final class ImageDownloader: DataLoading {
     /// The process's default downloader, with the default configuration.

@@ -22,7 +22,7 @@ extension ImageManager {
         /// Runs after a download, before caching, on the processing executor: returns the image to keep, or
         /// `nil` to keep the downloaded one untouched. Skipped for animated images unless the request has
         /// ``ImageRequest/Options/transformAnimatedImage``. A transformed image is cached re-encoded (in its
-        /// ``Image/sourceFormat``, PNG when it has alpha or none); an untouched one as the downloaded bytes. `nil` by
+        /// `Image.sourceFormat`, PNG when it has alpha or none); an untouched one as the downloaded bytes. `nil` by
         /// default.
         public var transformDownloadedImage: (@Sendable (Image, URL) throws -> Image?)?
 
@@ -68,7 +68,7 @@ extension ImageManager {
 
         // MARK: Callbacks
 
-        /// Where ``ImageManager/loadImage(with:options:callbackQueue:progress:preview:completion:)`` calls back when
+        /// Where `ImageManager.loadImage(with:options:callbackQueue:progress:preview:completion:)` calls back when
         /// the call names no queue: a serial queue of the manager's own by default.
         public var callbackQueue: DispatchQueue?
 

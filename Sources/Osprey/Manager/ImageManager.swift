@@ -20,7 +20,7 @@ public import Tracing
 /// ```
 ///
 /// One flow serves the three entry points: ``image(for:)-(ImageRequest)`` (async/await),
-/// ``loadImage(with:options:callbackQueue:progress:preview:completion:)`` (callbacks on a queue of the caller's
+/// `loadImage(with:options:callbackQueue:progress:preview:completion:)` (callbacks on a queue of the caller's
 /// choice) and ``task(for:)`` (an `AsyncStream` of events). A memory hit is answered on the caller's thread; anything
 /// else runs as a *job* shared by every load of the same URL with the same processors, size and options, and the
 /// download is shared by every job for the URL (the downloader coalesces it). Decoding and processing run on the

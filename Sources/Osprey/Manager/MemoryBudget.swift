@@ -2,7 +2,7 @@ import OspreyCodecs
 import Synchronization
 
 /// Memory for decoding, handed out by prediction: before a manager decodes an image it reserves what the header says
-/// the decode and the processing will take (``ImageDecoder/memoryEstimate(for:options:)``), and waits while the
+/// the decode and the processing will take (`ImageDecoder.memoryEstimate(for:options:)`), and waits while the
 /// reservations under way leave too little. A burst of large images then waits its turn instead of taking the
 /// machine's memory; a request that alone needs more than the budget is refused at once.
 ///
@@ -11,7 +11,7 @@ import Synchronization
 /// configuration.memoryBudget = MemoryBudget(bytes: 1 << 30, maxWaiting: 64, maxWait: .seconds(10))
 /// ```
 ///
-/// Waiters are served first come, first served. The pixel pool's recycled buffers (``PixelBuffer/recycledByteCount``)
+/// Waiters are served first come, first served. The pixel pool's recycled buffers (`PixelBuffer.recycledByteCount`)
 /// count against the budget; a reservation that needs their room has them given back first. The reservations are
 /// predictions, not measurements: what a decode really allocates is still bounded by the decoder's limits.
 ///

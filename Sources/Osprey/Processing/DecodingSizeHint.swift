@@ -15,7 +15,7 @@ public import OspreyCodecs
 public protocol DecodingSizeHint: Sendable {
     /// A stable text naming the rule and its parameters; part of the cache key when set on a request explicitly.
     var identifier: String { get }
-    /// The size to ask the decoder for (``DecodingOptions/targetSize``, in display orientation) so that what it
+    /// The size to ask the decoder for (`DecodingOptions.targetSize`, in display orientation) so that what it
     /// returns is still large enough; `nil` for the full size.
     func decodingSize(for header: ImageHeader) throws -> ImageSize?
 }

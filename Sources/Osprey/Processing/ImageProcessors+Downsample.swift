@@ -32,7 +32,7 @@ extension ImageProcessors {
             try resize.process(image)
         }
 
-        /// The size to ask the decoder for (``DecodingOptions/targetSize``, in display orientation) so that what it
+        /// The size to ask the decoder for (`DecodingOptions.targetSize`, in display orientation) so that what it
         /// returns still covers the output; `nil` when the image would not be made smaller.
         ///
         /// - Throws: ``ImageProcessingError`` for a resize without a valid size.
@@ -52,7 +52,7 @@ extension ImageProcessors {
         /// otherwise; a header that cannot be read, or a resize without a valid size, decodes at full size (the
         /// error then comes from the decoder or from ``process(_:)``).
         ///
-        /// - Throws: ``CodecError`` when the data does not decode.
+        /// - Throws: `CodecError` when the data does not decode.
         public func decode(_ data: [UInt8], options: DecodingOptions = DecodingOptions()) throws(CodecError) -> Image {
             try ImageDecoder.decode(data, options: decodingOptions(for: data, options: options))
         }

@@ -13,7 +13,7 @@ import Darwin
 public protocol HostResolving: Sendable {
     /// Every address of `host`, in the order the resolver prefers them.
     ///
-    /// - Throws: ``Osprey/DownloadError/cannotConnect(reason:)`` when it does not resolve.
+    /// - Throws: `DownloadError.cannotConnect(reason:)` when it does not resolve.
     func addresses(of host: String) async throws(DownloadError) -> [IPAddress]
 }
 
