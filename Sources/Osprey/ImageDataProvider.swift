@@ -20,6 +20,7 @@ public protocol ImageDataProvider: Sendable {
 
 /// A provider that calls a closure for the bytes.
 public struct ClosureDataProvider: ImageDataProvider {
+    /// The key the image is cached under.
     public let cacheKey: String
     private let load: @Sendable () async throws -> [UInt8]
 

@@ -5,8 +5,10 @@ extension ImageRequest {
     /// let request = try ImageRequest(string: url, options: [.refreshCached, .waitStoreCache])
     /// ```
     public struct Options: OptionSet, Sendable, Hashable {
+        /// The options' bits.
         public let rawValue: UInt32
 
+        /// Makes options from their bits.
         public init(rawValue: UInt32) {
             self.rawValue = rawValue
         }

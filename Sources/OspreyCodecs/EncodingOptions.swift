@@ -63,8 +63,11 @@ public struct EncodingOptions: Sendable, Hashable {
 
     /// An opaque colour.
     public struct Color: Sendable, Hashable {
+        /// Red, 0–255.
         public var red: UInt8
+        /// Green, 0–255.
         public var green: UInt8
+        /// Blue, 0–255.
         public var blue: UInt8
 
         /// Makes a colour from its components.

@@ -24,9 +24,13 @@ public struct ImageFormat: Sendable, Hashable, CustomStringConvertible {
         self.fileExtension = fileExtension
     }
 
+    /// JPEG (`image/jpeg`, `.jpg`).
     public static let jpeg = ImageFormat(name: "jpeg", mimeType: "image/jpeg", fileExtension: "jpg")
+    /// PNG (`image/png`); an APNG reads as its default image.
     public static let png = ImageFormat(name: "png", mimeType: "image/png", fileExtension: "png")
+    /// GIF (`image/gif`), still or animated.
     public static let gif = ImageFormat(name: "gif", mimeType: "image/gif", fileExtension: "gif")
+    /// WebP (`image/webp`), lossy or lossless, still or animated.
     public static let webp = ImageFormat(name: "webp", mimeType: "image/webp", fileExtension: "webp")
     /// Anything no registered decoder recognises: another format, text, an empty or too-short body.
     public static let unknown = ImageFormat(name: "unknown", mimeType: "application/octet-stream", fileExtension: nil)

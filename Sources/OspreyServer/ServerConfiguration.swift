@@ -152,6 +152,7 @@ public struct ServerConfiguration: Sendable {
 
 /// An address a configuration allows as a source whatever its category: an IP literal, with or without a port.
 public struct SourceAddress: Hashable, Sendable, CustomStringConvertible {
+    /// The address.
     public let address: IPAddress
     /// `nil` for any port.
     public let port: Int?
@@ -180,6 +181,7 @@ public struct SourceAddress: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// Makes an entry for `address`, at `port` only, or at any port when `port` is `nil`.
     public init(address: IPAddress, port: Int?) {
         self.address = address
         self.port = port

@@ -62,12 +62,16 @@ public protocol DataCaching: AnyObject, Sendable {
 public typealias DataWrite = @Sendable () async throws(OspreyError) -> Void
 
 extension DataCaching {
+    /// Which of `keys` have an entry, asking ``containsData(forKey:)`` of each (a store that can answer in one query
+    /// overrides it).
     public func containedKeys(among keys: [String]) async -> Set<String> {
         var contained: Set<String> = []
         for key in keys where await containsData(forKey: key) { contained.insert(key) }
         return contained
     }
 
+    /// The store of `data` for `key`, made when the returned write runs: a store without staging has nothing to give
+    /// readers before that.
     public func stageData(
         _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
     ) -> DataWrite {

@@ -25,6 +25,7 @@ public protocol ImageCaching: AnyObject, Sendable {
 }
 
 extension ImageCaching {
+    /// Whether an image is kept under `key`, found by reading it (a store that can tell without reading overrides it).
     public func containsImage(forKey key: String) -> Bool {
         cachedImage(forKey: key) != nil
     }

@@ -3,12 +3,15 @@ import Synchronization
 
 /// An HTTP cookie as RFC 6265 §5.3 stores it.
 public struct Cookie: Sendable, Hashable {
+    /// The cookie's name.
     public var name: String
+    /// The cookie's value.
     public var value: String
     /// The host (host-only cookie) or domain it is sent to, lowercased, without a leading dot.
     public var domain: String
     /// Whether only `domain` itself gets it, not its subdomains (no `Domain` attribute was given).
     public var isHostOnly: Bool
+    /// The path it is sent for: requests under it.
     public var path: String
     /// When it expires; `nil` for a session cookie, which lasts as long as the store.
     public var expires: Date?

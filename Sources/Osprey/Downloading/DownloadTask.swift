@@ -28,6 +28,8 @@ public final class DownloadTask: DataLoadingTask {
         self.reprioritise = reprioritise
     }
 
+    /// The response, once the transfer has ended: awaits it; throws its ``DownloadError``, or
+    /// ``DownloadError/cancelled`` when the calling task is cancelled (the caller then leaves the transfer).
     public var response: DownloadResponse {
         get async throws(DownloadError) {
             let outcome = await withTaskCancellationHandler {
@@ -54,8 +56,10 @@ public final class DownloadTask: DataLoadingTask {
     /// The outcome if the download is over, without waiting.
     public var outcome: Result<DownloadResponse, DownloadError>? { state.withLock { $0.outcome } }
 
+    /// The caller's priority; the transfer runs at the highest of its callers'.
     public var priority: DownloadPriority { state.withLock { $0.priority } }
 
+    /// Changes the caller's priority: a queued transfer moves in the queue.
     public func setPriority(_ priority: DownloadPriority) {
         let changed = state.withLock { state in
             guard state.outcome == nil, state.priority != priority else { return false }
@@ -65,6 +69,8 @@ public final class DownloadTask: DataLoadingTask {
         if changed { reprioritise(self, priority) }
     }
 
+    /// Leaves the transfer: this caller gets ``DownloadError/cancelled``; the transfer stops when no caller is left
+    /// (unless it is detached).
     public func cancel() {
         guard state.withLock({ $0.outcome == nil }) else { return }
         leave(self)

@@ -131,6 +131,8 @@ public final class ImageDownloader: DataLoading {
 
     // MARK: Downloading
 
+    /// Queues `request` (or joins the transfer under way for an equal one) and returns the caller's task; `progress`
+    /// gets every report.
     public func download(
         _ request: DownloadRequest, progress: (@Sendable (DownloadProgress) -> Void)? = nil
     ) -> any DataLoadingTask {

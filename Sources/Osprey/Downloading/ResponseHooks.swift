@@ -73,6 +73,7 @@ public struct DataModifier: Sendable {
 
 /// An error with a message, for a ``ResponseValidator`` or ``DataModifier`` to throw.
 public struct Refusal: Error, Sendable, CustomStringConvertible {
+    /// Why the response was rejected, as the hook said it.
     public let description: String
 
     /// Makes a refusal that says `reason`.

@@ -6,8 +6,10 @@ extension ImageProcessors {
     /// 1986; Kuckir's sizes). Each box pass keeps a running sum along rows, then down columns, so the cost per pixel
     /// does not depend on the radius. Edges repeat their outermost pixels; alpha is premultiplied while blurring.
     public struct Blur: ImageProcessing, Hashable {
+        /// The Gaussian's standard deviation, in pixels.
         public var radius: Double
 
+        /// Makes a blur of `radius` (a Gaussian's standard deviation, in pixels).
         public init(radius: Double) {
             self.radius = max(radius, 0)
         }

@@ -4,10 +4,15 @@ extension ImageProcessors {
     /// Adds a band of `color` of its own width on each side (imgproxy's `padding`): the result is `left + right`
     /// wider and `top + bottom` taller. The format widens as the colour needs, as ``Border`` does.
     public struct Pad: ImageProcessing, Hashable {
+        /// The band above the image, in pixels.
         public var top: Int
+        /// The band right of the image, in pixels.
         public var right: Int
+        /// The band below the image, in pixels.
         public var bottom: Int
+        /// The band left of the image, in pixels.
         public var left: Int
+        /// The bands' colour.
         public var color: PixelColor
 
         /// Makes a padding of the given widths (negative ones count as 0).
@@ -32,11 +37,16 @@ extension ImageProcessors {
     /// fixed-size slot needs from an image resized to fit inside it. Never crops: an image larger than the canvas on
     /// an axis keeps its size on that axis.
     public struct Extend: ImageProcessing, Hashable {
+        /// The canvas's width, in pixels.
         public var width: Int
+        /// The canvas's height, in pixels.
         public var height: Int
+        /// Where on the canvas the image is placed.
         public var anchor: Anchor
+        /// The colour of the canvas around the image.
         public var color: PixelColor
 
+        /// Makes a `width` × `height` canvas of `color` with the image placed at `anchor`.
         public init(width: Int, height: Int, anchor: Anchor = .center, color: PixelColor = .clear) {
             (self.width, self.height, self.anchor, self.color) = (width, height, anchor, color)
         }

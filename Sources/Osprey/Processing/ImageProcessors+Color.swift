@@ -4,6 +4,7 @@ extension ImageProcessors {
     /// Makes an image gray by BT.601 luma (0.299 R + 0.587 G + 0.114 B, as JPEG's Y and Pillow's `L`): the result is
     /// `gray8`, or `grayAlpha8` when the image has alpha.
     public struct Grayscale: ImageProcessing, Hashable {
+        /// Makes the processor.
         public init() {}
 
         public var identifier: String { "grayscale" }
@@ -17,8 +18,10 @@ extension ImageProcessors {
     /// Washes an image with a colour, by the colour's alpha, where the image is (its alpha is kept): Kingfisher's
     /// tint. An opaque colour paints every visible pixel; `alpha: 128` is a half-strength wash.
     public struct Tint: ImageProcessing, Hashable {
+        /// The colour, its alpha the strength.
         public var color: PixelColor
 
+        /// Makes the processor for `color` (its alpha the strength).
         public init(_ color: PixelColor) {
             self.color = color
         }
@@ -33,8 +36,10 @@ extension ImageProcessors {
     /// Blends a colour onto an image with the overlay blend mode (darks darken, lights lighten; Photoshop's and
     /// CSS `mix-blend-mode: overlay`), by the colour's alpha; the image's alpha is kept.
     public struct Overlay: ImageProcessing, Hashable {
+        /// The colour, its alpha the strength.
         public var color: PixelColor
 
+        /// Makes the processor for `color` (its alpha the strength).
         public init(_ color: PixelColor) {
             self.color = color
         }

@@ -4,8 +4,10 @@ extension ImageProcessors {
     /// Rounds the corners with a `radius`-pixel arc, anti-aliased: the pixels outside become transparent, so the
     /// result has alpha (`rgba8` or `grayAlpha8`). The radius is capped at half the shorter side.
     public struct RoundCorners: ImageProcessing, Hashable {
+        /// The corners' radius, in pixels.
         public var radius: Int
 
+        /// Makes corners of `radius` pixels (a negative one counts as 0).
         public init(radius: Int) {
             self.radius = max(radius, 0)
         }
@@ -21,6 +23,7 @@ extension ImageProcessors {
     /// Keeps the largest centred circle: a square crop whose corners are rounded to a full circle, transparent
     /// outside.
     public struct Circle: ImageProcessing, Hashable {
+        /// Makes the processor.
         public init() {}
 
         public var identifier: String { "circle" }
@@ -37,9 +40,12 @@ extension ImageProcessors {
     /// way. The format widens as the colour needs (a coloured border on a gray image makes it RGB; a translucent one
     /// adds alpha).
     public struct Border: ImageProcessing, Hashable {
+        /// The band's width, in pixels.
         public var width: Int
+        /// The band's colour.
         public var color: PixelColor
 
+        /// Makes a border `width` pixels wide (a negative one counts as 0) of `color`.
         public init(width: Int, color: PixelColor = .black) {
             self.width = max(width, 0)
             self.color = color

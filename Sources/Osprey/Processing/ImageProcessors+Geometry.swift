@@ -11,9 +11,12 @@ import Darwin
 extension ImageProcessors {
     /// Mirrors an image left to right, top to bottom, or both.
     public struct Flip: ImageProcessing, Hashable {
+        /// Mirror left to right.
         public var horizontally: Bool
+        /// Mirror top to bottom.
         public var vertically: Bool
 
+        /// Makes a flip, left to right by default.
         public init(horizontally: Bool = true, vertically: Bool = false) {
             self.horizontally = horizontally
             self.vertically = vertically
@@ -38,6 +41,7 @@ extension ImageProcessors {
         /// Quarter turns clockwise, 0...3 (any integer is reduced to that; negative turns go anticlockwise).
         public var quarterTurns: Int
 
+        /// Makes a rotation by `quarterTurns` quarter turns clockwise (negative ones anticlockwise).
         public init(quarterTurns: Int) {
             self.quarterTurns = ((quarterTurns % 4) + 4) % 4
         }
@@ -62,6 +66,7 @@ extension ImageProcessors {
     /// Keeps a rectangle of an image: given in pixels, or as a size placed by an anchor (Kingfisher's cropping
     /// processor). The part of the rectangle outside the image is dropped; a rectangle entirely outside throws.
     public struct Crop: ImageProcessing, Hashable {
+        /// Which part of the image a crop keeps.
         public enum Region: Sendable, Hashable {
             /// The pixels from (`x`, `y`), `width` × `height`, in display coordinates.
             case rect(x: Int, y: Int, width: Int, height: Int)
@@ -69,8 +74,10 @@ extension ImageProcessors {
             case size(width: Int, height: Int, anchor: Anchor)
         }
 
+        /// The part kept.
         public var region: Region
 
+        /// Makes a crop that keeps `region`.
         public init(_ region: Region) {
             self.region = region
         }

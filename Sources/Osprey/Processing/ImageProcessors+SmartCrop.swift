@@ -6,9 +6,12 @@ extension ImageProcessors {
     /// slides along the axis the crop frees to where it holds the most, a little in favour of the middle when places
     /// score alike. For photos whose subject is off-centre; a flat or evenly busy picture keeps its middle.
     public struct SmartCover: ImageProcessing, Hashable {
+        /// The crop's width, in pixels.
         public var width: Int
+        /// The crop's height, in pixels.
         public var height: Int
 
+        /// Makes a cover crop to `width` × `height` placed where the picture's interest is.
         public init(width: Int, height: Int) {
             (self.width, self.height) = (width, height)
         }

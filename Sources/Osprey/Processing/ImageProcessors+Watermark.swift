@@ -10,9 +10,13 @@ extension ImageProcessors {
         /// Names the mark in ``identifier`` (a digest of its bytes, say): variants with different marks are cached
         /// apart.
         public var name: String
+        /// How opaque the mark is laid, 0 to 1.
         public var opacity: Double
+        /// Where on the image the mark goes.
         public var anchor: Anchor
+        /// How far in from the edge it is anchored to, across, in pixels.
         public var offsetX: Int
+        /// How far in from the edge it is anchored to, down, in pixels.
         public var offsetY: Int
         /// The mark's width as a fraction of the image's (0…1); `nil` for the mark's own size.
         public var scale: Double?

@@ -22,6 +22,7 @@ public struct ImageProcessingError: Error, Sendable, Equatable, CustomStringConv
     /// What is wrong, and what would be right.
     public var reason: String
 
+    /// Makes the error for the processor identified by `processor`, saying `reason`.
     public init(processor: String, reason: String) {
         self.processor = processor
         self.reason = reason
@@ -48,14 +49,23 @@ public struct Anchor: Sendable, Hashable, CustomStringConvertible {
         (self.x, self.y) = clamped
     }
 
+    /// The middle.
     public static let center = Anchor(x: 0.5, y: 0.5)
+    /// The middle of the top edge.
     public static let top = Anchor(x: 0.5, y: 0)
+    /// The middle of the bottom edge.
     public static let bottom = Anchor(x: 0.5, y: 1)
+    /// The middle of the left edge.
     public static let left = Anchor(x: 0, y: 0.5)
+    /// The middle of the right edge.
     public static let right = Anchor(x: 1, y: 0.5)
+    /// The top-left corner.
     public static let topLeft = Anchor(x: 0, y: 0)
+    /// The top-right corner.
     public static let topRight = Anchor(x: 1, y: 0)
+    /// The bottom-left corner.
     public static let bottomLeft = Anchor(x: 0, y: 1)
+    /// The bottom-right corner.
     public static let bottomRight = Anchor(x: 1, y: 1)
 
     /// The coordinates as processors use them: each within 0...1, NaN read as the middle.
@@ -70,11 +80,16 @@ public struct Anchor: Sendable, Hashable, CustomStringConvertible {
 
 /// An 8-bit sRGB colour with straight alpha: for tints, overlays, borders and the background of corners.
 public struct PixelColor: Sendable, Hashable, CustomStringConvertible {
+    /// Red, 0–255.
     public var red: UInt8
+    /// Green, 0–255.
     public var green: UInt8
+    /// Blue, 0–255.
     public var blue: UInt8
+    /// Opacity, 0 (transparent) to 255 (opaque).
     public var alpha: UInt8
 
+    /// Makes a colour; opaque unless `alpha` says otherwise.
     public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
         self.red = red
         self.green = green
@@ -82,8 +97,11 @@ public struct PixelColor: Sendable, Hashable, CustomStringConvertible {
         self.alpha = alpha
     }
 
+    /// Opaque black.
     public static let black = PixelColor(red: 0, green: 0, blue: 0)
+    /// Opaque white.
     public static let white = PixelColor(red: 255, green: 255, blue: 255)
+    /// Fully transparent.
     public static let clear = PixelColor(red: 0, green: 0, blue: 0, alpha: 0)
 
     /// `#rrggbbaa`, lower case.
@@ -96,8 +114,10 @@ extension ImageProcessors {
     /// Several processors run in order, as one: its identifier is theirs joined, so a list and its composition share
     /// cache entries.
     public struct Composition: ImageProcessing {
+        /// The processors, in the order they run.
         public let processors: [any ImageProcessing]
 
+        /// Makes one processor that runs `processors` in order.
         public init(_ processors: [any ImageProcessing]) {
             self.processors = processors
         }

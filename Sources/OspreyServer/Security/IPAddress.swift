@@ -36,6 +36,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         self.bytes = bytes
     }
 
+    /// Whether it is an IPv4 address (four bytes).
     public var isIPv4: Bool { bytes.count == 4 }
 
     public var description: String {

@@ -19,8 +19,10 @@ public protocol HostResolving: Sendable {
 
 /// The system's resolver: `getaddrinfo`, on NIO's thread pool (it blocks).
 public struct SystemHostResolver: HostResolving {
+    /// Makes the resolver.
     public init() {}
 
+    /// The addresses `host` resolves to (an IP literal: itself).
     public func addresses(of host: String) async throws(DownloadError) -> [IPAddress] {
         let result = try? await NIOThreadPool.singleton.runIfActive { Self.lookUp(host) }
         guard let result, !result.isEmpty else { throw .cannotConnect(reason: "the source's host does not resolve") }

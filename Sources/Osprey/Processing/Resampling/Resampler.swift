@@ -2,11 +2,16 @@ import OspreyCodecs
 
 /// A rectangle of source pixels, in fractional pixel coordinates: what a resize samples from.
 public struct PixelRect: Sendable, Hashable {
+    /// The left edge, in source pixels.
     public var x: Double
+    /// The top edge, in source pixels.
     public var y: Double
+    /// The width, in source pixels.
     public var width: Double
+    /// The height, in source pixels.
     public var height: Double
 
+    /// Makes a region of the source.
     public init(x: Double, y: Double, width: Double, height: Double) {
         self.x = x
         self.y = y
