@@ -1,5 +1,6 @@
 internal import COspreyCodecShims
 internal import COspreyGIF
+internal import COspreyModernCodecs
 internal import COspreyPNG
 internal import COspreyWebP
 
@@ -13,8 +14,10 @@ public enum CodecLibraries {
         public let version: String
     }
 
-    /// libjpeg-turbo, libpng, libwebp and giflib, in that order. libpng and libwebp report the version loaded at run
-    /// time; libjpeg-turbo and giflib the version of the headers built against, as they have no run-time query.
+    /// libjpeg-turbo, libpng, libwebp, giflib, then libavif, libheif and libjxl. libpng and libwebp report the version
+    /// loaded at run time; libjpeg-turbo and giflib the version of the headers built against, as they have no run-time
+    /// query; libavif, libheif and libjxl the version of the headers too, without opening them (they are opened when
+    /// an image first needs one, and only with those headers' ABI).
     public static var all: [Library] {
         let jpeg = Int(osprey_jpeg_turbo_version_number())  // 2001005 for 2.1.5
         let png = Int(png_access_version_number())  // 10639 for 1.6.39
@@ -24,6 +27,10 @@ public enum CodecLibraries {
             Library(name: "libpng", version: "\(png / 10_000).\(png / 100 % 100).\(png % 100)"),
             Library(name: "libwebp", version: "\(webp >> 16).\((webp >> 8) & 0xFF).\(webp & 0xFF)"),
             Library(name: "giflib", version: "\(GIFLIB_MAJOR).\(GIFLIB_MINOR).\(GIFLIB_RELEASE)"),
+            Library(name: "libavif", version: "\(AVIF_VERSION_MAJOR).\(AVIF_VERSION_MINOR).\(AVIF_VERSION_PATCH)"),
+            Library(name: "libheif", version: LIBHEIF_VERSION),
+            Library(
+                name: "libjxl", version: "\(JPEGXL_MAJOR_VERSION).\(JPEGXL_MINOR_VERSION).\(JPEGXL_PATCH_VERSION)"),
         ]
     }
 }

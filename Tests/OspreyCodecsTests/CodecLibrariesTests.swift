@@ -4,7 +4,8 @@ import Testing
 @Suite struct CodecLibrariesTests {
     @Test func reportsEveryLinkedLibrary() throws {
         let libraries = CodecLibraries.all
-        #expect(libraries.map(\.name) == ["libjpeg-turbo", "libpng", "libwebp", "giflib"])
+        #expect(
+            libraries.map(\.name) == ["libjpeg-turbo", "libpng", "libwebp", "giflib", "libavif", "libheif", "libjxl"])
         for library in libraries {
             let parts = library.version.split(separator: ".").compactMap { Int($0) }
             #expect(parts.count == 3, "\(library.name) \(library.version)")
@@ -15,5 +16,6 @@ import Testing
         #expect(majors["libpng"] == "1")
         #expect(majors["libwebp"] == "1")
         #expect(majors["giflib"] == "5")
+        #expect(majors["libheif"] == "1")
     }
 }
