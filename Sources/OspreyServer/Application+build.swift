@@ -27,7 +27,10 @@ public func buildApplication(
 ) -> some ApplicationProtocol {
     let endpoint = ImageProxyEndpoint(configuration: configuration, logger: logger)
     let router = Router()
-    router.addRoutes(endpoint.routes())
+    // The middlewares on the router rather than the routes: requests for paths the proxy does not serve are traced,
+    // logged and counted too.
+    endpoint.addMiddlewares(to: router)
+    router.addRoutes(endpoint.routes(withMiddlewares: false))
     return Application(
         router: router,
         configuration: .init(
@@ -92,11 +95,16 @@ public final class ImageProxyEndpoint: Sendable {
     public func routes<Context: RequestContext>(
         context: Context.Type = BasicRequestContext.self, operations: Bool = true
     ) -> RouteCollection<Context> {
+        routes(context: context, operations: operations, withMiddlewares: true)
+    }
+
+    /// The routes, with the tracing and logging middlewares unless `withMiddlewares` is `false` (`osprey serve`
+    /// puts them on its router instead, for every path).
+    func routes<Context: RequestContext>(
+        context: Context.Type = BasicRequestContext.self, operations: Bool = true, withMiddlewares: Bool
+    ) -> RouteCollection<Context> {
         let routes = RouteCollection(context: Context.self)
-        if let tracer = proxy.manager.tracer {
-            routes.add(middleware: RequestTracingMiddleware<Context>(tracer: tracer))
-        }
-        routes.add(middleware: RequestLogMiddleware<Context>(metrics: metrics))
+        if withMiddlewares { addMiddlewares(to: routes) }
         let proxy = self.proxy
         let metrics = self.metrics
         if operations {
@@ -123,6 +131,14 @@ public final class ImageProxyEndpoint: Sendable {
             await ImageResponder(proxy: proxy).respond(to: request, logger: context.logger, isHead: true)
         }
         return routes
+    }
+
+    /// Adds the request tracing (with a tracer) and logging middlewares to `routes`.
+    func addMiddlewares<Routes: RouterMethods>(to routes: Routes) {
+        if let tracer = proxy.manager.tracer {
+            _ = routes.add(middleware: RequestTracingMiddleware<Routes.Context>(tracer: tracer))
+        }
+        _ = routes.add(middleware: RequestLogMiddleware<Routes.Context>(metrics: metrics))
     }
 
     /// The service to run with the application (`Application(services:)` or `addServices`): ready when it starts,

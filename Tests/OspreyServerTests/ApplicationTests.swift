@@ -23,11 +23,15 @@ import Testing
         }
     }
 
-    @Test func unknownPathsAre404() async throws {
+    @Test("an unknown path is a 404, counted with the others and given a request id")
+    func unknownPathsAre404() async throws {
         try await withProxy { client in
             try await client.execute(uri: "/nope", method: .get) { response in
                 #expect(response.status == .notFound)
             }
+            let metrics = try await client.execute(uri: "/metrics", method: .get)
+            #expect(String(buffer: metrics.body).contains(#"osprey_http_requests_total{status="404"} 1"#))
+            #expect(metrics.headers[.init("X-Request-Id")!] != nil)
         }
     }
 }
