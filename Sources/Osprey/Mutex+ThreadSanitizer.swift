@@ -10,11 +10,13 @@ public import OspreyCodecs
 public final class Mutex<Value>: @unchecked Sendable {
     @usableFromInline let base: OspreyCodecs.Mutex<Value>
 
+    /// Makes a lock guarding `value`.
     public init(_ value: sending Value) {
         base = OspreyCodecs.Mutex(value)
     }
 
     @inlinable
+    /// Runs `body` with the value while holding the lock.
     public func withLock<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {

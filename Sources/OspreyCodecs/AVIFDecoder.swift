@@ -9,8 +9,11 @@ internal import COspreyModernCodecs
 /// against the frame limit. libavif's strict checks (a `pixi` box, a valid `clap`, an `ispe` on alpha) are off, as
 /// in browsers: files missing them are common and decode correctly.
 public struct AVIFCoder: ImageDecoding, ImageEncoding {
+    /// Makes the coder; it holds no state.
     public init() {}
+    /// The format it reads (and writes, if it does).
     public var format: ImageFormat { .avif }
+    /// The bytes it needs to recognise a file: the ISO base media file's `ftyp` box, with its brands.
     public var signatureLength: Int { FileTypeBox.recognitionLength }
 
     /// An `ftyp` box naming AVIF (see `FileTypeBox.isAVIF`).

@@ -9,8 +9,11 @@ internal import COspreyModernCodecs
 /// parents, bounded item and reference counts, no derived image deriving from itself) and checks the primary image's
 /// declared size against the pixel limits: libheif 1.15 has no limits of its own. AVIF files never reach libheif.
 public struct HEIFCoder: ImageDecoding {
+    /// Makes the coder; it holds no state.
     public init() {}
+    /// The format it reads (and writes, if it does).
     public var format: ImageFormat { .heic }
+    /// The bytes it needs to recognise a file: the ISO base media file's `ftyp` box, with its brands.
     public var signatureLength: Int { FileTypeBox.recognitionLength }
 
     /// An `ftyp` box naming HEVC-based HEIF (`heic`, `heix`, `mif1` with such a brand ...), and not AVIF.

@@ -43,7 +43,9 @@ extension BuiltInCoder {
 /// metadata in `APP1`. Recognised by `FF D8`, the start-of-image marker (nearly every file goes on with `FF`, but
 /// libjpeg skips junk before the next marker, and real files have it).
 public struct JPEGCoder: BuiltInCoder {
+    /// Makes the coder; it holds no state.
     public init() {}
+    /// The format it reads (and writes, if it does).
     public var format: ImageFormat { .jpeg }
 
     public func recognizes(_ b: UnsafeRawBufferPointer) -> Bool {
@@ -66,7 +68,9 @@ public struct JPEGCoder: BuiltInCoder {
 /// PNG through libpng (and libdeflate for intact 8-bit files); an APNG decodes to its default image. Encodes the
 /// first frame, with `iCCP`, `eXIf` and XMP `iTXt` as kept. Recognised by its 8-byte signature.
 public struct PNGCoder: BuiltInCoder {
+    /// Makes the coder; it holds no state.
     public init() {}
+    /// The format it reads (and writes, if it does).
     public var format: ImageFormat { .png }
 
     public func recognizes(_ b: UnsafeRawBufferPointer) -> Bool {
@@ -90,7 +94,9 @@ public struct PNGCoder: BuiltInCoder {
 /// GIF through giflib: every frame composited; encoded with a palette per frame, every frame and the loop count kept
 /// (no profile or metadata: GIF has no place for them). Recognised by `GIF87a` or `GIF89a`.
 public struct GIFCoder: BuiltInCoder {
+    /// Makes the coder; it holds no state.
     public init() {}
+    /// The format it reads (and writes, if it does).
     public var format: ImageFormat { .gif }
 
     public func recognizes(_ b: UnsafeRawBufferPointer) -> Bool {
@@ -114,7 +120,9 @@ public struct GIFCoder: BuiltInCoder {
 /// WebP through libwebp: stills (scaled while decoding), animations; lossy or lossless encoding, animations kept,
 /// `ICCP`, `EXIF` and `XMP ` chunks as kept. Recognised by `RIFF`, four bytes of length, `WEBP`.
 public struct WebPCoder: BuiltInCoder {
+    /// Makes the coder; it holds no state.
     public init() {}
+    /// The format it reads (and writes, if it does).
     public var format: ImageFormat { .webp }
 
     public func recognizes(_ b: UnsafeRawBufferPointer) -> Bool {

@@ -39,6 +39,7 @@ public protocol ImageDecoding: Sendable {
 }
 
 extension ImageDecoding {
+    /// 12 bytes, what the built-in formats need; a coder whose signature is longer says so.
     public var signatureLength: Int { 12 }
 
     public func memoryEstimate(

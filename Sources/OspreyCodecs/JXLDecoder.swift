@@ -9,7 +9,9 @@ internal import COspreyModernCodecs
 /// The declared size (before libjxl decodes a pixel) and each frame (before it is decoded) are checked against the
 /// limits.
 public struct JXLCoder: ImageDecoding, ImageEncoding {
+    /// Makes the coder; it holds no state.
     public init() {}
+    /// The format it reads (and writes, if it does).
     public var format: ImageFormat { .jxl }
 
     /// The bare codestream (`FF 0A`) or the container (`00 00 00 0C 'JXL ' 0D 0A 87 0A`).

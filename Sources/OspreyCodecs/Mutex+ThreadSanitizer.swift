@@ -23,6 +23,7 @@ public final class Mutex<Value>: @unchecked Sendable {
     @usableFromInline let handle: UnsafeMutablePointer<pthread_mutex_t>
     @usableFromInline var value: Value
 
+    /// Makes a lock guarding `value`.
     public init(_ value: sending Value) {
         self.value = value
         handle = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
@@ -36,6 +37,7 @@ public final class Mutex<Value>: @unchecked Sendable {
     }
 
     @inlinable
+    /// Runs `body` with the value while holding the lock.
     public func withLock<Result, E: Error>(
         _ body: (inout sending Value) throws(E) -> sending Result
     ) throws(E) -> sending Result {
