@@ -16,6 +16,8 @@ extension ImageProcessors {
         /// The resize that finishes the job, and whose box decides the decoding size.
         public var resize: Resize
 
+        /// Makes a downsample whose finishing resize has these parameters (see
+        /// ``Resize/init(width:height:fit:anchor:filter:upscale:reducingGap:)``).
         public init(
             width: Int? = nil, height: Int? = nil, fit: Resize.Fit = .inside, anchor: Anchor = .center,
             filter: ResamplingFilter = .lanczos3, upscale: Bool = false, reducingGap: Double? = 2

@@ -41,6 +41,7 @@ extension ImageProcessors {
         /// default).
         public var reducingGap: Double?
 
+        /// Makes a resize into a `width` × `height` box (one side alone keeps the aspect ratio) fitted as `fit` says.
         public init(
             width: Int? = nil, height: Int? = nil, fit: Fit = .inside, anchor: Anchor = .center,
             filter: ResamplingFilter = .lanczos3, upscale: Bool = false, reducingGap: Double? = 2

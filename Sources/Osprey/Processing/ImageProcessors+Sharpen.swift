@@ -10,6 +10,7 @@ extension ImageProcessors {
         /// How strongly: 1 by default.
         public var amount: Double
 
+        /// Makes an unsharp mask of `sigma` and `amount` (negative ones count as 0).
         public init(sigma: Double, amount: Double = 1) {
             self.sigma = max(sigma, 0)
             self.amount = max(amount, 0)

@@ -21,6 +21,7 @@ extension ImageProcessors {
         /// The mark's width as a fraction of the image's (0…1); `nil` for the mark's own size.
         public var scale: Double?
 
+        /// Makes a watermark of `mark` (named `name` in the identifier, so that the cache key tells marks apart).
         public init(
             mark: Image, name: String, opacity: Double = 1, anchor: Anchor = .bottomRight, offsetX: Int = 0,
             offsetY: Int = 0, scale: Double? = nil
