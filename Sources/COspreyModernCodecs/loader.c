@@ -12,15 +12,6 @@
 #define SHARED_SUFFIX ".so"
 #endif
 
-/// The first of `names` (NULL-terminated) that opens, or NULL.
-static void *open_first(const char *const *names) {
-    for (; *names != NULL; names++) {
-        void *handle = dlopen(*names, RTLD_NOW | RTLD_LOCAL);
-        if (handle != NULL) return handle;
-    }
-    return NULL;
-}
-
 /// Looks `name` up in `handle` into `table->name`; on failure, closes the handle and fails the load.
 #define LOOK_UP(name)                                                                                                  \
     do {                                                                                                               \
@@ -32,8 +23,20 @@ static void *open_first(const char *const *names) {
         memcpy(&table->name, &symbol, sizeof(symbol));                                                                 \
     } while (0)
 
-/// `osprey_LIB_functions_load`: `load_LIB` run once, its table or its failure kept for every later call.
-#define DEFINE_LOADER(lib)                                                                                             \
+/// `load_LIB`: opens each of `LIB_names` in turn and keeps the first that `fill_LIB` accepts (a machine may have two
+/// versions installed, one without the headers' ABI); the last refusal's reason, or `missing`, when none is accepted.
+/// Then `osprey_LIB_functions_load`: `load_LIB` run once, its table or its failure kept for every later call.
+#define DEFINE_LOADER(lib, missing)                                                                                    \
+    static const char *load_##lib(osprey_##lib##_functions *table) {                                                  \
+        const char *failure = missing;                                                                                 \
+        for (const char *const *name = lib##_names; *name != NULL; name++) {                                           \
+            void *handle = dlopen(*name, RTLD_NOW | RTLD_LOCAL);                                                       \
+            if (handle == NULL) continue;                                                                              \
+            failure = fill_##lib(handle, table);                                                                       \
+            if (failure == NULL) return NULL;                                                                          \
+        }                                                                                                              \
+        return failure;                                                                                                \
+    }                                                                                                                  \
     static osprey_##lib##_functions lib##_table;                                                                       \
     static const char *lib##_failure;                                                                                  \
     static pthread_once_t lib##_once = PTHREAD_ONCE_INIT;                                                              \
@@ -49,15 +52,15 @@ static void *open_first(const char *const *names) {
 
 // MARK: libavif
 
-static const char *load_avif(osprey_avif_functions *table) {
-    // Debian and Ubuntu name it by its ABI number, which the version does not give: every one since 0.9, newest
-    // first, then the development link; the version check below keeps only the headers' ABI.
-    static const char *const names[] = {
-        "libavif" SHARED_SUFFIX ".16", "libavif" SHARED_SUFFIX ".15", "libavif" SHARED_SUFFIX ".14",
-        "libavif" SHARED_SUFFIX ".13", "libavif.16.dylib", "libavif.15.dylib", "libavif" SHARED_SUFFIX, NULL,
-    };
-    void *handle = open_first(names);
-    if (handle == NULL) return "libavif is not installed (the libavif shared library cannot be opened)";
+// Debian and Ubuntu name it by its ABI number, which the version does not give: every one since 0.9, newest first,
+// then the development link; the version check keeps only the headers' ABI.
+static const char *const avif_names[] = {
+    "libavif" SHARED_SUFFIX ".16", "libavif" SHARED_SUFFIX ".15", "libavif" SHARED_SUFFIX ".14",
+    "libavif" SHARED_SUFFIX ".13", "libavif.16.dylib", "libavif.15.dylib", "libavif" SHARED_SUFFIX, NULL,
+};
+
+/// Fills `table` from an opened libavif and checks its version; closes it and says why when it is refused.
+static const char *fill_avif(void *handle, osprey_avif_functions *table) {
     LOOK_UP(avifDecoderCreate);
     LOOK_UP(avifDecoderDestroy);
     LOOK_UP(avifDecoderNextImage);
@@ -88,16 +91,20 @@ static const char *load_avif(osprey_avif_functions *table) {
     return NULL;
 }
 
-DEFINE_LOADER(avif)
+DEFINE_LOADER(avif, "libavif is not installed (the libavif shared library cannot be opened)")
 
 // MARK: libheif
 
-static const char *load_heif(osprey_heif_functions *table) {
-    static const char *const names[] = {
-        "libheif" SHARED_SUFFIX ".1", "libheif.1.dylib", "libheif" SHARED_SUFFIX, NULL,
-    };
-    void *handle = open_first(names);
-    if (handle == NULL) return "libheif is not installed (the libheif shared library cannot be opened)";
+static const char *const heif_names[] = {
+    "libheif" SHARED_SUFFIX ".1",
+    "libheif.1.dylib",
+    "libheif" SHARED_SUFFIX,
+    NULL,
+};
+
+/// Fills `table` from an opened libheif, checks its version and initialises it; closes it and says why when it is
+/// refused.
+static const char *fill_heif(void *handle, osprey_heif_functions *table) {
     LOOK_UP(heif_context_alloc);
     LOOK_UP(heif_context_free);
     LOOK_UP(heif_context_get_primary_image_handle);
@@ -141,25 +148,28 @@ static const char *load_heif(osprey_heif_functions *table) {
     return NULL;
 }
 
-DEFINE_LOADER(heif)
+DEFINE_LOADER(heif, "libheif is not installed (the libheif shared library cannot be opened)")
 
 // MARK: libjxl
 
 #define STRINGIFY_VALUE(value) #value
 #define STRINGIFY(value) STRINGIFY_VALUE(value)
 
-static const char *load_jxl(osprey_jxl_functions *table) {
-    // libjxl 0.x names its ABI by major and minor version (libjxl.so.0.7), 1.x and later by major.
-    static const char *const names[] = {
+// libjxl 0.x names its ABI by major and minor version (libjxl.so.0.7), 1.x and later by major.
+static const char *const jxl_names[] = {
 #if JPEGXL_MAJOR_VERSION == 0
-        "libjxl" SHARED_SUFFIX ".0." STRINGIFY(JPEGXL_MINOR_VERSION), "libjxl.0." STRINGIFY(JPEGXL_MINOR_VERSION) ".dylib",
+    "libjxl" SHARED_SUFFIX ".0." STRINGIFY(JPEGXL_MINOR_VERSION),
+    "libjxl.0." STRINGIFY(JPEGXL_MINOR_VERSION) ".dylib",
 #else
-        "libjxl" SHARED_SUFFIX "." STRINGIFY(JPEGXL_MAJOR_VERSION), "libjxl." STRINGIFY(JPEGXL_MAJOR_VERSION) ".dylib",
+    "libjxl" SHARED_SUFFIX "." STRINGIFY(JPEGXL_MAJOR_VERSION),
+    "libjxl." STRINGIFY(JPEGXL_MAJOR_VERSION) ".dylib",
 #endif
-        "libjxl" SHARED_SUFFIX, NULL,
-    };
-    void *handle = open_first(names);
-    if (handle == NULL) return "libjxl is not installed (the libjxl shared library cannot be opened)";
+    "libjxl" SHARED_SUFFIX,
+    NULL,
+};
+
+/// Fills `table` from an opened libjxl and checks its version; closes it and says why when it is refused.
+static const char *fill_jxl(void *handle, osprey_jxl_functions *table) {
     LOOK_UP(JxlColorEncodingSetToSRGB);
     LOOK_UP(JxlDecoderCloseInput);
     LOOK_UP(JxlDecoderCreate);
@@ -205,4 +215,4 @@ static const char *load_jxl(osprey_jxl_functions *table) {
     return NULL;
 }
 
-DEFINE_LOADER(jxl)
+DEFINE_LOADER(jxl, "libjxl is not installed (the libjxl shared library cannot be opened)")
