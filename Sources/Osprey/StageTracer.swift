@@ -44,9 +44,9 @@ struct StageSpan: Sendable {
 
     init(_ span: (any Span)?) { self.span = span }
 
-    /// Sets attribute `key` to `value`.
-    func set(_ key: String, _ value: some SpanAttributeConvertible) {
-        span?.attributes[key] = value.toSpanAttribute()
+    /// Sets attribute `key` to `value`, which is not computed when there is no span.
+    func set<Value: SpanAttributeConvertible>(_ key: String, _ value: @autoclosure () -> Value) {
+        span?.attributes[key] = value().toSpanAttribute()
     }
 
     /// Marks the stage failed with `error`.

@@ -191,8 +191,8 @@ extension AVIFDecoder {
 
     /// Throws the ``CodecError`` for a libavif result other than success, with libavif's diagnostic.
     static func check(_ result: avifResult, _ decoder: UnsafeMutablePointer<avifDecoder>) throws(CodecError) {
-        let avif = try ModernCodecLibraries.avif
         guard result != AVIF_RESULT_OK else { return }
+        let avif = try ModernCodecLibraries.avif
         let detail = decoder.pointee.diag.message
         let reason = avif.describe(result) + (detail.isEmpty ? "" : ": \(detail)")
         switch result {
@@ -299,18 +299,14 @@ extension AVIFDecoder {
             return avif.avifImageYUVToRGB(image, &rgb)
         }
         guard result == AVIF_RESULT_OK || reversibleYCgCoToRGB(image, into: &full, alpha: alpha) else {
-            throw conversionFailure(result)
+            throw conversionFailure(result, avif)
         }
         return full
     }
 
     /// The error for a YUV-to-RGB conversion libavif refused.
-    private static func conversionFailure(_ result: avifResult) -> CodecError {
-        // Called once libavif is loaded: the fallback is for the form's sake.
-        guard let avif = try? ModernCodecLibraries.avif else {
-            return .malformed(format: .avif, reason: "its pixels cannot be converted to RGB (\(result.rawValue))")
-        }
-        return .malformed(format: .avif, reason: "its pixels cannot be converted to RGB: " + avif.describe(result))
+    private static func conversionFailure(_ result: avifResult, _ avif: osprey_avif_functions) -> CodecError {
+        .malformed(format: .avif, reason: "its pixels cannot be converted to RGB: " + avif.describe(result))
     }
 
     /// The frame converted from YUV at 16 bits, then tone-mapped to 8-bit sRGB.
@@ -337,7 +333,7 @@ extension AVIFDecoder {
             rgb.rowBytes = UInt32(width * channels * 2)
             return avif.avifImageYUVToRGB(image, &rgb)
         }
-        guard result == AVIF_RESULT_OK else { throw conversionFailure(result) }
+        guard result == AVIF_RESULT_OK else { throw conversionFailure(result, avif) }
         return try samples.withUnsafeBufferPointer { buffer throws(CodecError) in
             try HDRToneMapping.sRGB(
                 from: buffer, width: width, height: height, rowLength: width * channels, format: format,

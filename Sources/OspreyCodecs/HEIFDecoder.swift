@@ -131,7 +131,7 @@ enum HEIFDecoder {
         let heif = try ModernCodecLibraries.heif
         return try withPrimaryImage(bytes, options: options) { handle throws(CodecError) -> Image in
             let alpha = heif.heif_image_handle_has_alpha_channel(handle) != 0
-            let colour = colourDescription(of: handle, options: options)
+            let colour = colourDescription(of: handle, options: options, heif: heif)
             let pixels: PixelBuffer
             if let transfer = colour.toneMapping {
                 pixels = try decodeToneMapped(handle, alpha: alpha, transfer: transfer, primaries: colour.primaries)
@@ -141,15 +141,14 @@ enum HEIFDecoder {
             var image = Image(pixels: pixels, orientation: .up, sourceFormat: .heic)
             image.colorProfile = colour.profile
             image.warnings = colour.warnings
-            if options.readsMetadata { image.metadata = metadata(of: handle) }
+            if options.readsMetadata { image.metadata = metadata(of: handle, heif: heif) }
             return image
         }
     }
 
     /// The EXIF (from the TIFF header on: the item's first four bytes give its offset) and XMP (a `mime` item of type
     /// `application/rdf+xml`) attached to the primary image; at most one of each, 1 MiB each at most.
-    static func metadata(of handle: OpaquePointer) -> ImageMetadata {
-        guard let heif = try? ModernCodecLibraries.heif else { return ImageMetadata() }
+    static func metadata(of handle: OpaquePointer, heif: osprey_heif_functions) -> ImageMetadata {
         var metadata = ImageMetadata()
         let count = Int(heif.heif_image_handle_get_number_of_metadata_blocks(handle, nil))
         guard count > 0, count <= 64 else { return metadata }
@@ -257,8 +256,9 @@ enum HEIFDecoder {
 
     /// The colours the file declares, read without decoding: its ICC profile, else a profile from its `nclx`.
     static func embeddedColour(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ColorProfile.Lookup {
-        try withPrimaryImage(bytes, options: DecodingOptions()) { handle throws(CodecError) in
-            let colour = colourDescription(of: handle, options: DecodingOptions())
+        let heif = try ModernCodecLibraries.heif
+        return try withPrimaryImage(bytes, options: DecodingOptions()) { handle throws(CodecError) in
+            let colour = colourDescription(of: handle, options: DecodingOptions(), heif: heif)
             if let profile = colour.profile { return .found(profile) }
             if let warning = colour.warnings.first, case .colorProfileIgnored(let reason) = warning {
                 return .unusable(reason)
@@ -269,9 +269,8 @@ enum HEIFDecoder {
 
     /// The ICC profile, else the `nclx` colours: a profile for the colour stage, or an HDR transfer to tone-map.
     private static func colourDescription(
-        of handle: OpaquePointer, options: DecodingOptions
+        of handle: OpaquePointer, options: DecodingOptions, heif: osprey_heif_functions
     ) -> (profile: ColorProfile?, warnings: [DecodingWarning], toneMapping: HDRToneMapping.Transfer?, primaries: Int) {
-        guard let heif = try? ModernCodecLibraries.heif else { return (nil, [], nil, 1) }
         guard options.colorHandling != .ignore else { return (nil, [], nil, 1) }
         let size = heif.heif_image_handle_get_raw_color_profile_size(handle)
         if size > 0, size <= ColorProfiles.maximumSize {

@@ -71,7 +71,7 @@ public struct ImageMetadata: Sendable, Hashable {
         case .heic:
             return
                 (try? HEIFDecoder.withPrimaryImage(bytes, options: DecodingOptions()) { handle throws(CodecError) in
-                    HEIFDecoder.metadata(of: handle)
+                    HEIFDecoder.metadata(of: handle, heif: try ModernCodecLibraries.heif)
                 }) ?? ImageMetadata()
         default: return ImageMetadata()
         }

@@ -188,8 +188,7 @@ enum JXLDecoder {
 
     /// The duration of the frame whose header libjxl has just read: its ticks at the animation's rate, at most a
     /// day; none for a still.
-    static func frameDuration(_ decoder: OpaquePointer, _ info: JxlBasicInfo) -> Duration {
-        guard let jxl = try? ModernCodecLibraries.jxl else { return .zero }
+    static func frameDuration(_ decoder: OpaquePointer, _ info: JxlBasicInfo, _ jxl: osprey_jxl_functions) -> Duration {
         var header = JxlFrameHeader()
         guard jxl.JxlDecoderGetFrameHeader(decoder, &header) == JXL_DEC_SUCCESS, info.have_animation != 0,
             info.animation.tps_numerator > 0
@@ -222,7 +221,7 @@ enum JXLDecoder {
                     guard durations.count < limit else {
                         throw .tooManyFrames(count: durations.count + 1, limit: limit)
                     }
-                    durations.append(frameDuration(decoder, info))
+                    durations.append(frameDuration(decoder, info, jxl))
                 case JXL_DEC_SUCCESS:
                     return ImageHeader.Frames(
                         count: durations.count, loopCount: Int(info.animation.num_loops), durations: durations)
@@ -298,10 +297,10 @@ enum JXLDecoder {
                     }
                     if options.colorHandling != .ignore {
                         rendering = colour(
-                            of: decoder, channels: rendering.channels, xyb: info.uses_original_profile == 0)
+                            of: decoder, channels: rendering.channels, xyb: info.uses_original_profile == 0, jxl: jxl)
                     }
                 case JXL_DEC_FRAME:
-                    duration = frameDuration(decoder, info)
+                    duration = frameDuration(decoder, info, jxl)
                     guard frames.count < (options.firstFrameOnly ? 1 : limits.maxFrameCount) else {
                         if options.firstFrameOnly { break decoding }
                         throw .tooManyFrames(count: frames.count + 1, limit: limits.maxFrameCount)
@@ -357,8 +356,9 @@ enum JXLDecoder {
     }
 
     /// What the frames are rendered as, from the colour encoding libjxl reports for the pixels it will give.
-    private static func colour(of decoder: OpaquePointer, channels: Int, xyb: Bool) -> Rendering {
-        guard let jxl = try? ModernCodecLibraries.jxl else { return Rendering(channels: channels) }
+    private static func colour(
+        of decoder: OpaquePointer, channels: Int, xyb: Bool, jxl: osprey_jxl_functions
+    ) -> Rendering {
         var rendering = Rendering(channels: channels)
         var encoding = JxlColorEncoding()
         let known = jxl.JxlDecoderGetColorAsEncodedProfile(decoder, nil, JXL_COLOR_PROFILE_TARGET_DATA, &encoding)
