@@ -25,8 +25,8 @@ def build(product):
 def build_osprey():
     """Builds the osprey command in release (in the repository's own package) and returns its path."""
     root = HERE.parent
-    # As `make build` builds it: the Swift runtime and Foundation linked in, as a deployment would ship it.
-    sh("swift", "build", "-c", "release", "--static-swift-stdlib", "--product", "osprey", cwd=root)
+    # By `make build`, as a deployment builds it (the Swift runtime and Foundation linked in, nothing exported).
+    sh("make", "--no-print-directory", "build", cwd=root)
     bin_path = subprocess.run(["swift", "build", "-c", "release", "--show-bin-path"], cwd=root, check=True,
                               capture_output=True, text=True).stdout.strip()
     return Path(bin_path) / "osprey"

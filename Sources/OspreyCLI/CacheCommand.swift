@@ -63,6 +63,7 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Info: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "info",
             abstract: "Print the cache's path, entries, size and limits.",
             discussion: """
                 With --json: {"path","count","bytes","limitBytes","maxAgeSeconds"} (maxAgeSeconds absent when \
@@ -97,6 +98,7 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Clean: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "clean",
             abstract: "Apply the age and size limits now; print what was removed.",
             discussion: """
                 With --json: {"removed","bytes"}.
@@ -116,6 +118,7 @@ struct CacheCommand: AsyncParsableCommand {
 
     struct Clear: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "clear",
             abstract: "Remove every entry; print how many.",
             discussion: """
                 With --json: {"removed","bytes"}.

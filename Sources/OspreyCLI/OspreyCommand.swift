@@ -32,8 +32,10 @@ struct OspreyCommand: AsyncParsableCommand {
 
     /// `osprey 0.1.0` and the codec libraries it runs on, one per line.
     static var versionText: String {
-        (["osprey \(OspreyVersion.current)"] + CodecLibraries.all.map { "  \($0.name) \($0.version)" })
-            .joined(separator: "\n")
+        // Appended line by line: `joined(separator:)` is generic code that costs a metadata look-up at every start.
+        var text = "osprey \(OspreyVersion.current)"
+        for library in CodecLibraries.all { text += "\n  " + library.name + " " + library.version }
+        return text
     }
 
     /// Parses and runs the command, mapping argument-parsing failures to exit status 2.
