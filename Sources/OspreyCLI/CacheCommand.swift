@@ -142,8 +142,8 @@ struct CacheCommand: AsyncParsableCommand {
             abstract: "List the entries, least recently read first: size, last read, key.",
             discussion: """
                 With --json, one object per entry: {"key","stored","file","bytes","lastAccess"}: "stored" is "index" for \
-                an entry kept inside the index (small ones) or "file", "file" the file's name in the cache directory \
-                (file entries only), "lastAccess" ISO 8601.
+                an entry kept with the index (small ones, in its pack files) or "file", "file" the file's name in the \
+                cache directory (file entries only), "lastAccess" ISO 8601.
 
                 Example: osprey cache ls --json | jq -r 'select(.bytes > 1000000) | .key'
                 """)

@@ -110,8 +110,9 @@ import Testing
         // Then no read in either process returned wrong bytes
         for run in runs { #expect(run.status == 0, "\(run.output)") }
 
-        // And after a last cleaning the cache is under its limit, every entry left is whole, and the index lists
-        // exactly the entry files on disk, with their sizes, and holds one blob per entry kept in it
+        // And after a last cleaning the cache is under its limit, every entry left is whole, the index lists exactly
+        // the entry files on disk, with their sizes, and its packs are the pack files on disk, holding the entries
+        // kept in them
         let cache = openCache(base: temporary.path, sizeLimit: limit)
         await cache.clean()
         let totals = await cache.totals()
@@ -128,7 +129,8 @@ import Testing
         }
         #expect(present == totals.count)
         let directory = temporary.path + "/osprey/shared"
-        let files = FileSystemProbe.names(in: directory).filter { !$0.hasPrefix("index.sqlite") }
+        let names = FileSystemProbe.names(in: directory)
+        let files = names.filter { !$0.hasPrefix("index.sqlite") && !$0.hasPrefix("pack-") }
         let entries = await cache.allEntries()
         let inFiles = entries.filter { !$0.isInIndex }
         #expect(Set(files) == Set(inFiles.map(\.fileName)))
@@ -136,8 +138,10 @@ import Testing
             total + (try FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size] as? Int ?? 0)
         }
         #expect(onDisk == inFiles.reduce(0) { $0 + $1.size })
-        let inIndex = entries.count - inFiles.count
-        #expect(!inFiles.isEmpty && inIndex > 0)
-        #expect(cache.withIndex { index throws(SQLiteDatabase.Error) in try index.blobCount() } == inIndex)
+        let inPacks = entries.filter(\.isInIndex)
+        #expect(!inFiles.isEmpty && !inPacks.isEmpty)
+        let packs = try #require(cache.withIndex { index throws(SQLiteDatabase.Error) in try index.packs() })
+        #expect(packs.reduce(0) { $0 + $1.live } == inPacks.reduce(0) { $0 + $1.size })
+        #expect(Set(names.filter { $0.hasPrefix("pack-") }) == Set(packs.map { "pack-\($0.id)" }))
     }
 }

@@ -23,12 +23,14 @@ import Testing
 
     var path: String { "osprey/staging/" + DiskCache.fileName(forKey: key) }
 
-    /// The bytes written for the key, wherever the cache keeps them: its file, or its blob in the index.
+    /// The bytes written for the key, wherever the cache keeps them: its file, or its place in a pack.
     func written(in cache: DiskCache) -> [UInt8]? {
         if let file = temporary.contents(of: path) { return file }
         let name = DiskCache.fileName(forKey: key)
-        return cache.withIndex { index throws(SQLiteDatabase.Error) in try index.recordAndBytes(named: name)?.bytes }
-            ?? nil
+        guard
+            let record = cache.withIndex({ index throws(SQLiteDatabase.Error) in try index.record(named: name) }) ?? nil
+        else { return nil }
+        return cache.packedBytes(of: record)
     }
 
     @Test(

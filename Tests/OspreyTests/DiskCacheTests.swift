@@ -295,10 +295,13 @@ final class ManualTime: Sendable {
         let totals = await cache.totals()
         #expect(totals.count == 250)
         #expect(totals.size == sizes.reduce(0, +))
-        // No temporary file is left behind, and each file entry is one file.
+        // No temporary file is left behind, each file entry is one file, and the small ones share one pack.
         let files = try FileManager.default.contentsOfDirectory(atPath: cache.configuration.directory)
         #expect(files.filter { $0.hasPrefix(".") || $0.hasSuffix(".tmp") }.isEmpty, "\(files)")
-        #expect(files.filter { !$0.hasPrefix("index.sqlite") }.count == (50..<250).filter { $0 % 5 == 0 }.count)
+        #expect(
+            files.filter { !$0.hasPrefix("index.sqlite") && !$0.hasPrefix("pack-") }.count
+                == (50..<250).filter { $0 % 5 == 0 }.count)
+        #expect(files.filter { $0.hasPrefix("pack-") } == ["pack-1"])
     }
 
     @Test("close() leaves the index complete for an immutable reader (a read-only copy), and no log beside it")
@@ -388,7 +391,7 @@ final class ManualTime: Sendable {
         arguments: [0, DiskCache.Configuration().inlineSizeLimit]
     )
     func fullDisk(inlineSizeLimit: Int) async throws {
-        // Given a cache on a 512 KiB tmpfs (the index itself takes a few 16 KiB pages)
+        // Given a cache on a 512 KiB tmpfs (the index itself takes a few pages)
         let mountPoint = temporary.path + "/small"
         mkdir(mountPoint, 0o755)
         let mounted = "size=512k".withCString { mount("tmpfs", mountPoint, "tmpfs", 0, $0) }

@@ -53,19 +53,21 @@ extension DiskCache {
         /// limit, so that cleaning does not run again at the next write. 0.5 (half, as the seeds do) by default.
         public var sizeTargetRatio: Double = 0.5
 
-        /// Entries of at most this many bytes are kept inside the index, in one SQLite transaction, rather than as a
-        /// file each. 64 KiB by default; 0 keeps every entry as a file; a value over 16 MiB counts as 16 MiB.
+        /// Entries of at most this many bytes are kept with the index, appended to its pack files (`pack-1`,
+        /// `pack-2`, ... in ``directory``) in the transaction that records them, rather than as a file each. 64 KiB by
+        /// default; 0 keeps every entry as a file; a value over 16 MiB counts as 16 MiB.
         ///
         /// Most images on the web are small (the median of the test corpus is 1.4 KB), and a file each costs an inode,
-        /// a temporary name and a rename, which on some filesystems is most of a store's time; SQLite reads and writes
-        /// blobs of this size at least as fast as the filesystem does. An entry kept in the index is checked against
-        /// its CRC-32 at every read like a file, counts towards ``sizeLimit`` by its size, and is lost with a lost or
-        /// damaged index (a rebuild finds only the files). Freed space in the index file is reused by later stores
-        /// rather than returned to the filesystem.
+        /// a temporary name and a rename, which on some filesystems is most of a store's time; an append to an open
+        /// pack costs one write. An entry kept in a pack is checked against its CRC-32 at every read like a file,
+        /// counts towards ``sizeLimit`` by its size, and is lost with a lost or damaged index (a rebuild finds only the
+        /// files). The bytes of a removed or replaced entry stay in its pack until the pack is deleted (when no entry
+        /// is left in it) or compacted by cleaning (when its entries fill less than half of it, or less than
+        /// ``sizeTargetRatio``); a write counts them towards the limit, so they never take the cache past it for long.
         public var inlineSizeLimit: Int = 64 * 1024
 
-        /// Whether an entry of `size` bytes is kept inside the index. Never one over 16 MiB: SQLite moves a large blob
-        /// through its page cache and WAL in 4 KiB pages, where a file is written once, and refuses any over 1 GB.
+        /// Whether an entry of `size` bytes is kept with the index. Never one over 16 MiB: a pack is a few MiB, and a
+        /// file of its own frees a large entry's space the moment it is removed.
         func keepsInIndex(size: Int) -> Bool {
             inlineSizeLimit > 0 && size <= min(inlineSizeLimit, 16 << 20)
         }
@@ -100,11 +102,11 @@ extension DiskCache {
     public struct Entry: Sendable, Equatable {
         /// The key it was stored under; `nil` for an entry found on disk when the index was rebuilt.
         public var key: String?
-        /// Its file name in the cache directory; an entry kept inside the index (see ``isInIndex``) is indexed under
+        /// Its file name in the cache directory; an entry kept with the index (see ``isInIndex``) is indexed under
         /// this name and has no file.
         public var fileName: String
-        /// Whether its bytes are kept inside the index rather than in a file (entries of at most
-        /// ``Configuration/inlineSizeLimit`` bytes).
+        /// Whether its bytes are kept with the index, in a pack file, rather than in a file of their own (entries of
+        /// at most ``Configuration/inlineSizeLimit`` bytes).
         public var isInIndex: Bool
         /// Its size in bytes.
         public var size: Int

@@ -43,6 +43,7 @@ extension DiskCache {
                 let path = indexPath
                 reader.withLock { $0 = try? DiskIndex(readerOf: path) }
             }
+            packReaders.withLock { $0.removeAll() }
             let identity = FileSystem.identity(of: indexPath)
             let time = now().seconds
             state.withLock { state in
@@ -66,7 +67,10 @@ extension DiskCache {
             state.lastIndexCheck = time
             return .some(state.indexIdentity)
         }
-        guard case .some(let expected) = expected, FileSystem.identity(of: indexPath) != expected else { return }
+        guard case .some(let expected) = expected, FileSystem.identity(of: indexPath) != expected else {
+            if case .some = expected { closeDeletedPackReaders() }
+            return
+        }
         logger.warning(
             "disk cache index was removed or replaced from outside, starting afresh",
             metadata: ["osprey.cache": "\(configuration.directory)"])
@@ -162,7 +166,8 @@ extension DiskCache {
     }
 
     /// Reads the directory into a new index: every file named like an entry, with its size and modification time;
-    /// keys and checksums are unknown. Temporary files an interrupted write left behind are deleted.
+    /// keys and checksums are unknown. Temporary files an interrupted write left behind are deleted, and so are pack
+    /// files (what they held was known only to the index that was lost).
     private func rebuild(_ index: DiskIndex) throws(SQLiteDatabase.Error) {
         let directory = configuration.directory
         let files = FileSystem.entries(of: directory)
@@ -170,7 +175,10 @@ extension DiskCache {
             FileSystem.remove(directory + "/" + file.name)
         }
         let entries = files.filter { Self.isEntryName($0.name) }
+        let placement = packPlacement
         try index.transaction { () throws(SQLiteDatabase.Error) in
+            // Those of another process that opened the new index first are listed in it by now.
+            try Self.removeUnlistedPacks(among: files.map(\.name), in: index, placement: placement)
             // Another process may have opened the new index first and stored entries already: keep its records.
             for file in entries {
                 try index.insertIfAbsent(
@@ -234,9 +242,10 @@ extension DiskCache {
     /// Verified entries remembered per process (about 100 bytes each); the map starts over when full.
     static let verifiedCapacity = 16_384
 
-    /// The bytes of the entry `name` when the index has it and they match the index's size and CRC-32 (an entry
-    /// kept in the index is read with its record, in the same query). An expired entry is removed; so is a damaged
-    /// one, unless a writer replaced it meanwhile, in which case the read is tried again.
+    /// The bytes of the entry `name` when the index has it and they match the index's size and CRC-32 (read from its
+    /// pack when it is kept with the index, or with its record when an older index holds it as a blob). An expired
+    /// entry is removed; so is a damaged one, unless a writer replaced or moved it meanwhile, in which case the read
+    /// is tried again.
     ///
     /// The first read of a file entry in a process checks the whole file against the index's CRC-32 and remembers the
     /// file's stamp (size, inode, modification time); later reads whose file has the same stamp skip the index and
@@ -268,7 +277,9 @@ extension DiskCache {
             return nil
         }
         if isShared, record.isPrivate { return nil }
-        if record.blob != nil {
+        if record.pack != nil {
+            if let bytes = packedBytes(of: record) { return bytes }
+        } else if record.blob != nil {
             if let inIndex, inIndex.count == record.size,
                 record.checksum == nil || record.checksum == inIndex.withUnsafeBytes(Self.checksum)
             {
@@ -387,7 +398,7 @@ extension DiskCache {
 
     private static func entry(_ record: DiskIndex.Record) -> Entry {
         Entry(
-            key: record.key, fileName: record.name, isInIndex: record.blob != nil, size: record.size,
+            key: record.key, fileName: record.name, isInIndex: record.isKeptWithIndex, size: record.size,
             created: UnixTime(seconds: record.created),
             lastAccess: UnixTime(seconds: record.accessed), expires: record.expires.map { UnixTime(seconds: $0) },
             cacheExpiry: record.eviction.map { UnixTime(seconds: $0) },
@@ -418,7 +429,8 @@ extension DiskCache {
     }
 
     /// Deletes rows with `delete` and then their files, in one index write transaction (so no other process can
-    /// store one of these names in between); forgets them as verified; publishes the event.
+    /// store one of these names in between), and the packs that left empty once it commits (no row can name them
+    /// again); forgets them as verified; publishes the event.
     @discardableResult
     private func removeRecords(
         reason: RemovalReason, _ delete: (DiskIndex) throws(SQLiteDatabase.Error) -> [DiskIndex.Record]
@@ -426,14 +438,18 @@ extension DiskCache {
         let directory = configuration.directory
         // A read-only cache removes nothing: a damaged or expired entry is a miss, and stays for its owner to clean.
         guard !state.withLock({ $0.isReadOnly }) else { return [] }
-        let removed =
+        let (removed, emptied) =
             withIndex { index throws(SQLiteDatabase.Error) in
-                try index.transaction { () throws(SQLiteDatabase.Error) -> [DiskIndex.Record] in
+                try index.transaction { () throws(SQLiteDatabase.Error) -> ([DiskIndex.Record], [Int64]) in
                     let removed = try delete(index)
-                    for record in removed where record.blob == nil { FileSystem.remove(directory + "/" + record.name) }
-                    return removed
+                    for record in removed where !record.isKeptWithIndex {
+                        FileSystem.remove(directory + "/" + record.name)
+                    }
+                    let emptied = removed.contains { $0.pack != nil } ? try index.removeEmptyPacks() : []
+                    return (removed, emptied)
                 }
-            } ?? []
+            } ?? ([], [])
+        removePackFiles(emptied)
         state.withLock { state in
             for record in removed { state.verified[record.name] = nil }
         }
@@ -441,9 +457,11 @@ extension DiskCache {
         return removed
     }
 
-    /// One cleaning pass, in batches of ``cleaningBatch`` entries per transaction.
+    /// One cleaning pass, in batches of ``cleaningBatch`` entries per transaction, then the packs it left mostly empty
+    /// compacted.
     func cleanNow() -> [Event] {
         guard !state.withLock({ $0.isReadOnly }) else { return [] }
+        defer { compactPacks() }
         let time = now().seconds
         writeAccesses(state.withLock { takeAccesses(&$0, at: time) })
         var events: [Event] = []
@@ -492,7 +510,7 @@ extension DiskCache {
             reason: reason, keys: records.map { $0.key ?? $0.name }, bytes: records.reduce(0) { $0 + $1.size })
     }
 
-    private func publish(_ records: [DiskIndex.Record], reason: RemovalReason) {
+    func publish(_ records: [DiskIndex.Record], reason: RemovalReason) {
         guard let event = Self.event(records, reason: reason) else { return }
         broadcaster.publish(event)
     }

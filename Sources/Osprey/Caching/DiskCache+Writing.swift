@@ -10,7 +10,9 @@ import Darwin
 #endif
 
 // The disk cache's stores: staging (readable at once) and writing (one writer, one index transaction per batch),
-// run on NIO's thread pool by DiskCache.swift. The locking rules are those of DiskCache+Operations.swift.
+// run on NIO's thread pool by DiskCache.swift. The locking rules are those of DiskCache+Operations.swift. A small
+// entry's bytes are appended to a pack file inside the transaction that records them; a larger entry is written to a
+// temporary file first and renamed into place inside it.
 extension DiskCache {
     // MARK: Staging
 
@@ -45,7 +47,8 @@ extension DiskCache {
 
     // MARK: Writing
 
-    /// Writes the entry and returns the cache's total size afterwards (0 when nothing was written). Recreates the
+    /// Writes the entry and returns the bytes the cache takes afterwards (``diskUse(of:)``; 0 when nothing was
+    /// written). Recreates the
     /// directory (and index) once if it was deleted underneath the cache. With a `generation`, the write lands only
     /// while that store is still staged: a removal or a later store of the key made since wins.
     func saveData(_ store: PendingStore) throws(OspreyError) -> Int {
@@ -65,7 +68,7 @@ extension DiskCache {
     }
 
     /// Writes `stores` in one index transaction; when that fails, one at a time (so each gets its own outcome and a
-    /// deleted directory is recreated). Each result is the cache's total size afterwards, 0 when nothing was written.
+    /// deleted directory is recreated). Each result is the bytes the cache takes afterwards, 0 when nothing was written.
     func saveBatch(_ stores: [PendingStore]) -> [Result<Int, OspreyError>] {
         func one(_ store: PendingStore) -> Result<Int, OspreyError> {
             Result { () throws(OspreyError) in try saveData(store) }
@@ -88,7 +91,8 @@ extension DiskCache {
         if isReadOnly { throw FileSystem.Error(operation: "store in", path: directory, code: EROFS) }
         // Memory-only, or superseded already: nothing to write.
         guard !isMemoryOnly, isCurrent else { return 0 }
-        // A small entry goes into the index; a larger one is written to a temporary file, outside the lock.
+        // A small entry goes into a pack file, under the index's write lock; a larger one is written to a temporary
+        // file, outside it.
         let inIndex = configuration.keepsInIndex(size: bytes.count)
         let temporary = inIndex ? nil : try FileSystem.writeTemporary(bytes, in: directory)
         // SQLite goes on writing to an index whose file was deleted (with its directory, say) as if nothing happened:
@@ -101,8 +105,10 @@ extension DiskCache {
         // The row first, then the rename, in one transaction: a failed row write leaves the old entry untouched, and
         // no other process's cleaning can delete the file between the rename and the row.
         let final = directory + "/" + name
-        var renameError: FileSystem.Error?
+        var fileError: FileSystem.Error?
         var renamed = false
+        var emptied: [Int64] = []
+        let placement = packPlacement
         let outcome = index.withLock { index -> Result<Int, SQLiteDatabase.Error>? in
             // Checked again under the index lock, which this write holds until it commits: a removal of the key
             // (which ends the staging first, then deletes the row under this lock) either stops it here or deletes
@@ -111,10 +117,12 @@ extension DiskCache {
             else { return nil }
             return Result { () throws(SQLiteDatabase.Error) in
                 try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
+                    var leftPack = false
                     renamed = try Self.writeRow(
-                        record, extendedData: extendedData, bytes: bytes, temporary: temporary, to: final, in: index,
-                        renameError: &renameError)
-                    return try index.totals().size
+                        record, extendedData: extendedData, bytes: bytes, temporary: temporary, to: final,
+                        packs: placement, in: index, leftPack: &leftPack, fileError: &fileError)
+                    emptied = leftPack ? try index.removeEmptyPacks() : []
+                    return try Self.diskUse(of: index)
                 }
             }
         }
@@ -125,9 +133,10 @@ extension DiskCache {
             return 0
         case .success(let total):
             storeCommits.wrappingAdd(1, ordering: .relaxed)
+            removePackFiles(emptied)
             return total
         case .failure(let error):
-            if let renameError { throw renameError }
+            if let fileError { throw fileError }
             // The commit failed after the rename: the row still describes the old bytes, so drop the new file
             // (the next read of the old row finds it missing and removes it).
             if let temporary { FileSystem.remove(renamed ? final : temporary) }
@@ -169,10 +178,13 @@ extension DiskCache {
         }
         var written = [Bool](repeating: false, count: prepared.count)
         var renamed: [String] = []
+        var emptied: [Int64] = []
+        let placement = packPlacement
         let outcome = index.withLock { index -> Result<Int, SQLiteDatabase.Error>? in
             guard let index else { return nil }
             return Result { () throws(SQLiteDatabase.Error) in
                 try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
+                    var leftPack = false
                     for position in prepared.indices {
                         let record = prepared[position].record
                         let name = record.name
@@ -182,17 +194,19 @@ extension DiskCache {
                                 Self.extendedData(of: prepared[position].store, name: name, in: $0)
                             })
                         else { continue }
-                        var renameError: FileSystem.Error?
+                        var fileError: FileSystem.Error?
                         let final = directory + "/" + name
                         if try Self.writeRow(
                             record, extendedData: extendedData, bytes: prepared[position].store.bytes,
-                            temporary: prepared[position].temporary, to: final, in: index, renameError: &renameError)
+                            temporary: prepared[position].temporary, to: final, packs: placement, in: index,
+                            leftPack: &leftPack, fileError: &fileError)
                         {
                             renamed.append(final)
                         }
                         written[position] = true
                     }
-                    return try index.totals().size
+                    emptied = leftPack ? try index.removeEmptyPacks() : []
+                    return try Self.diskUse(of: index)
                 }
             }
         }
@@ -202,6 +216,7 @@ extension DiskCache {
         switch outcome {
         case .success(let total):
             storeCommits.wrappingAdd(1, ordering: .relaxed)
+            removePackFiles(emptied)
             for (position, item) in prepared.enumerated() where !written[position] {
                 if let temporary = item.temporary { FileSystem.remove(temporary) }
             }
@@ -223,29 +238,48 @@ extension DiskCache {
         }
     }
 
-    /// One entry's row and file, inside an index write transaction: the row (the bytes inside it as a blob when there
-    /// is no `temporary` file), then the temporary file renamed into place, or the file of a file entry it replaces
-    /// removed, as removals do. Returns whether a file was renamed; a failed rename is kept in `renameError` and
-    /// aborts the transaction (SQLITE_ABORT), so the row is rolled back.
+    /// One entry's bytes and row, inside an index write transaction: without a `temporary` file, the bytes appended
+    /// to a pack and the row pointing at them (the file of a file entry it replaces removed, as removals do); with
+    /// one, the row, then the file renamed into place. Returns whether a file was renamed, and sets `leftPack` when
+    /// the entry it replaces was in a pack; a failed pack write or rename is kept in `fileError` and aborts the
+    /// transaction (SQLITE_ABORT), so the row is rolled back.
     private static func writeRow(
         _ record: DiskIndex.Record, extendedData: [UInt8]?, bytes: [UInt8], temporary: String?, to final: String,
-        in index: DiskIndex, renameError: inout FileSystem.Error?
+        packs: PackPlacement, in index: DiskIndex, leftPack: inout Bool, fileError: inout FileSystem.Error?
     ) throws(SQLiteDatabase.Error) -> Bool {
         var record = record
-        let previous = temporary == nil ? try index.record(named: record.name) : nil
-        if temporary == nil { record.blob = try index.insertBlob(bytes) }
+        let previous = try index.record(named: record.name)
+        if previous?.pack != nil { leftPack = true }
+        if temporary == nil {
+            let (pack, offset) = try index.appendPosition(size: bytes.count, limit: packs.limit)
+            do throws(FileSystem.Error) {
+                try FileSystem.writeBytes(bytes, to: packs.path(of: pack), at: offset)
+            } catch {
+                fileError = error
+                throw SQLiteDatabase.Error(code: 4, message: "pack write failed")  // SQLITE_ABORT: roll back
+            }
+            try index.extendPack(pack, by: bytes.count)
+            record.pack = pack
+            record.packOffset = Int64(offset)
+        }
         try index.upsert(record, extendedData: extendedData)
         if let temporary {
             do throws(FileSystem.Error) {
                 try FileSystem.rename(temporary, to: final)
                 return true
             } catch {
-                renameError = error
+                fileError = error
                 throw SQLiteDatabase.Error(code: 4, message: "rename failed")  // SQLITE_ABORT: roll back
             }
         }
-        if let previous, previous.blob == nil { FileSystem.remove(final) }
+        if let previous, !previous.isKeptWithIndex { FileSystem.remove(final) }
         return false
+    }
+
+    /// The bytes the cache takes on disk, as its limit counts them after a write: its entries, and the bytes its packs
+    /// still hold for entries since removed or replaced, which the cleaning that crossing the limit starts compacts.
+    private static func diskUse(of index: DiskIndex) throws(SQLiteDatabase.Error) -> Int {
+        try index.totals().size + index.deadPackBytes()
     }
 
     /// Whether a write of store `generation` (`nil`: an unstaged write) may still land.

@@ -12,13 +12,14 @@ import Synchronization
 /// for await event in cache.events() { print(event.reason, event.keys) }
 /// ```
 ///
-/// - Entries of at most ``Configuration/inlineSizeLimit`` bytes (64 KiB by default) are kept inside the index;
-///   larger ones are files named by ``fileName(forKey:)`` in ``Configuration/directory``, each written to a
-///   temporary file and renamed into place, so a reader never sees part of one.
-/// - The index (SQLite in WAL mode, `index.sqlite` in the directory) records each entry's key, size, CRC-32, times
-///   and HTTP validators. It survives crashes, is rebuilt from the directory's files when lost or damaged
-///   (the entries it kept inside are lost with it), and lets several processes share one directory: renames and
-///   deletions happen inside its write transactions.
+/// - Entries of at most ``Configuration/inlineSizeLimit`` bytes (64 KiB by default) are appended to pack files
+///   (`pack-<n>`) beside the index, in the transaction that records them; larger ones are files named by
+///   ``fileName(forKey:)`` in ``Configuration/directory``, each written to a temporary file and renamed into place, so
+///   a reader never sees part of one.
+/// - The index (SQLite in WAL mode, `index.sqlite` in the directory) records each entry's key, size, CRC-32, times,
+///   HTTP validators and, for a packed one, its pack and offset. It survives crashes, is rebuilt from the directory's
+///   files when lost or damaged (the packed entries are lost with it), and lets several processes share one
+///   directory: appends, renames and deletions happen inside its write transactions.
 /// - A read checks the bytes against the index: a truncated, grown or altered entry is a miss, and is removed.
 /// - Cleaning removes entries past the expiry they were stored with, and those without one not read for
 ///   ``Configuration/maximumAge``, then, over ``Configuration/sizeLimit``,
@@ -56,6 +57,8 @@ public final class DiskCache: Sendable {
     /// use `index`). Only ever taken alone, or inside `index`'s lock when (re)opening.
     let reader: Mutex<DiskIndex?>
     let state: Mutex<State>
+    /// Pack files open for reading, so a hit on a packed entry is one `pread`. Taken alone, never around another lock.
+    let packReaders = Mutex(PackReaders())
     let broadcaster = EventBroadcaster<Event>()
     /// Held for a whole cleaning pass (on a pool thread), so passes never overlap; reads and writes do not take it.
     private let cleaning = Mutex(())
@@ -359,6 +362,7 @@ public final class DiskCache: Sendable {
                 self.reader.withLock { $0 = nil }
                 index = nil
             }
+            self.packReaders.withLock { $0.removeAll() }
         }
     }
 

@@ -2,9 +2,11 @@
 /// recording and eviction are indexed queries — never a directory scan — and a crash loses at most the accesses
 /// not yet written. Several processes may open the same index: SQLite's file locks serialise their writes.
 ///
-/// Small entries' bytes live in the index too, in a table of their own (`blobs`, one row each, referenced by the
-/// entry's `blob` column); triggers delete an entry's blob with its row or when the row points elsewhere, so every
-/// removal path frees it.
+/// Small entries' bytes are kept with the index: appended to its pack files (`pack-<id>` beside it, listed in the
+/// `packs` table with their length and the bytes of the entries still in them, which triggers keep up to date), each
+/// entry's row saying which pack holds its bytes and where. An index written before the pack files kept such bytes in
+/// a table of its own (`blobs`, referenced by the `blob` column); those are still read, and triggers delete one with
+/// its row or when the row points elsewhere.
 ///
 /// Not thread-safe: ``DiskCache`` keeps it behind its lock.
 final class DiskIndex {
@@ -23,7 +25,7 @@ final class DiskIndex {
         var expires: Double? = nil
         var etag: String? = nil
         var lastModified: String? = nil
-        /// The row of the entry's bytes in the index's `blobs` table; `nil` when they are a file in the directory.
+        /// The row of the entry's bytes in the index's `blobs` table (an index written before the pack files).
         var blob: Int64? = nil
         /// Stored by a private cache from a response only private caches may keep (`Cache-Control: private`).
         var isPrivate = false
@@ -32,11 +34,19 @@ final class DiskIndex {
         var eviction: Double? = nil
         /// How a read moves `eviction` (``ExpiryRule/renewal``).
         var renewal: Double? = nil
+        /// The pack file holding the entry's bytes, and where in it they start; `nil` when they are elsewhere.
+        var pack: Int64? = nil
+        var packOffset: Int64? = nil
 
-        /// Whether `other` is the same stored entry (same write), whatever its access time.
+        /// Whether the bytes are kept with the index (in a pack file, or a blob of an older index) rather than in a
+        /// file of the entry's own.
+        var isKeptWithIndex: Bool { blob != nil || pack != nil }
+
+        /// Whether `other` is the same stored entry (same write, and its bytes in the same place), whatever its access
+        /// time.
         func isSameEntry(as other: Record) -> Bool {
             name == other.name && size == other.size && checksum == other.checksum && created == other.created
-                && blob == other.blob
+                && blob == other.blob && pack == other.pack && packOffset == other.packOffset
         }
     }
 
@@ -84,12 +94,12 @@ final class DiskIndex {
         isReadOnly = false
         columns = Self.columns(present: Set(Self.columnNames))
         database = try SQLiteDatabase(path: path)
-        if isNew {
-            // Before anything is written, while the page size can still be set: a small entry kept inside (tens of
-            // KB) spans a few 16 KiB pages rather than a dozen 4 KiB ones, each its own write to the log.
-            try database.execute("PRAGMA page_size=16384")
-        }
+        // The index holds rows only (entries' bytes are in packs and files), and every transaction writes each page
+        // it touched to the log: SQLite's 4 KiB pages, the default, keep that to what changed. (Indexes that kept
+        // small entries' bytes inside them were made with 16 KiB pages, and keep them.)
         try database.execute("PRAGMA journal_mode=WAL")
+        // The statement journals of writes that fire triggers in memory, not in a temporary file each.
+        try database.execute("PRAGMA temp_store=MEMORY")
         // No fsync at all: a process crash loses nothing (the WAL is in the OS's page cache), and a power loss that
         // leaves the file damaged is caught by the integrity check below and answered by rebuilding from the files.
         // A cache needs no durability, and the checkpoints' fsyncs were most of a large cleaning's time.
@@ -112,7 +122,7 @@ final class DiskIndex {
             let columns = try database.query("PRAGMA table_info(entries)").compactMap { $0[1].text }
             for (column, type) in [
                 ("blob", "INTEGER"), ("private", "INTEGER"), ("eviction", "REAL"), ("renewal", "REAL"),
-                ("extended", "BLOB"),
+                ("extended", "BLOB"), ("pack", "INTEGER"), ("pack_offset", "INTEGER"),
             ] where !columns.contains(column) {
                 try database.execute("ALTER TABLE entries ADD COLUMN \(column) \(type)")
             }
@@ -135,6 +145,18 @@ final class DiskIndex {
                 CREATE TRIGGER IF NOT EXISTS entries_moved_blob AFTER UPDATE OF blob ON entries
                     WHEN OLD.blob IS NOT NULL AND OLD.blob IS NOT NEW.blob
                     BEGIN DELETE FROM blobs WHERE id = OLD.blob; END;
+                CREATE TABLE IF NOT EXISTS packs(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, length INTEGER NOT NULL, live INTEGER NOT NULL);
+                CREATE TRIGGER IF NOT EXISTS entries_packed AFTER INSERT ON entries WHEN NEW.pack IS NOT NULL
+                    BEGIN UPDATE packs SET live = live + NEW.size WHERE id = NEW.pack; END;
+                CREATE TRIGGER IF NOT EXISTS entries_unpacked AFTER DELETE ON entries WHEN OLD.pack IS NOT NULL
+                    BEGIN UPDATE packs SET live = live - OLD.size WHERE id = OLD.pack; END;
+                CREATE TRIGGER IF NOT EXISTS entries_repacked AFTER UPDATE OF pack, size ON entries
+                    WHEN OLD.pack IS NOT NULL OR NEW.pack IS NOT NULL
+                    BEGIN
+                        UPDATE packs SET live = live - OLD.size WHERE id = OLD.pack;
+                        UPDATE packs SET live = live + NEW.size WHERE id = NEW.pack;
+                    END;
                 """)
         }
     }
@@ -143,7 +165,7 @@ final class DiskIndex {
 
     private static let columnNames = [
         "name", "key", "size", "checksum", "created", "accessed", "expires", "etag", "last_modified", "blob",
-        "private", "eviction", "renewal",
+        "private", "eviction", "renewal", "pack", "pack_offset",
     ]
     /// The columns a record is written to: its own, and the entry's extended data (read on its own, not with it).
     private static let writtenColumns = (columnNames + ["extended"]).joined(separator: ", ")
@@ -163,8 +185,8 @@ final class DiskIndex {
         try database.query("SELECT \(columns) FROM entries WHERE name = ?", [.text(name)]).first.map(Self.record)
     }
 
-    /// The record for the entry `name` and, when the index holds its bytes, those bytes (`nil` for a file entry, or
-    /// for a blob that is missing, which only a damaged index can do): one query.
+    /// The record for the entry `name` and, when the index holds its bytes as a blob, those bytes (`nil` for an
+    /// entry in a file or a pack, or for a blob that is missing, which only a damaged index can do): one query.
     func recordAndBytes(named name: String) throws(SQLiteDatabase.Error) -> (record: Record, bytes: [UInt8]?)? {
         let query =
             "SELECT \(columns), blobs.data FROM entries LEFT JOIN blobs ON blobs.id = entries.blob "
@@ -223,7 +245,7 @@ final class DiskIndex {
                 created = excluded.created, accessed = excluded.accessed, expires = excluded.expires,
                 etag = excluded.etag, last_modified = excluded.last_modified, blob = excluded.blob,
                 private = excluded.private, eviction = excluded.eviction, renewal = excluded.renewal,
-                extended = excluded.extended
+                pack = excluded.pack, pack_offset = excluded.pack_offset, extended = excluded.extended
             """,
             Self.values(record, extendedData: extendedData))
     }
@@ -244,8 +266,8 @@ final class DiskIndex {
         return !rows.isEmpty
     }
 
-    /// Adds `bytes` to the blobs table and returns their row, for a record's ``Record/blob`` stored in the same
-    /// transaction.
+    /// Adds `bytes` to the blobs table and returns their row, as an index written before the pack files did (for
+    /// tests of such an index).
     func insertBlob(_ bytes: [UInt8]) throws(SQLiteDatabase.Error) -> Int64 {
         let rows = try database.query("INSERT INTO blobs(data) VALUES (?) RETURNING id", [.blob(bytes)])
         guard let id = rows.first?.first?.integer else {
@@ -254,9 +276,95 @@ final class DiskIndex {
         return id
     }
 
-    /// How many blobs the index holds: one per entry kept in it, none left over.
+    /// How many blobs the index holds.
     func blobCount() throws(SQLiteDatabase.Error) -> Int {
         Int(try database.query("SELECT count(*) FROM blobs").first?.first?.integer ?? 0)
+    }
+
+    // MARK: Pack files
+
+    /// One pack file as the index knows it: the bytes written to it, and those of the entries still in it.
+    struct Pack: Equatable, Sendable {
+        var id: Int64
+        var length: Int
+        var live: Int
+    }
+
+    /// Where `size` more bytes go, inside a write transaction: the end of the newest pack, or the start of a new one
+    /// when they would take the newest past `limit` (a pack holds at least one entry, however large). The caller
+    /// writes them there, then calls ``extendPack(_:by:)`` in the same transaction. Under SQLite's write lock no other
+    /// process appends at the same time; what a writer that crashed before its commit wrote past the recorded length
+    /// is written over.
+    func appendPosition(size: Int, limit: Int) throws(SQLiteDatabase.Error) -> (pack: Int64, offset: Int) {
+        if let row = try database.query("SELECT id, length FROM packs ORDER BY id DESC LIMIT 1").first,
+            let id = row[0].integer, let length = row[1].integer.map(Int.init), length == 0 || length + size <= limit
+        {
+            return (id, length)
+        }
+        return (try newPack(), 0)
+    }
+
+    /// Adds an empty pack (ids are never reused, so a row naming a deleted pack names no other) and returns its id.
+    func newPack() throws(SQLiteDatabase.Error) -> Int64 {
+        guard
+            let id = try database.query("INSERT INTO packs(length, live) VALUES (0, 0) RETURNING id").first?.first?
+                .integer
+        else {
+            throw SQLiteDatabase.Error(code: 1, message: "no row id for the new pack")  // SQLITE_ERROR
+        }
+        return id
+    }
+
+    /// Records `count` bytes appended to pack `id`.
+    func extendPack(_ id: Int64, by count: Int) throws(SQLiteDatabase.Error) {
+        try database.query("UPDATE packs SET length = length + ? WHERE id = ?", [.integer(Int64(count)), .integer(id)])
+    }
+
+    /// Every pack, oldest first.
+    func packs() throws(SQLiteDatabase.Error) -> [Pack] {
+        try database.query("SELECT id, length, live FROM packs ORDER BY id").map {
+            Pack(id: $0[0].integer ?? 0, length: Int($0[1].integer ?? 0), live: Int($0[2].integer ?? 0))
+        }
+    }
+
+    /// The bytes the packs hold for entries since removed or replaced.
+    func deadPackBytes() throws(SQLiteDatabase.Error) -> Int {
+        Int(try database.query("SELECT COALESCE(SUM(length - live), 0) FROM packs").first?.first?.integer ?? 0)
+    }
+
+    /// Deletes the packs no entry is in any more and returns their ids, for their files to be deleted.
+    func removeEmptyPacks() throws(SQLiteDatabase.Error) -> [Int64] {
+        try database.query("DELETE FROM packs WHERE live <= 0 RETURNING id").compactMap { $0[0].integer }
+    }
+
+    /// The packs whose entries fill less than `ratio` of them, emptiest first.
+    func sparsePacks(ratio: Double, limit: Int) throws(SQLiteDatabase.Error) -> [Pack] {
+        try database.query(
+            "SELECT id, length, live FROM packs WHERE live < length * ? ORDER BY live LIMIT ?",
+            [.real(ratio), .integer(Int64(limit))]
+        ).map { Pack(id: $0[0].integer ?? 0, length: Int($0[1].integer ?? 0), live: Int($0[2].integer ?? 0)) }
+    }
+
+    /// The records of the entries in pack `id`.
+    func records(inPack id: Int64) throws(SQLiteDatabase.Error) -> [Record] {
+        try database.query("SELECT \(columns) FROM entries WHERE pack = ?", [.integer(id)]).map(Self.record)
+    }
+
+    /// Points the entry `name` at its bytes' new place, if it is still where `record` says they were; returns whether
+    /// it was.
+    func movePacked(
+        _ record: Record, to pack: Int64, offset: Int
+    ) throws(SQLiteDatabase.Error) -> Bool {
+        guard let oldPack = record.pack, let oldOffset = record.packOffset else { return false }
+        let rows = try database.query(
+            "UPDATE entries SET pack = ?, pack_offset = ? WHERE name = ? AND pack = ? AND pack_offset = ? RETURNING name",
+            [.integer(pack), .integer(Int64(offset)), .text(record.name), .integer(oldPack), .integer(oldOffset)])
+        return !rows.isEmpty
+    }
+
+    /// Deletes the pack `id` from the table, whatever it still holds (the caller moved or removed its entries).
+    func removePack(_ id: Int64) throws(SQLiteDatabase.Error) {
+        try database.query("DELETE FROM packs WHERE id = ?", [.integer(id)])
     }
 
     /// A record's columns, in the order of `writtenColumns`.
@@ -267,7 +375,8 @@ final class DiskIndex {
             record.expires.map { .real($0) } ?? .null, record.etag.map { .text($0) } ?? .null,
             record.lastModified.map { .text($0) } ?? .null, record.blob.map { .integer($0) } ?? .null,
             .integer(record.isPrivate ? 1 : 0), record.eviction.map { .real($0) } ?? .null,
-            record.renewal.map { .real($0) } ?? .null, extendedData.map { .blob($0) } ?? .null,
+            record.renewal.map { .real($0) } ?? .null, record.pack.map { .integer($0) } ?? .null,
+            record.packOffset.map { .integer($0) } ?? .null, extendedData.map { .blob($0) } ?? .null,
         ]
     }
 
@@ -360,6 +469,7 @@ final class DiskIndex {
             name: row[0].text ?? "", key: row[1].text, size: Int(row[2].integer ?? 0),
             checksum: row[3].integer.map { UInt32(truncatingIfNeeded: $0) }, created: row[4].real ?? 0,
             accessed: row[5].real ?? 0, expires: row[6].real, etag: row[7].text, lastModified: row[8].text,
-            blob: row[9].integer, isPrivate: row[10].integer == 1, eviction: row[11].real, renewal: row[12].real)
+            blob: row[9].integer, isPrivate: row[10].integer == 1, eviction: row[11].real, renewal: row[12].real,
+            pack: row[13].integer, packOffset: row[14].integer)
     }
 }

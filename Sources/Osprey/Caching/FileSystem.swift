@@ -118,6 +118,56 @@ enum FileSystem {
         return path
     }
 
+    /// Writes `bytes` into the file at `path` (created when missing) at `offset`, leaving the rest of it as it was.
+    static func writeBytes(_ bytes: [UInt8], to path: String, at offset: Int) throws(Error) {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw Error(operation: "open", path: path, code: errno) }
+        var failure = bytes.withUnsafeBytes { buffer -> Int32 in
+            var done = 0
+            while done < buffer.count {
+                let count = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+                if count > 0 {
+                    done += count
+                } else if count < 0 && errno == EINTR {
+                    continue
+                } else {
+                    return count < 0 ? errno : EIO
+                }
+            }
+            return 0
+        }
+        if close(descriptor) != 0 && failure == 0 { failure = errno }
+        guard failure == 0 else { throw Error(operation: "write", path: path, code: failure) }
+    }
+
+    /// `count` bytes of the file at `path` from `offset`; `nil` when there is no such file. A file that ends before
+    /// them is an error (EIO).
+    static func read(_ path: String, at offset: Int, count: Int) throws(Error) -> [UInt8]? {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            if errno == ENOENT { return nil }
+            throw Error(operation: "open", path: path, code: errno)
+        }
+        defer { close(descriptor) }
+        var failure: Int32 = 0
+        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            while initialized < count {
+                let read = pread(
+                    descriptor, buffer.baseAddress! + initialized, count - initialized, off_t(offset + initialized))
+                if read > 0 {
+                    initialized += read
+                } else if read < 0 && errno == EINTR {
+                    continue
+                } else {
+                    failure = read < 0 ? errno : EIO
+                    return
+                }
+            }
+        }
+        guard failure == 0 else { throw Error(operation: "read", path: path, code: failure) }
+        return bytes
+    }
+
     private static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32 {
         var offset = 0
         while offset < buffer.count {
