@@ -106,7 +106,7 @@ struct FetchCommand: AsyncParsableCommand {
         }
         OutputFile.removeLeftovers(in: outputDirectory)
         let manager = try loading.makeManager(colorHandling: metadata.colorHandling)
-        var names = OutputNames(directory: outputDirectory, overwrites: force)
+        let names = OutputNames(directory: outputDirectory, overwrites: force)
         let processors: [any ImageProcessing] = resize.map { [$0.processor(fit: fit?.fit ?? .inside)] } ?? []
         let options = loading.requestOptions
         var requests = try urls.map { try ImageRequest(string: $0, options: options, processors: processors) }
@@ -125,12 +125,12 @@ struct FetchCommand: AsyncParsableCommand {
                 requests[index].options.insert(.fromLoaderOnly)
             }
         }
-        try await withThrowingTaskGroup(of: (Int, Result<Loaded, ImageError>, Double).self) { group in
+        try await withThrowingTaskGroup(of: (Int, FetchLine).self) { group in
             var next = 0
             func startNext() {
                 guard next < requests.count else { return }
                 let index = next
-                let request = requests[index]
+                let (request, url) = (requests[index], urls[index])
                 next += 1
                 group.addTask {
                     let started = ContinuousClock.now
@@ -139,26 +139,17 @@ struct FetchCommand: AsyncParsableCommand {
                         writesOriginal
                         ? await Self.data(for: request, manager: manager, index: index, progress: progress)
                         : await Self.image(for: request, manager: manager, index: index, progress: progress)
-                    return (index, outcome, Self.milliseconds(since: started))
+                    var line = FetchLine(url: url, ms: Self.milliseconds(since: started))
+                    // Each load writes its own file, so files are written as loads end, side by side, while the loop
+                    // below only starts loads and prints.
+                    await finish(outcome, into: &line, names: names, manager: manager)
+                    return (index, line)
                 }
             }
             for _ in 0..<min(Self.loadsUnderWay, requests.count) { startNext() }
-            while let (index, outcome, ms) = try await group.next() {
+            while let (index, line) = try await group.next() {
                 startNext()
-                var line = FetchLine(url: urls[index], ms: ms)
-                do {
-                    switch try outcome.get() {
-                    case .image(let result):
-                        try write(result, line: &line, names: &names)
-                        (line.cached, line.cacheError) = await Self.diskState(of: result, manager: manager)
-                    case .data(let result):
-                        try write(result, line: &line, names: &names)
-                        (line.cached, line.cacheError) = Self.diskState(of: result)
-                    }
-                } catch {
-                    failures += 1
-                    line.error = Self.describe(error)
-                }
+                if line.error != nil { failures += 1 }
                 progress.complete(index, failed: line.error != nil, line: json ? line.json : line.text)
             }
         }
@@ -202,8 +193,26 @@ struct FetchCommand: AsyncParsableCommand {
         }
     }
 
+    /// Writes what a load brought into a file of its own, and says on `line` what was written, or why nothing was.
+    private func finish(
+        _ outcome: Result<Loaded, ImageError>, into line: inout FetchLine, names: OutputNames, manager: ImageManager
+    ) async {
+        do {
+            switch try outcome.get() {
+            case .image(let result):
+                try write(result, line: &line, names: names)
+                (line.cached, line.cacheError) = await Self.diskState(of: result, manager: manager)
+            case .data(let result):
+                try write(result, line: &line, names: names)
+                (line.cached, line.cacheError) = Self.diskState(of: result)
+            }
+        } catch {
+            line.error = Self.describe(error)
+        }
+    }
+
     /// Writes bytes loaded without decoding as they are; the size and frame count come from the header.
-    private func write(_ result: DataResult, line: inout FetchLine, names: inout OutputNames) throws {
+    private func write(_ result: DataResult, line: inout FetchLine, names: OutputNames) throws {
         let path = names.reserve(for: result.url, format: result.header.format)
         try OutputFile.write(result.data, to: path)
         line.source = Self.source(of: result.cacheType)
@@ -237,7 +246,7 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     /// Writes the image: its downloaded bytes when nothing asks for a change, else encoded.
-    private func write(_ result: ImageResult, line: inout FetchLine, names: inout OutputNames) throws {
+    private func write(_ result: ImageResult, line: inout FetchLine, names: OutputNames) throws {
         let image = result.image
         let bytes: [UInt8]
         let written: ImageFormat

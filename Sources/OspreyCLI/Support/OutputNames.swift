@@ -1,13 +1,22 @@
 import Foundation
 import OspreyCodecs
+import Synchronization
 
 /// Chooses the files `fetch` writes: a name from the URL's last path component with the extension of the format
 /// written, made unique within the run and, unless `--force`, against the files already in the directory (`cat.jpg`,
-/// then `cat-1.jpg`, `cat-2.jpg`, ...), so an unrelated file is never overwritten.
-struct OutputNames {
+/// then `cat-1.jpg`, `cat-2.jpg`, ...), so an unrelated file is never overwritten. Loads reserve their names as they
+/// end, from any task.
+final class OutputNames: Sendable {
     let directory: String
     let overwrites: Bool
-    private var taken: Set<String> = []
+
+    private struct Reserved {
+        var taken: Set<String> = []
+        /// For each name asked for, the counter its next candidate starts from: the ones before it are taken, so a
+        /// run of many URLs ending in the same name tries each candidate once, not all of them again for every URL.
+        var nextCounter: [String: Int] = [:]
+    }
+    private let reserved = Mutex(Reserved())
 
     init(directory: String, overwrites: Bool) {
         self.directory = directory
@@ -15,19 +24,23 @@ struct OutputNames {
     }
 
     /// The path to write `url`'s image to, as `format`; reserved so no later call returns it.
-    mutating func reserve(for url: URL, format: ImageFormat) -> String {
+    func reserve(for url: URL, format: ImageFormat) -> String {
         let stem = Self.stem(of: url)
         let suffix = "." + Self.fileExtension(of: format)
-        var candidate = stem + suffix
-        var counter = 0
-        while taken.contains(candidate)
-            || (!overwrites && FileManager.default.fileExists(atPath: directory + "/" + candidate))
-        {
-            counter += 1
-            candidate = "\(stem)-\(counter)\(suffix)"
+        let first = stem + suffix
+        return reserved.withLock { reserved in
+            var counter = reserved.nextCounter[first] ?? 0
+            var candidate = counter == 0 ? first : "\(stem)-\(counter)\(suffix)"
+            while reserved.taken.contains(candidate)
+                || (!overwrites && FileManager.default.fileExists(atPath: directory + "/" + candidate))
+            {
+                counter += 1
+                candidate = "\(stem)-\(counter)\(suffix)"
+            }
+            reserved.taken.insert(candidate)
+            reserved.nextCounter[first] = counter + 1
+            return directory + "/" + candidate
         }
-        taken.insert(candidate)
-        return directory + "/" + candidate
     }
 
     /// The URL's last path component without its extension, reduced to characters safe in a file name; `image` when
