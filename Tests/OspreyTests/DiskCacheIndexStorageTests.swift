@@ -9,12 +9,18 @@ import Testing
 @Suite struct DiskCacheIndexStorageTests {
     let temporary = TemporaryDirectory()
 
-    func makeCache(inlineSizeLimit: Int = 1024) -> DiskCache {
+    /// A cache on the suite's directory that cleans only when asked, keeping entries of up to `inlineSizeLimit` bytes
+    /// in packs, with the time `time` says (the wall clock's without one).
+    func makeCache(
+        inlineSizeLimit: Int = 1024, sizeLimit: Int = 1 << 30, time: ManualTime? = nil
+    ) -> DiskCache {
         var configuration = DiskCache.Configuration(namespace: "inline")
         configuration.baseDirectory = temporary.path
         configuration.cleaningInterval = nil
         configuration.inlineSizeLimit = inlineSizeLimit
-        return DiskCache(configuration: configuration, clock: TestClock())
+        configuration.sizeLimit = sizeLimit
+        guard let time else { return DiskCache(configuration: configuration, clock: TestClock()) }
+        return DiskCache(configuration: configuration, now: { time.now }, clock: TestClock())
     }
 
     var directory: String { temporary.path + "/osprey/inline" }
@@ -107,12 +113,7 @@ import Testing
         }
 
         // When it is reopened with a 6,000-byte limit and cleaned
-        var configuration = DiskCache.Configuration(namespace: "inline")
-        configuration.baseDirectory = temporary.path
-        configuration.cleaningInterval = nil
-        configuration.inlineSizeLimit = 1024
-        configuration.sizeLimit = 6_000
-        let cache = DiskCache(configuration: configuration, clock: TestClock())
+        let cache = makeCache(sizeLimit: 6_000)
         #expect(await cache.data(forKey: "k19") == DiskCacheTests.bytes(600, seed: 19))
         await cache.clean()
 
@@ -139,10 +140,7 @@ import Testing
     func damagedInPack(damage: String) async throws {
         // Given an entry kept in a pack, read once (the cache keeps the pack open)
         let time = ManualTime()
-        var configuration = DiskCache.Configuration(namespace: "inline")
-        configuration.baseDirectory = temporary.path
-        configuration.cleaningInterval = nil
-        let cache = DiskCache(configuration: configuration, now: { time.now }, clock: TestClock())
+        let cache = makeCache(time: time)
         let events = cache.events()
         try await cache.store(DiskCacheTests.bytes(700), forKey: "k")
         #expect(await cache.data(forKey: "k") == DiskCacheTests.bytes(700))
@@ -202,11 +200,7 @@ import Testing
     @Test("a pack grows to an eighth of the size limit, then the next begins; cleaning compacts the emptied ones")
     func packsRollOverAndCompact() async throws {
         // Given a cache of 2 MB (packs of 256 KiB) and 40 entries of 20,000 bytes: 800 KB in four packs
-        var configuration = DiskCache.Configuration(namespace: "inline")
-        configuration.baseDirectory = temporary.path
-        configuration.cleaningInterval = nil
-        configuration.sizeLimit = 2_000_000
-        let cache = DiskCache(configuration: configuration, clock: TestClock())
+        let cache = makeCache(inlineSizeLimit: DiskCache.Configuration().inlineSizeLimit, sizeLimit: 2_000_000)
         for index in 0..<40 {
             try await cache.store(DiskCacheTests.bytes(20_000, seed: UInt8(index)), forKey: "k\(index)")
         }
@@ -231,11 +225,7 @@ import Testing
     @Test("what packs keep for replaced entries counts towards the size limit, and the cleaning it starts frees it")
     func replacedBytesCountTowardsTheLimit() async throws {
         // Given a 300 KB cache whose 20 entries of 5,000 bytes are each replaced five times (500 KB written)
-        var configuration = DiskCache.Configuration(namespace: "inline")
-        configuration.baseDirectory = temporary.path
-        configuration.cleaningInterval = nil
-        configuration.sizeLimit = 300_000
-        let cache = DiskCache(configuration: configuration, clock: TestClock())
+        let cache = makeCache(inlineSizeLimit: DiskCache.Configuration().inlineSizeLimit, sizeLimit: 300_000)
         var largest = 0
         for round in 0..<5 {
             for index in 0..<20 {
@@ -324,10 +314,7 @@ import Testing
     func deletedPacksAreClosed() async throws {
         // Given an entry read from pack 1, whose descriptor the cache keeps
         let time = ManualTime()
-        var configuration = DiskCache.Configuration(namespace: "inline")
-        configuration.baseDirectory = temporary.path
-        configuration.cleaningInterval = nil
-        let cache = DiskCache(configuration: configuration, now: { time.now }, clock: TestClock())
+        let cache = makeCache(time: time)
         try await cache.store(DiskCacheTests.bytes(400), forKey: "k")
         #expect(await cache.data(forKey: "k") == DiskCacheTests.bytes(400))
         let pack = directory + "/pack-1"

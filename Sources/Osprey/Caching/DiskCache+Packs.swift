@@ -175,22 +175,9 @@ final class PackDescriptor: @unchecked Sendable {
 
     /// `count` bytes from `offset`; `nil` when the file ends before them or cannot be read.
     func read(at offset: Int, count: Int) -> [UInt8]? {
-        var complete = true
-        let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            while initialized < count {
-                let read = pread(
-                    descriptor, buffer.baseAddress! + initialized, count - initialized, off_t(offset + initialized))
-                if read > 0 {
-                    initialized += read
-                } else if read < 0 && errno == EINTR {
-                    continue
-                } else {
-                    complete = false
-                    return
-                }
-            }
-        }
-        return complete ? bytes : nil
+        var failure: Int32 = 0
+        let bytes = FileSystem.read(descriptor, at: offset, count: count, failure: &failure)
+        return failure == 0 ? bytes : nil
     }
 
     /// Whether the file has been deleted (no name links to it any more).

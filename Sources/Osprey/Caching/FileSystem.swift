@@ -71,19 +71,8 @@ enum FileSystem {
             throw Error(operation: "size check", path: path, code: EIO)
         }
         var failure: Int32 = 0
-        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
-            while initialized < size {
-                let count = pread(descriptor, buffer.baseAddress! + initialized, size - initialized, off_t(initialized))
-                if count > 0 {
-                    initialized += count
-                } else if count < 0 && errno == EINTR {
-                    continue
-                } else {
-                    failure = count < 0 ? errno : EIO  // a file shorter than fstat said: it changed underneath us
-                    return
-                }
-            }
-        }
+        // EIO when the file is shorter than fstat said: it changed underneath us.
+        let bytes = read(descriptor, at: 0, count: size, failure: &failure)
         guard failure == 0 else { throw Error(operation: "read", path: path, code: failure) }
         #if canImport(Darwin)
         let time = status.st_mtimespec
@@ -122,20 +111,7 @@ enum FileSystem {
     static func writeBytes(_ bytes: [UInt8], to path: String, at offset: Int) throws(Error) {
         let descriptor = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Error(operation: "open", path: path, code: errno) }
-        var failure = bytes.withUnsafeBytes { buffer -> Int32 in
-            var done = 0
-            while done < buffer.count {
-                let count = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
-                if count > 0 {
-                    done += count
-                } else if count < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return count < 0 ? errno : EIO
-                }
-            }
-            return 0
-        }
+        var failure = bytes.withUnsafeBytes { writeAll(descriptor, $0, at: offset) }
         if close(descriptor) != 0 && failure == 0 { failure = errno }
         guard failure == 0 else { throw Error(operation: "write", path: path, code: failure) }
     }
@@ -150,6 +126,15 @@ enum FileSystem {
         }
         defer { close(descriptor) }
         var failure: Int32 = 0
+        let bytes = read(descriptor, at: offset, count: count, failure: &failure)
+        guard failure == 0 else { throw Error(operation: "read", path: path, code: failure) }
+        return bytes
+    }
+
+    /// `count` bytes of the open file `descriptor` from `offset`. When a read fails, `failure` is its `errno` (EIO
+    /// when the file ends before them) and the bytes are incomplete.
+    static func read(_ descriptor: Int32, at offset: Int, count: Int, failure: inout Int32) -> [UInt8] {
+        var code: Int32 = 0
         let bytes = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
             while initialized < count {
                 let read = pread(
@@ -159,21 +144,22 @@ enum FileSystem {
                 } else if read < 0 && errno == EINTR {
                     continue
                 } else {
-                    failure = read < 0 ? errno : EIO
+                    code = read < 0 ? errno : EIO
                     return
                 }
             }
         }
-        guard failure == 0 else { throw Error(operation: "read", path: path, code: failure) }
+        failure = code
         return bytes
     }
 
-    private static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer) -> Int32 {
-        var offset = 0
-        while offset < buffer.count {
-            let count = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+    /// Writes all of `buffer` to `descriptor` from `offset`; returns 0, or the `errno` of the write that failed.
+    private static func writeAll(_ descriptor: Int32, _ buffer: UnsafeRawBufferPointer, at offset: Int = 0) -> Int32 {
+        var done = 0
+        while done < buffer.count {
+            let count = pwrite(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
             if count > 0 {
-                offset += count
+                done += count
             } else if count < 0 && errno == EINTR {
                 continue
             } else {
