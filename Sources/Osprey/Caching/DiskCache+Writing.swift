@@ -48,9 +48,8 @@ extension DiskCache {
     // MARK: Writing
 
     /// Writes the entry and returns the bytes the cache takes afterwards (``diskUse(of:)``; 0 when nothing was
-    /// written). Recreates the
-    /// directory (and index) once if it was deleted underneath the cache. With a `generation`, the write lands only
-    /// while that store is still staged: a removal or a later store of the key made since wins.
+    /// written). Recreates the directory (and index) once if it was deleted underneath the cache. With a `generation`,
+    /// the write lands only while that store is still staged: a removal or a later store of the key made since wins.
     func saveData(_ store: PendingStore) throws(OspreyError) -> Int {
         let key = store.key
         do {

@@ -304,7 +304,8 @@ final class DiskIndex {
         return (try newPack(), 0)
     }
 
-    /// Adds an empty pack (ids are never reused, so a row naming a deleted pack names no other) and returns its id.
+    /// Adds an empty pack and returns its id. An index never gives a committed pack's id again, so no row of it can
+    /// name a pack deleted since; only a lost and rebuilt index starts again from 1.
     func newPack() throws(SQLiteDatabase.Error) -> Int64 {
         guard
             let id = try database.query("INSERT INTO packs(length, live) VALUES (0, 0) RETURNING id").first?.first?
