@@ -68,7 +68,8 @@ extension DiskCache {
             return .some(state.indexIdentity)
         }
         guard case .some(let expected) = expected, FileSystem.identity(of: indexPath) != expected else {
-            if case .some = expected { closeDeletedPackReaders() }
+            // Due, and the index is the one open: a moment to let go of packs deleted since (by any process).
+            if case .some = expected { packReaders.withLock { $0.closeDeleted() } }
             return
         }
         logger.warning(
@@ -445,8 +446,7 @@ extension DiskCache {
                     for record in removed where !record.isKeptWithIndex {
                         FileSystem.remove(directory + "/" + record.name)
                     }
-                    let emptied = removed.contains { $0.pack != nil } ? try index.removeEmptyPacks() : []
-                    return (removed, emptied)
+                    return (removed, try index.removeEmptyPacks())
                 }
             } ?? ([], [])
         removePackFiles(emptied)

@@ -51,10 +51,9 @@ extension DiskCache {
         guard let pack = record.pack, let offset = record.packOffset else { return nil }
         // An empty entry takes nothing in its pack, so it does not keep the pack from being deleted: nothing to read.
         if record.size == 0 { return [] }
-        let path = packPlacement.path(of: pack)
         for fresh in [false, true] {
             let kept = fresh ? nil : packReaders.withLock { $0.descriptor(of: pack) }
-            guard let descriptor = kept ?? PackDescriptor(path: path) else { return nil }
+            guard let descriptor = kept ?? PackDescriptor(path: packPlacement.path(of: pack)) else { return nil }
             if kept == nil { packReaders.withLock { $0.keep(descriptor, for: pack) } }
             if let bytes = descriptor.read(at: Int(offset), count: record.size),
                 record.checksum == nil || record.checksum == bytes.withUnsafeBytes(Self.checksum)
@@ -76,10 +75,23 @@ extension DiskCache {
         }
     }
 
-    /// Closes the kept descriptors of pack files that have been deleted (by this process or another), so their space
-    /// is returned to the filesystem.
-    func closeDeletedPackReaders() {
-        packReaders.withLock { $0.closeDeleted() }
+    /// Inside an index write transaction: appends `bytes` to the newest pack (a new one when they would take it past
+    /// the limit, or when it is `excluded`, the pack being compacted) and returns where they went. A failed write is
+    /// kept in `fileError` and aborts the transaction (SQLITE_ABORT), so nothing refers to what it wrote.
+    static func append(
+        _ bytes: [UInt8], in index: DiskIndex, placement: PackPlacement, excluding excluded: Int64? = nil,
+        fileError: inout FileSystem.Error?
+    ) throws(SQLiteDatabase.Error) -> (pack: Int64, offset: Int) {
+        var (pack, offset) = try index.appendPosition(size: bytes.count, limit: placement.limit)
+        if pack == excluded { (pack, offset) = (try index.newPack(), 0) }
+        do throws(FileSystem.Error) {
+            try FileSystem.writeBytes(bytes, to: placement.path(of: pack), at: offset)
+        } catch {
+            fileError = error
+            throw SQLiteDatabase.Error(code: 4, message: "pack write failed: \(error)")  // SQLITE_ABORT: roll back
+        }
+        try index.extendPack(pack, by: bytes.count)
+        return (pack, offset)
     }
 
     /// Inside an index write transaction (no other process appends meanwhile): deletes the pack files among `names`
@@ -144,14 +156,9 @@ extension DiskCache {
                 damaged += try index.remove(named: [record.name])
                 continue
             }
-            var (target, position) = try index.appendPosition(size: bytes.count, limit: placement.limit)
-            if target == id { (target, position) = (try index.newPack(), 0) }
-            do throws(FileSystem.Error) {
-                try FileSystem.writeBytes(bytes, to: placement.path(of: target), at: position)
-            } catch {
-                throw SQLiteDatabase.Error(code: 4, message: "pack write failed: \(error)")  // SQLITE_ABORT
-            }
-            try index.extendPack(target, by: bytes.count)
+            var fileError: FileSystem.Error?
+            let (target, position) = try append(
+                bytes, in: index, placement: placement, excluding: id, fileError: &fileError)
             _ = try index.movePacked(record, to: target, offset: position)
         }
         try index.removePack(id)

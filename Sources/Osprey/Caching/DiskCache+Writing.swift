@@ -116,11 +116,10 @@ extension DiskCache {
             else { return nil }
             return Result { () throws(SQLiteDatabase.Error) in
                 try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
-                    var leftPack = false
                     renamed = try Self.writeRow(
                         record, extendedData: extendedData, bytes: bytes, temporary: temporary, to: final,
-                        packs: placement, in: index, leftPack: &leftPack, fileError: &fileError)
-                    emptied = leftPack ? try index.removeEmptyPacks() : []
+                        packs: placement, in: index, fileError: &fileError)
+                    emptied = try index.removeEmptyPacks()
                     return try Self.diskUse(of: index)
                 }
             }
@@ -183,7 +182,6 @@ extension DiskCache {
             guard let index else { return nil }
             return Result { () throws(SQLiteDatabase.Error) in
                 try index.transaction { () throws(SQLiteDatabase.Error) -> Int in
-                    var leftPack = false
                     for position in prepared.indices {
                         let record = prepared[position].record
                         let name = record.name
@@ -198,13 +196,13 @@ extension DiskCache {
                         if try Self.writeRow(
                             record, extendedData: extendedData, bytes: prepared[position].store.bytes,
                             temporary: prepared[position].temporary, to: final, packs: placement, in: index,
-                            leftPack: &leftPack, fileError: &fileError)
+                            fileError: &fileError)
                         {
                             renamed.append(final)
                         }
                         written[position] = true
                     }
-                    emptied = leftPack ? try index.removeEmptyPacks() : []
+                    emptied = try index.removeEmptyPacks()
                     return try Self.diskUse(of: index)
                 }
             }
@@ -239,25 +237,17 @@ extension DiskCache {
 
     /// One entry's bytes and row, inside an index write transaction: without a `temporary` file, the bytes appended
     /// to a pack and the row pointing at them (the file of a file entry it replaces removed, as removals do); with
-    /// one, the row, then the file renamed into place. Returns whether a file was renamed, and sets `leftPack` when
-    /// the entry it replaces was in a pack; a failed pack write or rename is kept in `fileError` and aborts the
-    /// transaction (SQLITE_ABORT), so the row is rolled back.
+    /// one, the row, then the file renamed into place. Returns whether a file was renamed; a failed pack write or
+    /// rename is kept in `fileError` and aborts the transaction (SQLITE_ABORT), so the row is rolled back. (The
+    /// caller deletes the packs the replaced entries left empty, in the same transaction.)
     private static func writeRow(
         _ record: DiskIndex.Record, extendedData: [UInt8]?, bytes: [UInt8], temporary: String?, to final: String,
-        packs: PackPlacement, in index: DiskIndex, leftPack: inout Bool, fileError: inout FileSystem.Error?
+        packs: PackPlacement, in index: DiskIndex, fileError: inout FileSystem.Error?
     ) throws(SQLiteDatabase.Error) -> Bool {
         var record = record
-        let previous = try index.record(named: record.name)
-        if previous?.pack != nil { leftPack = true }
+        let previous = temporary == nil ? try index.record(named: record.name) : nil
         if temporary == nil {
-            let (pack, offset) = try index.appendPosition(size: bytes.count, limit: packs.limit)
-            do throws(FileSystem.Error) {
-                try FileSystem.writeBytes(bytes, to: packs.path(of: pack), at: offset)
-            } catch {
-                fileError = error
-                throw SQLiteDatabase.Error(code: 4, message: "pack write failed")  // SQLITE_ABORT: roll back
-            }
-            try index.extendPack(pack, by: bytes.count)
+            let (pack, offset) = try append(bytes, in: index, placement: packs, fileError: &fileError)
             record.pack = pack
             record.packOffset = Int64(offset)
         }

@@ -323,9 +323,7 @@ final class DiskIndex {
 
     /// Every pack, oldest first.
     func packs() throws(SQLiteDatabase.Error) -> [Pack] {
-        try database.query("SELECT id, length, live FROM packs ORDER BY id").map {
-            Pack(id: $0[0].integer ?? 0, length: Int($0[1].integer ?? 0), live: Int($0[2].integer ?? 0))
-        }
+        try database.query("SELECT id, length, live FROM packs ORDER BY id").map(Self.pack)
     }
 
     /// The bytes the packs hold for entries since removed or replaced.
@@ -343,7 +341,12 @@ final class DiskIndex {
         try database.query(
             "SELECT id, length, live FROM packs WHERE live < length * ? ORDER BY live LIMIT ?",
             [.real(ratio), .integer(Int64(limit))]
-        ).map { Pack(id: $0[0].integer ?? 0, length: Int($0[1].integer ?? 0), live: Int($0[2].integer ?? 0)) }
+        ).map(Self.pack)
+    }
+
+    /// A pack from a row of `id, length, live`.
+    private static func pack(_ row: [SQLiteDatabase.Value]) -> Pack {
+        Pack(id: row[0].integer ?? 0, length: Int(row[1].integer ?? 0), live: Int(row[2].integer ?? 0))
     }
 
     /// The records of the entries in pack `id`.
