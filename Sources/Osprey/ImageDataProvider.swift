@@ -1,4 +1,12 @@
-public import Foundation
+public import FoundationEssentials
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Where a request's bytes come from when they do not come from a URL: a closure, a local file, a database, an
 /// archive (Kingfisher's `ImageDataProvider`, Nuke's closure sources). A request made with one
@@ -63,12 +71,18 @@ public struct LocalFileDataProvider: ImageDataProvider {
     public func data() async throws -> [UInt8] {
         let (path, limit) = (self.path, maximumSize)
         return try await Task.detached {
-            let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: path))
-            defer { try? handle.close() }
-            let size = try handle.seekToEnd()
-            guard size <= UInt64(limit) else { throw Refusal("\(path) is larger than \(limit) bytes") }
-            try handle.seek(toOffset: 0)
-            return [UInt8](try handle.readToEnd() ?? Data())
+            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+            guard descriptor >= 0 else { throw FileSystem.Error(operation: "open", path: path, code: errno) }
+            defer { close(descriptor) }
+            var status = stat()
+            guard fstat(descriptor, &status) == 0 else {
+                throw FileSystem.Error(operation: "fstat", path: path, code: errno)
+            }
+            guard status.st_size <= limit else { throw Refusal("\(path) is larger than \(limit) bytes") }
+            var failure: Int32 = 0
+            let bytes = FileSystem.read(descriptor, at: 0, count: Int(status.st_size), failure: &failure)
+            guard failure == 0 else { throw FileSystem.Error(operation: "read", path: path, code: failure) }
+            return bytes
         }.value
     }
 }

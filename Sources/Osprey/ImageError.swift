@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import OspreyCodecs
 
 /// Why an ``ImageManager`` load did not produce an image.

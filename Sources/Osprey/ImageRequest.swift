@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import OspreyCodecs
 
 /// What to load: an absolute `http` or `https` URL, and how (options, processors, priority, size, and the cache and
@@ -99,7 +99,7 @@ public struct ImageRequest: Sendable {
         provider: any ImageDataProvider, options: Options = [], processors: [any ImageProcessing] = [],
         priority: DownloadPriority = .normal
     ) {
-        let key = provider.cacheKey.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+        let key = PercentEncoding.encodingAllButAlphanumerics(provider.cacheKey)
         self.url = URL(string: "osprey-provider:" + key) ?? URL(fileURLWithPath: "/")
         self.provider = provider
         self.options = options

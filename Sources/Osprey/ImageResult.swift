@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import OspreyCodecs
 
 /// What a load delivers: the image, the bytes it was decoded from, and where it came from.

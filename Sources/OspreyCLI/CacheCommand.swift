@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Osprey
 
 /// `osprey cache info|clean|clear|ls`: the disk cache `fetch` and `prefetch` use.

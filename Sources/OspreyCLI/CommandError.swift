@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Osprey
 import OspreyCodecs
 
@@ -10,7 +10,7 @@ struct CommandError: Error {
 
 /// Writes `message` and a newline to standard error.
 func printError(_ message: String) {
-    FileHandle.standardError.write(Data((message + "\n").utf8))
+    StandardStream.error.write(message + "\n")
 }
 
 /// `--max-bytes`: how much the reading commands (`info`, `convert`) read of one file or URL.

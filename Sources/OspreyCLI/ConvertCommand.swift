@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Osprey
 import OspreyCodecs
 
@@ -131,15 +131,14 @@ struct ConvertCommand: AsyncParsableCommand {
             printError("\(input): \(error.description)")
             throw ExitCode(1)
         } catch {
-            printError("\(output): cannot write: \(error.localizedDescription)")
+            printError("\(output): cannot write: \(error)")
             throw ExitCode(1)
         }
     }
 
     /// Writes `encoded` to OUT (through a temporary file, leftovers of an earlier run removed); exits 1 on failure.
     private func write(_ encoded: [UInt8]) throws {
-        let directory = (output as NSString).deletingLastPathComponent
-        OutputFile.removeLeftovers(in: directory.isEmpty ? "." : directory)
+        OutputFile.removeLeftovers(in: OutputFile.directory(of: output))
         do throws(CommandError) {
             try OutputFile.write(encoded, to: output)
         } catch {

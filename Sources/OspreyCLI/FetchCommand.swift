@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Osprey
 import OspreyCodecs
 
@@ -82,13 +82,13 @@ struct FetchCommand: AsyncParsableCommand {
 
     /// Fails unless `directory` is a writable directory, or can be created (its nearest existing ancestor is one).
     static func checkOutput(directory: String) throws {
-        var isDirectory: ObjCBool = false
+        var isDirectory = false
         let target = URL(fileURLWithPath: directory).standardizedFileURL
         var existing = target
         while !FileManager.default.fileExists(atPath: existing.path, isDirectory: &isDirectory) {
             existing.deleteLastPathComponent()
         }
-        guard isDirectory.boolValue else {
+        guard isDirectory else {
             let what = existing == target ? "-o \(directory)" : existing.path
             throw ValidationError("\(what) is a file, not a directory: give a directory with -o")
         }
@@ -98,10 +98,10 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        do {
-            try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
+        do throws(CommandError) {
+            try OutputFile.createDirectory(outputDirectory)
         } catch {
-            printError("cannot create \(outputDirectory): \(error.localizedDescription)")
+            printError(error.message)
             throw ExitCode(2)
         }
         OutputFile.removeLeftovers(in: outputDirectory)

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import OspreyCodecs
 
 /// `osprey info FILE...`: each image's format, displayed size, frames, loop count, orientation and frame durations.

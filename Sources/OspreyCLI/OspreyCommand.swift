@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Logging
 import Osprey
 import OspreyCodecs
@@ -60,10 +60,10 @@ struct OspreyCommand: AsyncParsableCommand {
             // One line naming the problem and the fix; the usage screen is a --help away.
             let line =
                 "osprey: "
-                + message(for: error).trimmingCharacters(in: .whitespacesAndNewlines)
-                .replacingOccurrences(of: "\n", with: " ") + " (see --help)"
-            FileHandle.standardError.write(Data((line + "\n").utf8))
-            Foundation.exit(2)
+                + message(for: error).trimmingWhitespace()
+                .replacing("\n", with: " ") + " (see --help)"
+            StandardStream.error.write(line + "\n")
+            exit(withError: ExitCode(2))
         }
     }
 }

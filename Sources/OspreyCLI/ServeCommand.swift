@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Logging
 import Osprey
 import OspreyCodecs
@@ -187,7 +187,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         func list(_ values: [String], _ name: String) -> [String] {
             values.isEmpty
-                ? (env(name)?.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } ?? []) : values
+                ? (env(name)?.split(separator: ",").map { $0.trimmingWhitespace() } ?? []) : values
         }
         func number(_ value: Int?, _ name: String, minimum: Int) throws -> Int? {
             guard
@@ -230,8 +230,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         configuration.allowsPrivateNetworks = flag(allowPrivateNetworks, "OSPREY_ALLOW_PRIVATE_NETWORKS")
         if let root = localRoot ?? env("OSPREY_LOCAL_ROOT") {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory.boolValue else {
+            var isDirectory = false
+            guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory else {
                 throw ValidationError("--local-root '\(root)' is not a directory")
             }
             configuration.localRoot = root
@@ -269,7 +269,7 @@ struct ServeCommand: AsyncParsableCommand {
             return address
         }
         let autoFormatNames = list(autoFormats, "OSPREY_AUTO_FORMATS").flatMap {
-            $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            $0.split(separator: ",").map { $0.trimmingWhitespace() }
         }
         if !autoFormatNames.isEmpty {
             configuration.autoFormats = try autoFormatNames.map { name in
@@ -313,8 +313,8 @@ struct ServeCommand: AsyncParsableCommand {
     static func presets(flags: [String], environment: [String: String]) throws(InvalidImageQuery) -> [ImagePreset] {
         let texts = flags.isEmpty ? (environment["OSPREY_PRESETS"] ?? "").split(separator: ";").map(String.init) : flags
         var presets: [ImagePreset] = []
-        for text in texts where !text.trimmingCharacters(in: .whitespaces).isEmpty {
-            let preset = try ImagePreset(parsing: text.trimmingCharacters(in: .whitespaces))
+        for text in texts where !text.trimmingWhitespace().isEmpty {
+            let preset = try ImagePreset(parsing: text.trimmingWhitespace())
             guard !presets.contains(where: { $0.name == preset.name }) else {
                 throw InvalidImageQuery(message: "preset '\(preset.name)' is given twice")
             }

@@ -1,12 +1,17 @@
 import ArgumentParser
-import Configuration
-import Foundation
+import FoundationEssentials
 import OspreyCodecs
 import OspreyServer
-import SystemPackage
 
-/// `osprey serve --config FILE`: a JSON file of settings beside the flags and the `OSPREY_*` variables, read with
-/// swift-configuration. Its keys are the flags' names (`"max-source-bytes": 1000000`, `"allow-hosts": ["*.a.com"]`);
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// `osprey serve --config FILE`: a JSON file of settings beside the flags and the `OSPREY_*` variables. Its keys are the flags' names (`"max-source-bytes": 1000000`, `"allow-hosts": ["*.a.com"]`);
 /// each becomes the `OSPREY_*` variable of the same name, under the real environment: flags win over the
 /// environment, which wins over the file, which wins over the defaults.
 enum ServeConfigurationFile {
@@ -31,7 +36,7 @@ enum ServeConfigurationFile {
 
     /// The variable a key stands for.
     static func variable(_ key: String) -> String {
-        "OSPREY_" + key.uppercased().replacingOccurrences(of: "-", with: "_")
+        "OSPREY_" + key.uppercased().replacing("-", with: "_")
     }
 
     /// The file's settings as `OSPREY_*` variables.
@@ -39,38 +44,35 @@ enum ServeConfigurationFile {
     /// - Throws: `ValidationError` when the file cannot be read or parsed, holds a key that is not a setting (a typo
     ///   must not pass silently), or a value of the wrong kind.
     static func settings(fromFile path: String) async throws -> [String: String] {
-        let provider: FileProvider<JSONSnapshot>
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ValidationError("--config '\(path)' cannot be read: \(String(cString: strerror(errno)))")
+        }
+        let values: [String: Value]
         do {
-            provider = try await FileProvider<JSONSnapshot>(filePath: FilePath(path))
+            values = try JSONDecoder().decode([String: Value].self, from: data)
         } catch {
             throw ValidationError("--config '\(path)' cannot be read as JSON: \(error)")
         }
-        // The keys present, to refuse the unknown ones: the reader only answers for keys it is asked about.
-        let data = FileManager.default.contents(atPath: path) ?? Data()
-        let present = (try? JSONSerialization.jsonObject(with: data) as? [String: Any])?.keys.sorted() ?? []
-        if let unknown = present.first(where: { keys[$0] == nil }) {
+        if let unknown = values.keys.sorted().first(where: { keys[$0] == nil }) {
             throw ValidationError(
                 "--config '\(path)': '\(unknown)' is not a setting (known: \(keys.keys.sorted().joined(separator: ", ")))"
             )
         }
-        let reader = ConfigReader(provider: provider)
         var settings: [String: String] = [:]
-        for key in present {
-            let value: String?
-            switch keys[key] {
-            case .string: value = reader.string(forKey: ConfigKey(key), isSecret: key == "secret")
-            case .integer: value = reader.int(forKey: ConfigKey(key)).map(String.init)
-            case .flag: value = reader.bool(forKey: ConfigKey(key)).map { $0 ? "1" : "0" }
-            case .list(let separator):
-                value =
-                    reader.stringArray(forKey: ConfigKey(key), isSecret: key == "secret")?.joined(separator: separator)
-                    ?? reader.string(forKey: ConfigKey(key), isSecret: key == "secret")
-            case nil: value = nil
-            }
-            guard let value else {
+        for (key, value) in values {
+            let setting: String? =
+                switch (keys[key], value) {
+                case (.string, .string(let text)): text
+                case (.integer, .integer(let number)): String(number)
+                case (.flag, .flag(let on)): on ? "1" : "0"
+                case (.list(let separator), .list(let items)): items.joined(separator: separator)
+                case (.list, .string(let text)): text
+                default: nil
+                }
+            guard let setting else {
                 throw ValidationError("--config '\(path)': '\(key)' does not have a value of its kind")
             }
-            settings[variable(key)] = value
+            settings[variable(key)] = setting
         }
         return settings
     }
@@ -78,30 +80,72 @@ enum ServeConfigurationFile {
     /// The effective configuration as `--print-config` shows it: one JSON object, keys sorted, the file's names,
     /// secrets masked.
     static func describe(_ configuration: ServerConfiguration, otlpEndpoint: String? = nil) -> String {
-        var values: [String: Any] = [
-            "host": configuration.host, "port": configuration.port, "cache-dir": configuration.cacheDirectory,
-            "secret": configuration.secrets.map { _ in "********" },
-            "allow-unsigned": configuration.allowsUnsigned,
-            "allow-hosts": configuration.allowedHosts.map(\.description),
-            "allow-private-networks": configuration.allowsPrivateNetworks,
-            "allow-source-addresses": configuration.allowedSourceAddresses.map(\.description),
-            "presets": configuration.presets.map { preset in
-                preset.name + "=" + preset.parameters.map { "\($0.name):\($0.value)" }.joined(separator: ",")
-            },
-            "presets-only": configuration.presetsOnly,
-            "auto-formats": configuration.autoFormats.map(\.name),
-            "max-source-bytes": configuration.maxSourceBytes, "max-source-pixels": configuration.maxSourcePixels,
-            "max-output-pixels": configuration.maxOutputPixels, "max-in-flight": configuration.maxInFlight,
-            "max-memory-waiting": configuration.maxMemoryWaiting, "cache-max-age": configuration.cacheMaxAge,
+        var values: [String: Value] = [
+            "host": .string(configuration.host), "port": .integer(configuration.port),
+            "cache-dir": .string(configuration.cacheDirectory),
+            "secret": .list(configuration.secrets.map { _ in "********" }),
+            "allow-unsigned": .flag(configuration.allowsUnsigned),
+            "allow-hosts": .list(configuration.allowedHosts.map(\.description)),
+            "allow-private-networks": .flag(configuration.allowsPrivateNetworks),
+            "allow-source-addresses": .list(configuration.allowedSourceAddresses.map(\.description)),
+            "presets": .list(
+                configuration.presets.map { preset in
+                    preset.name + "=" + preset.parameters.map { "\($0.name):\($0.value)" }.joined(separator: ",")
+                }),
+            "presets-only": .flag(configuration.presetsOnly),
+            "auto-formats": .list(configuration.autoFormats.map(\.name)),
+            "max-source-bytes": .integer(configuration.maxSourceBytes),
+            "max-source-pixels": .integer(configuration.maxSourcePixels),
+            "max-output-pixels": .integer(configuration.maxOutputPixels),
+            "max-in-flight": .integer(configuration.maxInFlight),
+            "max-memory-waiting": .integer(configuration.maxMemoryWaiting),
+            "cache-max-age": .integer(configuration.cacheMaxAge),
         ]
-        values["local-root"] = configuration.localRoot
-        values["max-memory"] = configuration.maxMemory
-        values["fallback-status"] = configuration.fallbackImage?.status
-        values["fallback-image"] = configuration.fallbackImage.map { "\($0.bytes.count) bytes" }
-        values["watermark"] = configuration.watermark.map { _ in "set" }
-        values["otlp-endpoint"] = otlpEndpoint
-        let data =
-            (try? JSONSerialization.data(withJSONObject: values, options: [.sortedKeys, .prettyPrinted])) ?? Data()
+        values["local-root"] = configuration.localRoot.map(Value.string)
+        values["max-memory"] = configuration.maxMemory.map(Value.integer)
+        values["fallback-status"] = configuration.fallbackImage.map { .integer($0.status) }
+        values["fallback-image"] = configuration.fallbackImage.map { .string("\($0.bytes.count) bytes") }
+        values["watermark"] = configuration.watermark.map { _ in .string("set") }
+        values["otlp-endpoint"] = otlpEndpoint.map(Value.string)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        let data = (try? encoder.encode(values)) ?? Data()
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A value in the file, or one `--print-config` shows.
+    enum Value: Codable {
+        case string(String)
+        case integer(Int)
+        case flag(Bool)
+        case list([String])
+        /// Anything else JSON can hold (a fraction, an object, null, a list of non-strings): no setting's kind.
+        case other
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let on = try? container.decode(Bool.self) {
+                self = .flag(on)
+            } else if let number = try? container.decode(Int.self) {
+                self = .integer(number)
+            } else if let text = try? container.decode(String.self) {
+                self = .string(text)
+            } else if let items = try? container.decode([String].self) {
+                self = .list(items)
+            } else {
+                self = .other
+            }
+        }
+
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.singleValueContainer()
+            switch self {
+            case .string(let text): try container.encode(text)
+            case .integer(let number): try container.encode(number)
+            case .flag(let on): try container.encode(on)
+            case .list(let items): try container.encode(items)
+            case .other: try container.encodeNil()
+            }
+        }
     }
 }

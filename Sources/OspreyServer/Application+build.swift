@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 public import Hummingbird
 public import Logging
@@ -227,7 +227,7 @@ struct ImageResponder {
     static func matches(_ values: [String], etag: String) -> Bool {
         for value in values {
             for item in value.split(separator: ",") {
-                var tag = item.trimmingCharacters(in: .whitespaces)
+                var tag = item.trimmingWhitespace()
                 if tag == "*" { return true }
                 if tag.hasPrefix("W/") { tag.removeFirst(2) }
                 if tag == etag { return true }

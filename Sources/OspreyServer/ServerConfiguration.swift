@@ -1,5 +1,5 @@
 internal import Crypto
-import Foundation
+import FoundationEssentials
 public import Osprey
 public import OspreyCodecs
 public import Tracing

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 import Synchronization
 
 /// An HTTP cookie as RFC 6265 §5.3 stores it.
@@ -87,8 +87,8 @@ public final class CookieStore: Sendable {
     static func parse(_ header: String, host: String, requestPath: String, now: Date) -> Cookie? {
         let parts = header.split(separator: ";", omittingEmptySubsequences: false)
         guard let pair = parts.first, let equals = pair.firstIndex(of: "=") else { return nil }
-        let name = pair[..<equals].trimmingCharacters(in: .whitespaces)
-        let value = pair[pair.index(after: equals)...].trimmingCharacters(in: .whitespaces)
+        let name = pair[..<equals].trimmingWhitespace()
+        let value = pair[pair.index(after: equals)...].trimmingWhitespace()
         guard !name.isEmpty else { return nil }
         var cookie = Cookie(
             name: name, value: value, domain: host, isHostOnly: true, path: defaultPath(requestPath), expires: nil,
@@ -96,8 +96,8 @@ public final class CookieStore: Sendable {
         var maxAge: Date?
         for attribute in parts.dropFirst() {
             let pieces = attribute.split(separator: "=", maxSplits: 1)
-            let key = pieces.first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-            let argument = pieces.count > 1 ? pieces[1].trimmingCharacters(in: .whitespaces) : ""
+            let key = pieces.first?.trimmingWhitespace().lowercased() ?? ""
+            let argument = pieces.count > 1 ? pieces[1].trimmingWhitespace() : ""
             switch key {
             case "expires":
                 if let date = HTTPDateParser.parse(argument) { cookie.expires = date }
@@ -149,23 +149,57 @@ public final class CookieStore: Sendable {
     }
 }
 
-/// Parses the date formats cookies and HTTP headers use (RFC 9110 §5.6.7 and the Netscape cookie form).
+/// Parses the date formats cookies and HTTP headers use (RFC 9110 §5.6.7 and the Netscape cookie form), all in GMT:
+/// IMF-fixdate `Sun, 06 Nov 1994 08:49:37 GMT`, the Netscape cookie form `Sun, 06-Nov-1994 08:49:37 GMT`, RFC 850
+/// `Sunday, 06-Nov-94 08:49:37 GMT` (a two-digit year below 70 is in the 2000s, as RFC 6265 reads it) and asctime
+/// `Sun Nov  6 08:49:37 1994`.
 enum HTTPDateParser {
-    private static let formats = [
-        "EEE, dd MMM yyyy HH:mm:ss zzz",  // IMF-fixdate
-        "EEE, dd-MMM-yyyy HH:mm:ss zzz",  // Netscape cookies
-        "EEEE, dd-MMM-yy HH:mm:ss zzz",  // RFC 850
-        "EEE MMM d HH:mm:ss yyyy",  // asctime
-    ]
+    private static let months = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
     static func parse(_ string: String) -> Date? {
-        for format in formats {
-            let formatter = DateFormatter()
-            formatter.locale = Locale(identifier: "en_US_POSIX")
-            formatter.timeZone = TimeZone(identifier: "GMT")
-            formatter.dateFormat = format
-            if let date = formatter.date(from: string) { return date }
+        let separators: Set<Character> = [" ", ",", "-", ":", "\t"]
+        var fields = string.split(whereSeparator: { separators.contains($0) }).map { $0.lowercased() }
+        // The weekday carries nothing the date does not.
+        if let first = fields.first, first.allSatisfy(\.isLetter), month(first) == nil { fields.removeFirst() }
+        let (day, month, year, hour, minute, second): (Int?, Int?, Int?, Int?, Int?, Int?)
+        if fields.count == 6, let asctimeMonth = Self.month(fields[0]) {
+            (month, day, hour, minute, second, year) =
+                (asctimeMonth, Int(fields[1]), Int(fields[2]), Int(fields[3]), Int(fields[4]), Int(fields[5]))
+        } else if fields.count == 7, ["gmt", "utc", "ut", "z"].contains(fields[6]) {
+            (day, month, year, hour, minute, second) =
+                (Int(fields[0]), Self.month(fields[1]), Int(fields[2]), Int(fields[3]), Int(fields[4]), Int(fields[5]))
+        } else {
+            return nil
         }
-        return nil
+        guard let day, let month, var year, let hour, let minute, let second else { return nil }
+        if year < 100 { year += year < 70 ? 2000 : 1900 }
+        guard (1...daysIn(month: month, year: year)).contains(day), (0..<24).contains(hour), (0..<60).contains(minute),
+            (0...60).contains(second)
+        else { return nil }
+        let days = daysSinceEpoch(year: year, month: month, day: day)
+        return Date(timeIntervalSince1970: Double(((days * 24 + hour) * 60 + minute) * 60 + second))
+    }
+
+    private static func month(_ name: String) -> Int? {
+        months.firstIndex(of: name).map { $0 + 1 }
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    /// Days from 1970-01-01 to the given date of the proleptic Gregorian calendar (Howard Hinnant's
+    /// `days_from_civil`).
+    private static func daysSinceEpoch(year: Int, month: Int, day: Int) -> Int {
+        let shiftedYear = month <= 2 ? year - 1 : year
+        let era = (shiftedYear >= 0 ? shiftedYear : shiftedYear - 399) / 400
+        let yearOfEra = shiftedYear - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
     }
 }

@@ -1,4 +1,4 @@
-/// Loads the bytes of a URL: the seam between the manager and the network (STYLE.md §2).
+/// Loads the bytes of a URL: the seam between the manager and the network.
 ///
 /// ``ImageDownloader`` is the default; a manager takes any loader, so tests and callers with their own transport can
 /// plug one in. A loader starts each download at once and hands back a ``DataLoadingTask`` through which the caller

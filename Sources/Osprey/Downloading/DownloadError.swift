@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import HTTPTypes
 
 /// Why a download failed, and whether trying again later could help.
@@ -64,7 +64,7 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
     /// The `Retry-After` delay of a 429, 503 or other status that sent one (in seconds; HTTP dates are not used).
     public var retryAfter: Duration? {
         guard case .httpStatus(_, let headers) = self, let value = headers[.retryAfter],
-            let seconds = Int(value.trimmingCharacters(in: .whitespaces)), seconds >= 0
+            let seconds = Int(value.trimmingWhitespace()), seconds >= 0
         else { return nil }
         return .seconds(seconds)
     }

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// Something a downloader did: for activity indicators, logs and metrics.
 public enum DownloadEvent: Sendable {

@@ -1,4 +1,4 @@
-/// The download queue's logic, with no I/O: which transfers run, which wait, who shares what (STYLE.md §7).
+/// The download queue's logic, with no I/O: which transfers run, which wait, who shares what.
 ///
 /// A *caller* is one request for a download; a *transfer* is one trip to the origin. Callers whose requests have the
 /// same `Key` while a transfer for it is queued or running join that transfer instead of making another.

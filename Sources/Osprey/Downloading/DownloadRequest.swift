@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HTTPTypes
 
 /// One download: the URL and how to fetch it.

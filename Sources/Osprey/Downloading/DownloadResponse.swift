@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HTTPTypes
 
 /// What a download brought back: the body, or word that the cached copy is still current.
@@ -67,8 +67,8 @@ extension HTTPValidators {
             .flatMap { $0.split(separator: ",") }
             .compactMap { directive -> Duration? in
                 let parts = directive.split(separator: "=", maxSplits: 1)
-                guard parts.count == 2, parts[0].trimmingCharacters(in: .whitespaces).lowercased() == "max-age",
-                    let seconds = Int(parts[1].trimmingCharacters(in: .whitespaces)), seconds >= 0
+                guard parts.count == 2, parts[0].trimmingWhitespace().lowercased() == "max-age",
+                    let seconds = Int(parts[1].trimmingWhitespace()), seconds >= 0
                 else { return nil }
                 return .seconds(seconds)
             }

@@ -1,5 +1,5 @@
 internal import AsyncHTTPClient
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Logging
 import NIOCore

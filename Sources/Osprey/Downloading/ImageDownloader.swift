@@ -1,5 +1,5 @@
 internal import AsyncHTTPClient
-import Foundation
+import FoundationEssentials
 public import HTTPTypes
 import Logging
 import NIOCore

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 public import HTTPTypes
 
 /// What a download's final response says before its body is read: where it came from, its status and headers.

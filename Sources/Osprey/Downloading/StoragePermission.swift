@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 public import HTTPTypes
 
 /// Which caches an origin lets keep a response, from its `Cache-Control` header (RFC 9111 §5.2.2.3 and §5.2.2.7).
@@ -22,7 +22,7 @@ public enum StoragePermission: Sendable, Hashable {
         for value in headers[values: .cacheControl] {
             for directive in value.split(separator: ",") {
                 let name = directive.split(separator: "=", maxSplits: 1).first?
-                    .trimmingCharacters(in: .whitespaces).lowercased()
+                    .trimmingWhitespace().lowercased()
                 switch name {
                 case "no-store":
                     self = .none

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -64,7 +64,7 @@ public enum URLValidation {
 
     /// What follows the host's colon in the authority of `absolute`, or `nil` when it names no port.
     private static func portText(of absolute: String) -> Substring? {
-        guard let separator = absolute.range(of: "://") else { return nil }
+        guard let separator = absolute.firstRange(of: "://") else { return nil }
         var authority = absolute[separator.upperBound...]
         if let end = authority.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) {
             authority = authority[..<end]

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 import Synchronization
 
 /// The URLs whose last download failed for a lasting reason, so the manager fails them at once instead of asking the

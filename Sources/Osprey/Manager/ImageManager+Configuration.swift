@@ -1,5 +1,5 @@
 public import Dispatch
-public import Foundation
+public import FoundationEssentials
 public import Logging
 public import OspreyCodecs
 public import Tracing

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import OspreyCodecs
 
 // Cache keys and the identity of a job.

@@ -1,5 +1,5 @@
 public import Dispatch
-public import Foundation
+public import FoundationEssentials
 public import OspreyCodecs
 import Synchronization
 public import Tracing

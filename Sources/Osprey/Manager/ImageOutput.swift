@@ -1,5 +1,5 @@
 import Crypto
-public import Foundation
+public import FoundationEssentials
 public import OspreyCodecs
 
 /// What a load's image is encoded as (``ImageManager/encodedImage(for:as:)``): a format, or a rule that picks one

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 import Synchronization
 
 /// One of the manager's work stages — decoding or processing — as a queue a caller can hold and watch, as Nuke's

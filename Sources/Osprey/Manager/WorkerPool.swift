@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -6,8 +6,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A fixed number of threads that run Swift tasks' jobs: the manager's decoding and processing executors (STYLE.md
-/// §5). Work that blocks a thread for milliseconds (decoding, resizing, reading a file) runs here, under
+/// A fixed number of threads that run Swift tasks' jobs: the manager's decoding and processing executors. Work that
+/// blocks a thread for milliseconds (decoding, resizing, reading a file) runs here, under
 /// `withTaskExecutorPreference`, so it never occupies the cooperative pool and at most `threadCount` such jobs run at
 /// once. Inside, `Task.isCancelled` still works, so long work can stop early.
 ///
@@ -66,13 +66,37 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
 
     private func startThread(number: Int) {
         // The thread holds the pool until shutdown() lets it return.
-        let name = "\(name)-\(number)"
-        let thread = Thread { [self] in
-            // Named from inside: Linux threads otherwise keep their creator's name (perf, top and gdb show it).
-            Thread.current.name = name
-            run()
+        let start = Unmanaged.passRetained(ThreadStart(pool: self, name: "\(name)-\(number)")).toOpaque()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        var thread = pthread_t()
+        let result = pthread_create(
+            &thread, &attributes,
+            { context in
+                let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
+                start.nameThread()
+                start.pool.run()
+                return nil
+            }, start)
+        pthread_attr_destroy(&attributes)
+        guard result != 0 else { return }
+        // No thread (the system's limit on threads or memory): the pool stays a thread smaller and tries again on a
+        // later job. If no thread serves it at all, the queued jobs run here, on the caller's thread, rather than
+        // leave their tasks waiting forever.
+        Unmanaged<ThreadStart>.fromOpaque(start).release()
+        pthread_mutex_lock(mutex)
+        startedThreads -= 1
+        let unserved = startedThreads == 0
+        pthread_mutex_unlock(mutex)
+        if unserved { runQueuedJobs() }
+    }
+
+    private func runQueuedJobs() {
+        let executor = asUnownedTaskExecutor()
+        while let job = nextJob(waiting: false) {
+            job.runSynchronously(on: executor)
         }
-        thread.start()
     }
 
     private func run() {
@@ -82,11 +106,12 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
         }
     }
 
-    private func nextJob() -> UnownedJob? {
+    /// The next queued job; when there is none, waits for one (`waiting`) or returns nil.
+    private func nextJob(waiting: Bool = true) -> UnownedJob? {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         while head == queue.count {
-            if isShutDown { return nil }
+            if isShutDown || !waiting { return nil }
             idleThreads += 1
             pthread_cond_wait(condition, mutex)
             idleThreads -= 1
@@ -101,5 +126,27 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
             head = 0
         }
         return job
+    }
+}
+
+/// What a new pool thread is started with: the pool it serves and the name it gives itself.
+private final class ThreadStart {
+    let pool: WorkerPool
+    let name: String
+
+    init(pool: WorkerPool, name: String) {
+        self.pool = pool
+        self.name = name
+    }
+
+    /// Names the calling thread, from inside: Linux threads otherwise keep their creator's name (`top`, `perf` and
+    /// debuggers show it). Through `/proc` because glibc's `pthread_setname_np` is not visible to Swift; the kernel
+    /// keeps the first 15 bytes.
+    func nameThread() {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+        guard descriptor >= 0 else { return }
+        let bytes = Array(name.utf8.prefix(15))
+        _ = write(descriptor, bytes, bytes.count)
+        close(descriptor)
     }
 }

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 import Synchronization
 
 /// Warms the cache for a list of URLs: loads them at low priority, a few at a time, and counts what

@@ -1,7 +1,7 @@
 public import OspreyCodecs
 
 /// Turns one image into another: a resize, a crop, a filter. The seam between the manager and the
-/// processors (STYLE.md §2).
+/// processors.
 ///
 /// A processor is a value with no shared mutable state: the manager runs it on its processing executor, possibly on
 /// several images at once. Long work should check `Task.isCancelled` between rows or frames and throw

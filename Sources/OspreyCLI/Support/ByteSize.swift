@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Osprey
 
 /// A size in bytes as operators write it: `1073741824`, `512M`, `1G`, `1.5GiB`, `64KB` (every suffix counts in
@@ -7,7 +7,7 @@ import Osprey
 enum ByteSize {
     /// The bytes `text` names, or `nil` when it names none (or zero, or a percentage over 100).
     static func parse(_ text: String, available: () -> Int? = { SystemMemory.current()?.limit }) -> Int? {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace()
         if trimmed.hasSuffix("%") {
             guard let percent = Double(trimmed.dropLast()), percent > 0, percent <= 100, let total = available()
             else { return nil }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import Osprey
 
 /// `--cache-dir DIR`: the directory holding the disk cache, shared by every command that touches it. The flag

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// One JSON object on one line, with its keys in the order they were added (the order the documentation lists
 /// them), absent values omitted: what every `--json` output prints.
@@ -33,7 +33,8 @@ struct JSONLine {
             case "\r": result += "\\r"
             case "\t": result += "\\t"
             case _ where scalar.value < 0x20:
-                result += String(format: "\\u%04x", scalar.value)
+                let hex = String(scalar.value, radix: 16)
+                result += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: result.unicodeScalars.append(scalar)
             }
         }

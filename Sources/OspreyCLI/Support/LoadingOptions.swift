@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import HTTPTypes
 import Logging
 import Osprey
@@ -66,8 +66,8 @@ struct LoadingOptions: ParsableArguments {
     /// `Name: value` split, or `nil` when it has no name or no colon.
     static func parseHeader(_ text: String) -> (HTTPField.Name, String)? {
         guard let colon = text.firstIndex(of: ":") else { return nil }
-        let name = text[..<colon].trimmingCharacters(in: .whitespaces)
-        let value = text[text.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let name = text[..<colon].trimmingWhitespace()
+        let value = text[text.index(after: colon)...].trimmingWhitespace()
         guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0)) }),
             let field = HTTPField.Name(name)
         else { return nil }

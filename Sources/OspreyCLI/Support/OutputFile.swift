@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 #if canImport(Glibc)
 import Glibc
@@ -19,10 +19,33 @@ enum OutputFile {
     static let temporaryPrefix = ".osprey-"
     static let temporarySuffix = ".tmp"
 
+    /// The directory `path` is in: what precedes its last `/` (`/` itself for a file at the root), `.` when it has
+    /// none.
+    static func directory(of path: String) -> String {
+        var path = Substring(path)
+        while path.count > 1 && path.hasSuffix("/") { path = path.dropLast() }
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        var directory = path[..<slash]
+        while directory.hasSuffix("/") { directory = directory.dropLast() }
+        return directory.isEmpty ? "/" : String(directory)
+    }
+
+    /// Creates `directory` and its missing parents (mode 0755); succeeds when it already exists.
+    static func createDirectory(_ directory: String) throws(CommandError) {
+        var path = directory.hasPrefix("/") ? "" : "."
+        for component in directory.split(separator: "/") {
+            path += "/" + component
+            guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw failure("cannot create \(directory)") }
+        }
+        var status = stat()
+        guard stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
+            throw CommandError(message: "cannot create \(directory): a file is in the way")
+        }
+    }
+
     /// Writes `bytes` to `path`, replacing a file that is there.
     static func write(_ bytes: [UInt8], to path: String) throws(CommandError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        let parent = directory.isEmpty ? "." : directory
+        let parent = directory(of: path)
         #if os(Linux)
         if try writeUnnamed(bytes, to: path, in: parent) { return }
         #endif
@@ -116,7 +139,7 @@ enum OutputFile {
     }
 }
 
-/// `write(2)`, under a name `OutputFile.write` does not shadow.
-private func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
+/// `write(2)`, under a name that `OutputFile.write` and `StandardStream.write` do not shadow.
+func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
     write(descriptor, buffer, count)
 }

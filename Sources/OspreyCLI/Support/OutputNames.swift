@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import OspreyCodecs
 import Synchronization
 
@@ -46,13 +46,18 @@ final class OutputNames: Sendable {
     /// The URL's last path component without its extension, reduced to characters safe in a file name; `image` when
     /// nothing is left.
     static func stem(of url: URL) -> String {
-        let last = url.lastPathComponent.removingPercentEncoding ?? url.lastPathComponent
+        // Percent-decoded already by URL.
+        let last = url.lastPathComponent
         var name = last == "/" ? "" : last
         if let dot = name.lastIndex(of: "."), dot != name.startIndex { name = String(name[..<dot]) }
         let safe = name.unicodeScalars.map { scalar -> Character in
             scalar == "/" || scalar == "\\" || scalar.value < 0x20 || scalar == ":" ? "_" : Character(scalar)
         }
-        var stem = String(safe).trimmingCharacters(in: .whitespaces)
+        var stem = String(safe)
+        // Trimmed here rather than with Osprey's helper: importing Osprey beside OspreyCodecs makes `Mutex` ambiguous
+        // in the ThreadSanitizer build, where both declare one.
+        while stem.first?.isWhitespace == true { stem.removeFirst() }
+        while stem.last?.isWhitespace == true { stem.removeLast() }
         while stem.hasPrefix(".") { stem.removeFirst() }
         return stem.isEmpty ? "image" : String(stem.prefix(120))
     }

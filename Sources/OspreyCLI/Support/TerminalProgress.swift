@@ -1,4 +1,5 @@
-import Foundation
+import Dispatch
+import FoundationEssentials
 import Synchronization
 
 #if canImport(Glibc)
@@ -54,7 +55,7 @@ final class TerminalProgress: Sendable {
             let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: .global())
             source.setEventHandler { [self] in
                 finish()
-                Foundation.exit(130)
+                exit(130)
             }
             source.resume()
             interrupt = source
@@ -110,7 +111,7 @@ final class TerminalProgress: Sendable {
         state.withLock { state in
             erase(&state)
             // Unbuffered, so it reaches the terminal before the bars are drawn again.
-            FileHandle.standardOutput.write(Data((line + "\n").utf8))
+            StandardStream.output.write(line + "\n")
             draw(&state)
         }
     }
@@ -181,12 +182,19 @@ final class TerminalProgress: Sendable {
     static func size(_ bytes: Int) -> String {
         switch bytes {
         case ..<1024: "\(bytes) B"
-        case ..<(1 << 20): String(format: "%.1f KiB", Double(bytes) / 1024)
-        default: String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
+        case ..<(1 << 20): oneDecimal(Double(bytes) / 1024) + " KiB"
+        default: oneDecimal(Double(bytes) / Double(1 << 20)) + " MiB"
         }
     }
 
+    /// `value` rounded to one decimal place, as `%.1f` writes it (a half to even: sizes in KiB and MiB are exact
+    /// binary fractions, so their tenths are too).
+    static func oneDecimal(_ value: Double) -> String {
+        let tenths = Int((value * 10).rounded(.toNearestOrEven))
+        return "\(tenths / 10).\(tenths % 10)"
+    }
+
     private func write(_ text: String) {
-        FileHandle.standardError.write(Data(text.utf8))
+        StandardStream.error.write(text)
     }
 }

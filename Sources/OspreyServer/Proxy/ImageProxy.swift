@@ -1,5 +1,5 @@
 import Crypto
-import Foundation
+import FoundationEssentials
 import Logging
 import NIOCore
 import Osprey
@@ -403,10 +403,10 @@ final class ImageProxy: Sendable {
         guard let accept, !formats.isEmpty else { return nil }
         var named: Set<String> = []
         for item in accept.split(separator: ",") {
-            let parts = item.split(separator: ";").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+            let parts = item.split(separator: ";").map { $0.trimmingWhitespace().lowercased() }
             guard let type = parts.first, type.hasPrefix("image/"), !type.hasSuffix("/*") else { continue }
             let refused = parts.dropFirst().contains {
-                let parameter = $0.replacingOccurrences(of: " ", with: "")
+                let parameter = $0.replacing(" ", with: "")
                 return parameter.hasPrefix("q=") && (Double(parameter.dropFirst(2)) ?? 1) <= 0
             }
             if !refused { named.insert(type) }

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Osprey
 
 #if canImport(Glibc)
@@ -34,13 +34,12 @@ struct LocalSource: ImageDataProvider {
     static func resolve(_ path: String, in root: String, maximumSize: Int) -> Result<LocalSource, ProxyError> {
         guard !path.utf8.contains(0), let file = resolved(root + "/" + path) else { return .failure(.sourceNotFound) }
         guard file.hasPrefix(root == "/" ? "/" : root + "/") else { return .failure(.sourceNotFound) }
-        guard let attributes = try? FileManager.default.attributesOfItem(atPath: file),
-            attributes[.type] as? FileAttributeType == .typeRegular
-        else { return .failure(.sourceNotFound) }
-        let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
+        var status = stat()
+        guard stat(file, &status) == 0, status.st_mode & S_IFMT == S_IFREG else { return .failure(.sourceNotFound) }
+        let size = Int(status.st_size)
         guard size <= maximumSize else { return .failure(.tooLarge("the source is larger than \(maximumSize) bytes")) }
-        let inode = (attributes[.systemFileNumber] as? NSNumber)?.intValue ?? 0
-        let modified = (attributes[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0
+        let inode = status.st_ino
+        let modified = Double(status.st_mtim.tv_sec) + Double(status.st_mtim.tv_nsec) / 1e9
         let stamp = "\(inode):\(size):\(modified)"
         let relative = String(file.dropFirst(root == "/" ? 0 : root.count))
         return .success(LocalSource(path: file, cacheKey: "local:" + relative + "#" + stamp, maximumSize: maximumSize))

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Osprey
 import OspreyCodecs
 
@@ -38,10 +38,10 @@ import OspreyCodecs
         if let crop = parameters.crop { precondition(crop.width >= 1 && crop.height >= 1, "an empty crop") }
         precondition(!(parameters.extends && (parameters.width == nil || parameters.height == nil)), "extend unsized")
         // Parsing the canonical form again gives the same canonical form: equal renders keep equal keys.
-        let again = parameters.canonical.replacingOccurrences(of: "format=source", with: "")
+        let again = parameters.canonical.replacing("format=source", with: "")
             .split(separator: "&").filter { !$0.isEmpty }.joined(separator: "&")
-        let url = parameters.source.absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-        let reparsed = parse(again.replacingOccurrences(of: "#", with: "%23") + "&url=" + url)
+        let url = PercentEncoding.encodingAllButAlphanumerics(parameters.source.absoluteString)
+        let reparsed = parse(again.replacing("#", with: "%23") + "&url=" + url)
         precondition(reparsed?.canonical == parameters.canonical, "the canonical form does not parse to itself")
         if let signature = parameters.signature {
             _ = URLSigner(secret: Array("fuzz".utf8)).isValid(signature, path: "/img", parameters: parameters.pairs)

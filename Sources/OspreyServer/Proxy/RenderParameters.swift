@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import Osprey
 import OspreyCodecs
 
@@ -319,9 +319,9 @@ struct RenderParameters: Sendable {
         var pairs: [(name: String, value: String)] = []
         for item in query.split(separator: "&", omittingEmptySubsequences: true) {
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            let name = String(parts[0]).replacingOccurrences(of: "+", with: " ")
-            let value = parts.count > 1 ? String(parts[1]).replacingOccurrences(of: "+", with: " ") : ""
-            guard let decodedName = name.removingPercentEncoding, let decodedValue = value.removingPercentEncoding
+            let name = parts[0].replacing("+", with: " ")
+            let value = parts.count > 1 ? parts[1].replacing("+", with: " ") : ""
+            guard let decodedName = PercentEncoding.decoding(name), let decodedValue = PercentEncoding.decoding(value)
             else { throw .badRequest("the query is not validly percent-encoded") }
             pairs.append((decodedName, decodedValue))
         }

@@ -17,14 +17,15 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
         var text = Substring(text)
         if text.hasPrefix("["), text.hasSuffix("]") { text = text.dropFirst().dropLast() }
         if let zone = text.firstIndex(of: "%") { text = text[..<zone] }
-        var v4 = in_addr()
+        // Into plain byte arrays, the sizes of in_addr and in6_addr.
+        var v4 = [UInt8](repeating: 0, count: 4)
         if inet_pton(AF_INET, String(text), &v4) == 1 {
-            bytes = withUnsafeBytes(of: &v4) { Array($0) }
+            bytes = v4
             return
         }
-        var v6 = in6_addr()
+        var v6 = [UInt8](repeating: 0, count: 16)
         if inet_pton(AF_INET6, String(text), &v6) == 1 {
-            bytes = withUnsafeBytes(of: &v6) { Array($0) }
+            bytes = v6
             return
         }
         return nil

@@ -45,16 +45,14 @@ public struct SystemHostResolver: HostResolving {
         while let info = next {
             next = info.pointee.ai_next
             guard let socketAddress = info.pointee.ai_addr else { continue }
+            // The address bytes are read at their offsets (sockaddr_in: 4 after the family and port; sockaddr_in6: 8,
+            // after the flow label), the same on Linux and the BSDs: Swift attributes the fields of these structs to
+            // whichever module first included <netinet/in.h>, NIO's here, which this file cannot import.
+            let raw = UnsafeRawPointer(socketAddress)
             let bytes: [UInt8]
             switch Int32(socketAddress.pointee.sa_family) {
-            case AF_INET:
-                bytes = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { pointer in
-                    withUnsafeBytes(of: pointer.pointee.sin_addr) { Array($0) }
-                }
-            case AF_INET6:
-                bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
-                    withUnsafeBytes(of: pointer.pointee.sin6_addr) { Array($0) }
-                }
+            case AF_INET: bytes = Array(UnsafeRawBufferPointer(start: raw + 4, count: 4))
+            case AF_INET6: bytes = Array(UnsafeRawBufferPointer(start: raw + 8, count: 16))
             default: continue
             }
             if let address = IPAddress(bytes: bytes), !addresses.contains(address) { addresses.append(address) }

@@ -1,5 +1,5 @@
 internal import Crypto
-import Foundation
+import FoundationEssentials
 
 /// Signs and checks the proxy's URLs: `sig` is the HMAC-SHA256, under the server's secret, of the path and the
 /// canonical query, in unpadded base64url (docs/threat-model.md). Without a valid signature an open proxy would
@@ -83,15 +83,14 @@ public struct URLSigner: Sendable {
     }
 
     static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        data.base64EncodedString().replacing("+", with: "-").replacing("/", with: "_").replacing("=", with: "")
     }
 
     static func decodeBase64URL(_ text: String) -> Data? {
         guard text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
             return nil
         }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        var base64 = text.replacing("-", with: "+").replacing("_", with: "/")
         base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
         return Data(base64Encoded: base64)
     }
