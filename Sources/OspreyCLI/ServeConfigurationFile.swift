@@ -11,9 +11,11 @@ import Musl
 import Darwin
 #endif
 
-/// `osprey serve --config FILE`: a JSON file of settings beside the flags and the `OSPREY_*` variables. Its keys are the flags' names (`"max-source-bytes": 1000000`, `"allow-hosts": ["*.a.com"]`);
-/// each becomes the `OSPREY_*` variable of the same name, under the real environment: flags win over the
-/// environment, which wins over the file, which wins over the defaults.
+/// `osprey serve --config FILE`: a JSON file of settings beside the flags and the `OSPREY_*` variables. Its keys are
+/// the flags' names (`"max-source-bytes": 1000000`, `"allow-hosts": ["*.a.com"]`); each becomes the `OSPREY_*`
+/// variable of the same name, under the real environment: flags win over the environment, which wins over the file,
+/// which wins over the defaults. Read with `JSONDecoder` (FoundationEssentials), each value checked against its key's
+/// kind.
 enum ServeConfigurationFile {
     /// How a key's value reads: a string, a number, a switch, or a list joined as its variable separates it.
     enum Kind {
