@@ -65,11 +65,6 @@ let package = Package(
             providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
         ),
         .systemLibrary(
-            name: "COspreySQLite",
-            pkgConfig: "sqlite3",
-            providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]
-        ),
-        .systemLibrary(
             name: "COspreyWebP",
             pkgConfig: "libwebp",
             providers: [.apt(["libwebp-dev"]), .brew(["webp"])]
@@ -88,10 +83,17 @@ let package = Package(
             providers: [.apt(["libgif-dev"]), .brew(["giflib"])]
         ),
 
-        // MARK: Our C: setjmp/longjmp trampolines and macro wrappers, and the loader of the modern codecs
+        // MARK: Our C: setjmp/longjmp trampolines and macro wrappers, and the loaders of the modern codecs and SQLite
 
         .target(
             name: "COspreyModernCodecs",
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
+        ),
+
+        // libsqlite3 is not linked either: `COspreySQLite` opens it when the first disk-cache index opens (its header
+        // says why). sqlite3.h comes from the default include path (Debian and Ubuntu: libsqlite3-dev).
+        .target(
+            name: "COspreySQLite",
             linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
         ),
 

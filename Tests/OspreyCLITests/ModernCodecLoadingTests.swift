@@ -3,8 +3,8 @@ import OspreyCodecs
 import Testing
 
 /// libavif, libheif and libjxl are opened when an image first needs one, not when osprey starts (their loading
-/// and their dependencies' initialisers cost about 10 ms of every start-up). The dynamic loader's own log says what
-/// a process opened.
+/// and their dependencies' initialisers cost about 10 ms of every start-up), and libsqlite3 when a disk cache's index
+/// first opens. The dynamic loader's own log says what a process opened.
 @Suite struct ModernCodecLoadingTests {
     /// The libraries the modern codecs bring in, as the loader names them.
     static let modern = [
@@ -55,5 +55,20 @@ import Testing
         #expect(jxlRun.status == 0)
         #expect(jxlRun.log.contains("libjxl.so"))
         #expect(!jxlRun.log.contains("libavif.so") && !jxlRun.log.contains("libheif.so"))
+    }
+
+    @Test("libsqlite3 is opened when a disk cache's index first opens, not by --version or the info of a file")
+    func sqliteOpenedOnFirstUse() throws {
+        let jpeg = try Self.file(.jpeg)
+        let cache = NSTemporaryDirectory() + "osprey-lazy-cache-\(UUID().uuidString)"
+        defer { for path in [jpeg, cache] { try? FileManager.default.removeItem(atPath: path) } }
+        for arguments in [["--version"], ["info", jpeg]] {
+            let run = try Self.openedLibraries(arguments)
+            #expect(run.status == 0)
+            #expect(!run.log.contains("libsqlite3.so"), "libsqlite3 opened by \(arguments)")
+        }
+        let cacheRun = try Self.openedLibraries(["cache", "clean", "--cache-dir", cache])
+        #expect(cacheRun.status == 0)
+        #expect(cacheRun.log.contains("libsqlite3.so"), "\(cacheRun.log)")
     }
 }

@@ -35,6 +35,8 @@ final class SQLiteDatabase {
 
     private let handle: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
+    /// libsqlite3's functions, opened with the first database of the process.
+    private let sqlite: osprey_sqlite_functions
 
     /// How a database is opened.
     enum Mode {
@@ -49,28 +51,36 @@ final class SQLiteDatabase {
 
     /// Opens the database at `path`; other processes may have it open at the same time.
     init(path: String, mode: Mode = .readWrite, busyTimeout: Duration = .seconds(10)) throws(Error) {
+        var reason: UnsafePointer<CChar>?
+        guard let sqlite = osprey_sqlite_functions_load(&reason)?.pointee else {
+            throw Error(
+                code: SQLITE_CANTOPEN,
+                message: "cannot load libsqlite3: " + (reason.map { String(cString: $0) } ?? "unknown"))
+        }
+        self.sqlite = sqlite
         var handle: OpaquePointer?
         let status: Int32
         switch mode {
         case .readWrite:
-            status = sqlite3_open_v2(
+            status = sqlite.sqlite3_open_v2(
                 path, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
         case .readOnly:
-            status = sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
+            status = sqlite.sqlite3_open_v2(path, &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nil)
         case .immutable:
-            status = sqlite3_open_v2(
+            status = sqlite.sqlite3_open_v2(
                 Self.uri(path) + "?immutable=1", &handle, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI,
                 nil)
         }
         guard status == SQLITE_OK, let handle else {
-            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open \(path)"
-            sqlite3_close(handle)
+            let message =
+                handle.flatMap { sqlite.sqlite3_errmsg($0) }.map { String(cString: $0) } ?? "cannot open \(path)"
+            _ = sqlite.sqlite3_close(handle)
             throw Error(code: status, message: message)
         }
         self.handle = handle
         let milliseconds =
             busyTimeout.components.seconds * 1000 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
-        sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
+        _ = sqlite.sqlite3_busy_timeout(handle, Int32(clamping: milliseconds))
     }
 
     /// `path` as a `file:` URI: the characters a URI gives a meaning to are escaped.
@@ -89,18 +99,18 @@ final class SQLiteDatabase {
 
     deinit {
         for statement in statements.values {
-            sqlite3_finalize(statement)
+            _ = sqlite.sqlite3_finalize(statement)
         }
-        sqlite3_close(handle)
+        _ = sqlite.sqlite3_close(handle)
     }
 
     /// Runs `sql`, which may hold several statements and binds nothing.
     func execute(_ sql: String) throws(Error) {
         var message: UnsafeMutablePointer<CChar>?
-        let status = sqlite3_exec(handle, sql, nil, nil, &message)
+        let status = sqlite.sqlite3_exec(handle, sql, nil, nil, &message)
         if status != SQLITE_OK {
-            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(handle))
-            sqlite3_free(message)
+            let text = message.map { String(cString: $0) } ?? lastMessage
+            sqlite.sqlite3_free(message)
             throw Error(code: status, message: text)
         }
     }
@@ -110,26 +120,26 @@ final class SQLiteDatabase {
     func query(_ sql: String, _ values: [Value] = []) throws(Error) -> [[Value]] {
         let statement = try prepared(sql)
         defer {
-            sqlite3_reset(statement)
-            sqlite3_clear_bindings(statement)
+            _ = sqlite.sqlite3_reset(statement)
+            _ = sqlite.sqlite3_clear_bindings(statement)
         }
         for (index, value) in values.enumerated() {
             let position = Int32(index + 1)
             let status: Int32
             switch value {
-            case .integer(let integer): status = sqlite3_bind_int64(statement, position, integer)
-            case .real(let real): status = sqlite3_bind_double(statement, position, real)
-            case .null: status = sqlite3_bind_null(statement, position)
+            case .integer(let integer): status = sqlite.sqlite3_bind_int64(statement, position, integer)
+            case .real(let real): status = sqlite.sqlite3_bind_double(statement, position, real)
+            case .null: status = sqlite.sqlite3_bind_null(statement, position)
             case .text(let text):
                 // SQLITE_TRANSIENT (a macro C cannot export to Swift): SQLite copies the text before returning.
-                status = sqlite3_bind_text(
+                status = sqlite.sqlite3_bind_text(
                     statement, position, text, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
             case .blob(let bytes) where bytes.isEmpty:
                 // A null pointer would bind NULL, not an empty blob.
-                status = sqlite3_bind_zeroblob(statement, position, 0)
+                status = sqlite.sqlite3_bind_zeroblob(statement, position, 0)
             case .blob(let bytes):
                 status = bytes.withUnsafeBytes { buffer in
-                    sqlite3_bind_blob64(
+                    sqlite.sqlite3_bind_blob64(
                         statement, position, buffer.baseAddress, sqlite3_uint64(buffer.count),
                         unsafeBitCast(-1, to: sqlite3_destructor_type.self))
                 }
@@ -138,10 +148,10 @@ final class SQLiteDatabase {
         }
         var rows: [[Value]] = []
         while true {
-            let status = sqlite3_step(statement)
+            let status = sqlite.sqlite3_step(statement)
             if status == SQLITE_DONE { return rows }
             guard status == SQLITE_ROW else { throw error(status) }
-            rows.append((0..<sqlite3_column_count(statement)).map { column(statement, $0) })
+            rows.append((0..<sqlite.sqlite3_column_count(statement)).map { column(statement, $0) })
         }
     }
 
@@ -164,23 +174,25 @@ final class SQLiteDatabase {
     private func prepared(_ sql: String) throws(Error) -> OpaquePointer {
         if let statement = statements[sql] { return statement }
         var statement: OpaquePointer?
-        let status = sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
+        let status = sqlite.sqlite3_prepare_v2(handle, sql, -1, &statement, nil)
         guard status == SQLITE_OK, let statement else { throw error(status) }
         statements[sql] = statement
         return statement
     }
 
     private func column(_ statement: OpaquePointer, _ index: Int32) -> Value {
-        switch sqlite3_column_type(statement, index) {
-        case SQLITE_INTEGER: .integer(sqlite3_column_int64(statement, index))
-        case SQLITE_FLOAT: .real(sqlite3_column_double(statement, index))
-        case SQLITE_TEXT: .text(String(cString: sqlite3_column_text(statement, index)))
+        switch sqlite.sqlite3_column_type(statement, index) {
+        case SQLITE_INTEGER: .integer(sqlite.sqlite3_column_int64(statement, index))
+        case SQLITE_FLOAT: .real(sqlite.sqlite3_column_double(statement, index))
+        case SQLITE_TEXT: .text(sqlite.sqlite3_column_text(statement, index).map { String(cString: $0) } ?? "")
         case SQLITE_BLOB:
             // Both calls in this order, as SQLite asks: the pointer first, then its length. An empty blob's pointer
             // is null.
-            if let pointer = sqlite3_column_blob(statement, index) {
+            if let pointer = sqlite.sqlite3_column_blob(statement, index) {
                 .blob(
-                    Array(UnsafeRawBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(statement, index)))))
+                    Array(
+                        UnsafeRawBufferPointer(
+                            start: pointer, count: Int(sqlite.sqlite3_column_bytes(statement, index)))))
             } else {
                 .blob([])
             }
@@ -189,7 +201,12 @@ final class SQLiteDatabase {
     }
 
     private func error(_ status: Int32) -> Error {
-        Error(code: status, message: String(cString: sqlite3_errmsg(handle)))
+        Error(code: status, message: lastMessage)
+    }
+
+    /// SQLite's message for the connection's last failure.
+    private var lastMessage: String {
+        sqlite.sqlite3_errmsg(handle).map { String(cString: $0) } ?? "no message"
     }
 }
 
