@@ -69,11 +69,6 @@ let package = Package(
             pkgConfig: "libwebp",
             providers: [.apt(["libwebp-dev"]), .brew(["webp"])]
         ),
-        .systemLibrary(
-            name: "COspreyLCMS",
-            pkgConfig: "lcms2",
-            providers: [.apt(["liblcms2-dev"]), .brew(["little-cms2"])]
-        ),
         // libavif, libheif and libjxl are not linked: `COspreyModernCodecs` opens them on first use (its header says
         // why). Their headers come from the default include path on Debian and Ubuntu (libheif's from the multiarch
         // one) and Homebrew.
@@ -83,7 +78,8 @@ let package = Package(
             providers: [.apt(["libgif-dev"]), .brew(["giflib"])]
         ),
 
-        // MARK: Our C: setjmp/longjmp trampolines and macro wrappers, and the loaders of the modern codecs and SQLite
+        // MARK: Our C: setjmp/longjmp trampolines and macro wrappers, and the loaders of the modern codecs, Little CMS
+        // and SQLite
 
         .target(
             name: "COspreyModernCodecs",
@@ -94,6 +90,13 @@ let package = Package(
         // says why). sqlite3.h comes from the default include path (Debian and Ubuntu: libsqlite3-dev).
         .target(
             name: "COspreySQLite",
+            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
+        ),
+
+        // Nor liblcms2: `COspreyLCMS` opens it when an image first carries a colour profile (its header says why).
+        // lcms2.h comes from the default include path (Debian and Ubuntu: liblcms2-dev).
+        .target(
+            name: "COspreyLCMS",
             linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
         ),
 

@@ -34,12 +34,12 @@ enum CodingIndependentCodePoints {
                 Red: cmsCIExyY(x: red.0, y: red.1, Y: 1), Green: cmsCIExyY(x: green.0, y: green.1, Y: 1),
                 Blue: cmsCIExyY(x: blue.0, y: blue.1, Y: 1))
             guard case .parametric(let type, let parameters) = curve,
-                let tone = cmsBuildParametricToneCurve(context, Int32(type), parameters)
+                let tone = lcms.cmsBuildParametricToneCurve(context, Int32(type), parameters)
             else { return [] }
-            defer { cmsFreeToneCurve(tone) }
+            defer { lcms.cmsFreeToneCurve(tone) }
             var curves: [OpaquePointer?] = [tone, tone, tone]
-            guard let profile = cmsCreateRGBProfileTHR(context, &whitePoint, &triple, &curves) else { return [] }
-            defer { cmsCloseProfile(profile) }
+            guard let profile = lcms.cmsCreateRGBProfileTHR(context, &whitePoint, &triple, &curves) else { return [] }
+            defer { _ = lcms.cmsCloseProfile(profile) }
             return ColorProfiles.bytes(of: profile)
         }
         guard let profile = ColorProfile(data: made) else {

@@ -143,13 +143,13 @@ final class ColorTransform: @unchecked Sendable {
                 return .littleCMS(transform)
             case .gray, .grayAlpha:
                 let table = Self.grayTable(transform, layout: key.layout)
-                cmsDeleteTransform(transform)
+                lcms.cmsDeleteTransform(transform)
                 return .table(table)
             case .rgb, .rgba:
                 guard let matrix = Self.matrixTables(key, context: context, checkedAgainst: transform) else {
                     return .littleCMS(transform)
                 }
-                cmsDeleteTransform(transform)
+                lcms.cmsDeleteTransform(transform)
                 return .matrix(matrix)
             case .cmyk:
                 return .littleCMS(transform)
@@ -161,7 +161,7 @@ final class ColorTransform: @unchecked Sendable {
 
     deinit {
         switch kind {
-        case .littleCMS(let handle): cmsDeleteTransform(handle)
+        case .littleCMS(let handle): lcms.cmsDeleteTransform(handle)
         case .matrix(let tables): osprey_rgb_matrix_transform_free(tables)
         case .table(let table): table.deallocate()
         }
@@ -202,7 +202,7 @@ final class ColorTransform: @unchecked Sendable {
         guard case .littleCMS(let handle) = kind else {
             preconditionFailure("tables convert in place, through the converter")
         }
-        cmsDoTransformLineStride(
+        lcms.cmsDoTransformLineStride(
             handle, input, output, cmsUInt32Number(width), cmsUInt32Number(height), cmsUInt32Number(inputStride),
             cmsUInt32Number(outputStride), 0, 0)
     }
@@ -216,7 +216,7 @@ final class ColorTransform: @unchecked Sendable {
         let components = layout == .grayAlpha ? 2 : 1
         var levels = [UInt8](repeating: 255, count: 256 * components)
         for level in 0..<256 { levels[level * components] = UInt8(level) }
-        cmsDoTransform(transform, levels, &levels, 256)
+        lcms.cmsDoTransform(transform, levels, &levels, 256)
         let table = UnsafeMutablePointer<UInt8>.allocate(capacity: 256)
         for level in 0..<256 { table[level] = levels[level * components] }
         return table
@@ -229,15 +229,16 @@ final class ColorTransform: @unchecked Sendable {
         _ key: ColorConversion.Key, context: cmsContext?, checkedAgainst transform: cmsHTRANSFORM
     ) -> OpaquePointer? {
         guard let source = ColorProfiles.open(key.profile.data, in: context) else { return nil }
-        defer { cmsCloseProfile(source) }
-        guard let sRGB = cmsCreate_sRGBProfileTHR(context) else { return nil }
-        defer { cmsCloseProfile(sRGB) }
+        defer { _ = lcms.cmsCloseProfile(source) }
+        guard let sRGB = lcms.cmsCreate_sRGBProfileTHR(context) else { return nil }
+        defer { _ = lcms.cmsCloseProfile(sRGB) }
         let intent = cmsUInt32Number(INTENT_RELATIVE_COLORIMETRIC)
-        guard cmsIsMatrixShaper(source) != 0, cmsIsCLUT(source, intent, cmsUInt32Number(LCMS_USED_AS_INPUT)) == 0,
+        guard lcms.cmsIsMatrixShaper(source) != 0,
+            lcms.cmsIsCLUT(source, intent, cmsUInt32Number(LCMS_USED_AS_INPUT)) == 0,
             let from = colorants(of: source), let to = colorants(of: sRGB), let toInverse = inverse(to)
         else { return nil }
         let curveTags = [cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag]
-        let curves = curveTags.compactMap { cmsReadTag(source, $0).map(OpaquePointer.init) }
+        let curves = curveTags.compactMap { lcms.cmsReadTag(source, $0).map(OpaquePointer.init) }
         guard curves.count == 3 else { return nil }
         // Source RGB to sRGB RGB, both in linear light: through XYZ (D50, where ICC profiles put their colorants).
         let matrix = product(toInverse, from)
@@ -250,7 +251,7 @@ final class ColorTransform: @unchecked Sendable {
         var columns = [Int16](repeating: 0, count: 3 * 256 * 4)
         for channel in 0..<3 {
             for value in 0..<256 {
-                let linear = Double(min(max(cmsEvalToneCurveFloat(curves[channel], Float(value) / 255), 0), 1))
+                let linear = Double(min(max(lcms.cmsEvalToneCurveFloat(curves[channel], Float(value) / 255), 0), 1))
                 for output in 0..<3 {
                     columns[(channel * 256 + value) * 4 + output] = Int16(
                         (matrix[output * 3 + channel] * linear * Double(scale)).rounded())
@@ -289,7 +290,7 @@ final class ColorTransform: @unchecked Sendable {
             (pixels[index * components], pixels[index * components + 1], pixels[index * components + 2]) = colour
         }
         var expected = pixels
-        cmsDoTransform(transform, pixels, &expected, cmsUInt32Number(colours.count))
+        lcms.cmsDoTransform(transform, pixels, &expected, cmsUInt32Number(colours.count))
         pixels.withUnsafeMutableBufferPointer { buffer in
             osprey_rgb_matrix_convert(
                 UnsafeMutableRawPointer(tables), buffer.baseAddress, buffer.count, UInt32(colours.count), 1,
@@ -301,7 +302,7 @@ final class ColorTransform: @unchecked Sendable {
     /// The matrix whose columns are the profile's red, green and blue colorants (XYZ), row-major.
     private static func colorants(of profile: cmsHPROFILE) -> [Double]? {
         let tags = [cmsSigRedColorantTag, cmsSigGreenColorantTag, cmsSigBlueColorantTag]
-        let columns = tags.compactMap { cmsReadTag(profile, $0)?.assumingMemoryBound(to: cmsCIEXYZ.self).pointee }
+        let columns = tags.compactMap { lcms.cmsReadTag(profile, $0)?.assumingMemoryBound(to: cmsCIEXYZ.self).pointee }
         guard columns.count == 3 else { return nil }
         return [
             columns[0].X, columns[1].X, columns[2].X,
@@ -358,12 +359,12 @@ final class ColorTransform: @unchecked Sendable {
             return nil
         }
         guard let source = ColorProfiles.open(profile.data, in: context) else { return nil }
-        defer { cmsCloseProfile(source) }
-        guard let destination = toGray ? grayWithSRGBCurve(context) : cmsCreate_sRGBProfileTHR(context) else {
+        defer { _ = lcms.cmsCloseProfile(source) }
+        guard let destination = toGray ? grayWithSRGBCurve(context) : lcms.cmsCreate_sRGBProfileTHR(context) else {
             return nil
         }
-        defer { cmsCloseProfile(destination) }
-        return cmsCreateTransformTHR(
+        defer { _ = lcms.cmsCloseProfile(destination) }
+        return lcms.cmsCreateTransformTHR(
             context, source, input, destination, output, cmsUInt32Number(INTENT_RELATIVE_COLORIMETRIC),
             UInt32(cmsFLAGS_NOCACHE) | flags)
     }
@@ -373,8 +374,8 @@ final class ColorTransform: @unchecked Sendable {
     private static func grayWithSRGBCurve(_ context: cmsContext?) -> cmsHPROFILE? {
         // sRGB's curve as Little CMS's parametric type 4: Y = (aX + b)^g for X >= d, else cX.
         let parameters: [cmsFloat64Number] = [2.4, 1 / 1.055, 0.055 / 1.055, 1 / 12.92, 0.04045]
-        guard let curve = cmsBuildParametricToneCurve(context, 4, parameters) else { return nil }
-        defer { cmsFreeToneCurve(curve) }
-        return cmsCreateGrayProfileTHR(context, cmsD50_xyY(), curve)
+        guard let curve = lcms.cmsBuildParametricToneCurve(context, 4, parameters) else { return nil }
+        defer { lcms.cmsFreeToneCurve(curve) }
+        return lcms.cmsCreateGrayProfileTHR(context, lcms.cmsD50_xyY(), curve)
     }
 }

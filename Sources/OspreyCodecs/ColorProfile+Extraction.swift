@@ -75,6 +75,7 @@ extension ColorProfile {
     /// `data` as a profile, or why it cannot be one.
     private static func parsed(_ data: [UInt8]) -> Lookup {
         if let profile = ColorProfile(data: data) { return .found(profile) }
+        if let reason = ColorProfiles.unavailability { return .unusable("Little CMS cannot be opened: \(reason)") }
         if data.count > ColorProfiles.maximumSize {
             return .unusable("it is \(data.count) bytes, over the limit of \(ColorProfiles.maximumSize)")
         }
@@ -180,11 +181,13 @@ extension ColorProfile {
             var primaries = cmsCIExyYTRIPLE(
                 Red: cmsCIExyY(x: red.0, y: red.1, Y: 1), Green: cmsCIExyY(x: green.0, y: green.1, Y: 1),
                 Blue: cmsCIExyY(x: blue.0, y: blue.1, Y: 1))
-            guard let curve = cmsBuildGamma(context, gamma) else { return [] }
-            defer { cmsFreeToneCurve(curve) }
+            guard let curve = lcms.cmsBuildGamma(context, gamma) else { return [] }
+            defer { lcms.cmsFreeToneCurve(curve) }
             var curves: [OpaquePointer?] = [curve, curve, curve]
-            guard let profile = cmsCreateRGBProfileTHR(context, &whitePoint, &primaries, &curves) else { return [] }
-            defer { cmsCloseProfile(profile) }
+            guard let profile = lcms.cmsCreateRGBProfileTHR(context, &whitePoint, &primaries, &curves) else {
+                return []
+            }
+            defer { _ = lcms.cmsCloseProfile(profile) }
             return ColorProfiles.bytes(of: profile)
         }
         return ColorProfile(data: bytes)

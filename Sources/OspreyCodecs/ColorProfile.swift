@@ -65,8 +65,8 @@ public struct ColorProfile: Sendable, Hashable, CustomStringConvertible {
     /// A compact sRGB profile (Little CMS's, a few hundred bytes), for encoders asked to tag sRGB output.
     public static let sRGB: ColorProfile = {
         let made = ColorProfiles.context.withHandle { context -> [UInt8] in
-            guard let profile = cmsCreate_sRGBProfileTHR(context) else { return [] }
-            defer { cmsCloseProfile(profile) }
+            guard let profile = lcms.cmsCreate_sRGBProfileTHR(context) else { return [] }
+            defer { _ = lcms.cmsCloseProfile(profile) }
             return ColorProfiles.bytes(of: profile)
         }
         return ColorProfile(made, colorSpace: .rgb, name: "sRGB built-in", isSRGB: true)
@@ -105,6 +105,11 @@ enum ColorProfiles {
     /// The Little CMS context every profile and transform of this process is made in.
     static let context = LCMSContext()
 
+    /// Why no profile can be read (liblcms2 could not be opened), or `nil` when Little CMS is there.
+    static var unavailability: String? {
+        osprey_lcms_failure().map { String(cString: $0) }
+    }
+
     /// Analyses of the profiles seen, by digest; emptied when it holds 256 (a stream of distinct profiles, hostile or
     /// not, cannot grow it without bound).
     private static let analyses = Mutex<[UInt64: Analysis]>([:])
@@ -130,9 +135,9 @@ enum ColorProfiles {
         guard declared >= 132, declared <= data.count else { return nil }
         return context.withHandle { context -> Analysis? in
             guard let profile = open(data, in: context) else { return nil }
-            defer { cmsCloseProfile(profile) }
+            defer { _ = lcms.cmsCloseProfile(profile) }
             let space: ColorProfile.ColorSpace =
-                switch cmsGetColorSpace(profile) {
+                switch lcms.cmsGetColorSpace(profile) {
                 case cmsSigRgbData: .rgb
                 case cmsSigGrayData: .gray
                 case cmsSigCmykData: .cmyk
@@ -145,12 +150,12 @@ enum ColorProfiles {
 
     /// Opens `data` as a profile in `context`; `nil` when Little CMS cannot parse it.
     static func open(_ data: [UInt8], in context: cmsContext?) -> cmsHPROFILE? {
-        data.withUnsafeBytes { cmsOpenProfileFromMemTHR(context, $0.baseAddress, cmsUInt32Number($0.count)) }
+        data.withUnsafeBytes { lcms.cmsOpenProfileFromMemTHR(context, $0.baseAddress, cmsUInt32Number($0.count)) }
     }
 
     private static func name(of profile: cmsHPROFILE) -> String? {
         var buffer = [CChar](repeating: 0, count: 256)
-        let length = cmsGetProfileInfoASCII(profile, cmsInfoDescription, "en", "US", &buffer, 256)
+        let length = lcms.cmsGetProfileInfoASCII(profile, cmsInfoDescription, "en", "US", &buffer, 256)
         guard length > 1 else { return nil }
         let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         return name.isEmpty ? nil : name
@@ -159,7 +164,7 @@ enum ColorProfiles {
     /// Whether `profile` is a matrix-shaper profile with sRGB's colorants (as the ICC's D50-adapted sRGB has them) and
     /// sRGB's tone curve, within what 8-bit pixels could tell apart.
     private static func isSRGB(_ profile: cmsHPROFILE) -> Bool {
-        guard cmsIsMatrixShaper(profile) != 0 else { return false }
+        guard lcms.cmsIsMatrixShaper(profile) != 0 else { return false }
         // sRGB's colorants adapted to D50 (Bradford), as sRGB IEC61966-2.1 profiles store them.
         let colorants: [(cmsTagSignature, (Double, Double, Double))] = [
             (cmsSigRedColorantTag, (0.4360, 0.2225, 0.0139)),
@@ -167,17 +172,17 @@ enum ColorProfiles {
             (cmsSigBlueColorantTag, (0.1431, 0.0606, 0.7141)),
         ]
         for (tag, expected) in colorants {
-            guard let raw = cmsReadTag(profile, tag) else { return false }
+            guard let raw = lcms.cmsReadTag(profile, tag) else { return false }
             let xyz = raw.assumingMemoryBound(to: cmsCIEXYZ.self).pointee
             guard abs(xyz.X - expected.0) < 0.003, abs(xyz.Y - expected.1) < 0.003, abs(xyz.Z - expected.2) < 0.003
             else { return false }
         }
         for tag in [cmsSigRedTRCTag, cmsSigGreenTRCTag, cmsSigBlueTRCTag] {
-            guard let raw = cmsReadTag(profile, tag) else { return false }
+            guard let raw = lcms.cmsReadTag(profile, tag) else { return false }
             let curve = OpaquePointer(raw)
             for step in 0...16 {
                 let x = Float(step) / 16
-                let y = cmsEvalToneCurveFloat(curve, x)
+                let y = lcms.cmsEvalToneCurveFloat(curve, x)
                 // Within a quarter of an 8-bit level of sRGB's decoding curve.
                 guard abs(y - srgbToLinear(x)) < 0.25 / 255 else { return false }
             }
@@ -193,14 +198,18 @@ enum ColorProfiles {
     /// The bytes of `profile` as Little CMS writes it.
     static func bytes(of profile: cmsHPROFILE) -> [UInt8] {
         var size: cmsUInt32Number = 0
-        guard cmsSaveProfileToMem(profile, nil, &size) != 0, size > 0 else { return [] }
+        guard lcms.cmsSaveProfileToMem(profile, nil, &size) != 0, size > 0 else { return [] }
         var bytes = [UInt8](repeating: 0, count: Int(size))
-        guard bytes.withUnsafeMutableBytes({ cmsSaveProfileToMem(profile, $0.baseAddress, &size) }) != 0 else {
+        guard bytes.withUnsafeMutableBytes({ lcms.cmsSaveProfileToMem(profile, $0.baseAddress, &size) }) != 0 else {
             return []
         }
         return bytes
     }
 }
+
+/// Little CMS's functions, opened with the first profile read (COspreyLCMS.h says why), or stand-ins that make nothing
+/// when liblcms2 cannot be opened (``ColorProfiles/unavailability`` says why).
+let lcms = osprey_lcms_functions_load().pointee
 
 /// The process's Little CMS context: profiles and transforms made in it may be used from any thread (transforms are
 /// made without their one-pixel cache, `cmsFLAGS_NOCACHE`, the only state a transform would change).
@@ -209,9 +218,9 @@ final class LCMSContext: @unchecked Sendable {
     private let handle: cmsContext?
 
     init() {
-        handle = cmsCreateContext(nil, nil)
+        handle = lcms.cmsCreateContext(nil, nil)
         // Errors are reported by the calls that fail (a nil profile or transform); Little CMS's own log is silenced.
-        cmsSetLogErrorHandlerTHR(handle) { _, _, _ in }
+        lcms.cmsSetLogErrorHandlerTHR(handle) { _, _, _ in }
     }
 
     func withHandle<Result>(_ body: (cmsContext?) -> Result) -> Result {

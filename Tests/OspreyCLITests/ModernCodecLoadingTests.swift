@@ -3,8 +3,8 @@ import OspreyCodecs
 import Testing
 
 /// libavif, libheif and libjxl are opened when an image first needs one, not when osprey starts (their loading
-/// and their dependencies' initialisers cost about 10 ms of every start-up), and libsqlite3 when a disk cache's index
-/// first opens. The dynamic loader's own log says what a process opened.
+/// and their dependencies' initialisers cost about 10 ms of every start-up), libsqlite3 when a disk cache's index
+/// first opens, and liblcms2 when an image first carries a colour profile. The dynamic loader's own log says what a process opened.
 @Suite struct ModernCodecLoadingTests {
     /// The libraries the modern codecs bring in, as the loader names them.
     static let modern = [
@@ -70,5 +70,25 @@ import Testing
         let cacheRun = try Self.openedLibraries(["cache", "clean", "--cache-dir", cache])
         #expect(cacheRun.status == 0)
         #expect(cacheRun.log.contains("libsqlite3.so"), "\(cacheRun.log)")
+    }
+
+    @Test("liblcms2 is opened by the first image that carries a colour profile, not by --version or an untagged one")
+    func lcmsOpenedOnFirstUse() throws {
+        let untagged = try Self.file(.jpeg)
+        let tagged = untagged + ".tagged.jpg"
+        defer { for path in [untagged, tagged] { try? FileManager.default.removeItem(atPath: path) } }
+        var image = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: untagged))))
+        image.colorProfile = .sRGB
+        try Data(try ImageEncoder.encode(image, as: .jpeg)).write(to: URL(fileURLWithPath: tagged))
+        #expect(ColorProfile(embeddedIn: Array(try Data(contentsOf: URL(fileURLWithPath: tagged)))) != nil)
+
+        for arguments in [["--version"], ["info", untagged]] {
+            let run = try Self.openedLibraries(arguments)
+            #expect(run.status == 0)
+            #expect(!run.log.contains("liblcms2.so"), "liblcms2 opened by \(arguments)")
+        }
+        let taggedRun = try Self.openedLibraries(["info", tagged])
+        #expect(taggedRun.status == 0)
+        #expect(taggedRun.log.contains("liblcms2.so"), "\(taggedRun.log)")
     }
 }
