@@ -69,34 +69,19 @@ let package = Package(
             pkgConfig: "libwebp",
             providers: [.apt(["libwebp-dev"]), .brew(["webp"])]
         ),
-        // libavif, libheif and libjxl are not linked: `COspreyModernCodecs` opens them on first use (its header says
-        // why). Their headers come from the default include path on Debian and Ubuntu (libheif's from the multiarch
-        // one) and Homebrew.
         // giflib ships no pkg-config file on Debian, Ubuntu or Homebrew: the module map links it by name.
         .systemLibrary(
             name: "COspreyGIF",
             providers: [.apt(["libgif-dev"]), .brew(["giflib"])]
         ),
 
-        // MARK: Our C: setjmp/longjmp trampolines and macro wrappers, and the loaders of the modern codecs, Little CMS
-        // and SQLite
+        // MARK: Our C: setjmp/longjmp trampolines and macro wrappers, and the loader of the libraries opened on first use
 
+        // libavif, libheif, libjxl, Little CMS and SQLite are not linked: `COspreyLibraryLoader` opens each when first
+        // needed (its header says why). Their headers come from the default include path on Debian and Ubuntu
+        // (libheif's from the multiarch one) and Homebrew.
         .target(
-            name: "COspreyModernCodecs",
-            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
-        ),
-
-        // libsqlite3 is not linked either: `COspreySQLite` opens it when the first disk-cache index opens (its header
-        // says why). sqlite3.h comes from the default include path (Debian and Ubuntu: libsqlite3-dev).
-        .target(
-            name: "COspreySQLite",
-            linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
-        ),
-
-        // Nor liblcms2: `COspreyLCMS` opens it when an image first carries a colour profile (its header says why).
-        // lcms2.h comes from the default include path (Debian and Ubuntu: liblcms2-dev).
-        .target(
-            name: "COspreyLCMS",
+            name: "COspreyLibraryLoader",
             linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
         ),
 
@@ -113,8 +98,8 @@ let package = Package(
         .target(
             name: "OspreyCodecs",
             dependencies: [
-                "COspreyJPEG", "COspreyPNG", "COspreyWebP", "COspreyGIF", "COspreyLCMS", "COspreyDeflate",
-                "COspreyModernCodecs", "COspreyCodecShims",
+                "COspreyJPEG", "COspreyPNG", "COspreyWebP", "COspreyGIF", "COspreyDeflate", "COspreyLibraryLoader",
+                "COspreyCodecShims",
             ],
             swiftSettings: swiftSettings
         ),
@@ -122,7 +107,7 @@ let package = Package(
             name: "Osprey",
             dependencies: [
                 "OspreyCodecs",
-                "COspreySQLite",
+                "COspreyLibraryLoader",
                 "COspreyDeflate",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),

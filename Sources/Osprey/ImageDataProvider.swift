@@ -71,17 +71,13 @@ public struct LocalFileDataProvider: ImageDataProvider {
     public func data() async throws -> [UInt8] {
         let (path, limit) = (self.path, maximumSize)
         return try await Task.detached {
-            let descriptor = open(path, O_RDONLY | O_CLOEXEC)
-            guard descriptor >= 0 else { throw FileSystem.Error(operation: "open", path: path, code: errno) }
-            defer { close(descriptor) }
-            var status = stat()
-            guard fstat(descriptor, &status) == 0 else {
-                throw FileSystem.Error(operation: "fstat", path: path, code: errno)
+            let bytes: [UInt8]?
+            do {
+                bytes = try FileSystem.read(path, maximumSize: limit)
+            } catch let error as FileSystem.Error where error.code == EFBIG {
+                throw Refusal("\(path) is larger than \(limit) bytes")
             }
-            guard status.st_size <= limit else { throw Refusal("\(path) is larger than \(limit) bytes") }
-            var failure: Int32 = 0
-            let bytes = FileSystem.read(descriptor, at: 0, count: Int(status.st_size), failure: &failure)
-            guard failure == 0 else { throw FileSystem.Error(operation: "read", path: path, code: failure) }
+            guard let bytes else { throw FileSystem.Error(operation: "open", path: path, code: ENOENT) }
             return bytes
         }.value
     }

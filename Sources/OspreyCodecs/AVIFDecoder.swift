@@ -1,4 +1,4 @@
-internal import COspreyModernCodecs
+internal import COspreyLibraryLoader
 
 /// AVIF through libavif (dav1d decodes the AV1 payload, libaom encodes): stills and image sequences, with alpha, at 8, 10 or 12 bits
 /// (converted to 8), 4:0:0 to 4:4:4, grids; the container's transforms (`clap` crop, then `irot` and `imir` as the

@@ -1,4 +1,4 @@
-internal import COspreyModernCodecs
+internal import COspreyLibraryLoader
 
 /// AVIF through libavif and libaom: 8-bit stills and sequences, alpha, chroma subsampling, lossless; the profile as a
 /// `colr` ICC box (or `nclx` sRGB without one), the kept EXIF and XMP as items.

@@ -1,6 +1,6 @@
 internal import COspreyCodecShims
 internal import COspreyGIF
-internal import COspreyModernCodecs
+internal import COspreyLibraryLoader
 internal import COspreyPNG
 internal import COspreyWebP
 

@@ -1,4 +1,4 @@
-internal import COspreyLCMS
+internal import COspreyLibraryLoader
 
 /// Colours described by code points (ITU-T H.273, the `nclx` box of AVIF and HEIF) rather than an ICC profile: the
 /// primaries and the transfer characteristics, turned into a matrix-shaper profile for the colour stage.

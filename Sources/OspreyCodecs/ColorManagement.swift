@@ -1,5 +1,5 @@
 internal import COspreyCodecShims
-internal import COspreyLCMS
+internal import COspreyLibraryLoader
 import Synchronization
 
 #if canImport(Glibc)

@@ -1,4 +1,4 @@
-internal import COspreyLCMS
+internal import COspreyLibraryLoader
 internal import COspreyWebP
 
 // Where each format keeps its colour profile, read from the encoded bytes without decoding: JPEG's APP2

@@ -1,4 +1,4 @@
-internal import COspreyLCMS
+internal import COspreyLibraryLoader
 import Synchronization
 
 #if canImport(Glibc)
@@ -207,9 +207,9 @@ enum ColorProfiles {
     }
 }
 
-/// Little CMS's functions, opened with the first profile read (COspreyLCMS.h says why), or stand-ins that make nothing
+/// Little CMS's functions, opened with the first profile read (COspreyLibraryLoader.h says why), or stand-ins that make nothing
 /// when liblcms2 cannot be opened (``ColorProfiles/unavailability`` says why).
-let lcms = osprey_lcms_functions_load().pointee
+let lcms = osprey_lcms_functions_or_stand_ins().pointee
 
 /// The process's Little CMS context: profiles and transforms made in it may be used from any thread (transforms are
 /// made without their one-pixel cache, `cmsFLAGS_NOCACHE`, the only state a transform would change).

@@ -1,4 +1,4 @@
-internal import COspreyModernCodecs
+internal import COspreyLibraryLoader
 
 /// HEIC and HEIF stills through libheif (libde265 decodes the HEVC payload), decode only: the primary image, alpha,
 /// grids, the container's transforms (`clap`, `irot`, `imir`: applied by libheif, so the image is upright and an

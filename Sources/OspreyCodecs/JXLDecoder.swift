@@ -1,4 +1,4 @@
-internal import COspreyModernCodecs
+internal import COspreyLibraryLoader
 
 /// JPEG XL through libjxl (encoding: `JXLEncoder`), decode: stills and animations (frames composited, with durations and loop count),
 /// alpha, any bit depth (converted to 8), the codestream's orientation (applied by libjxl unless the stored

@@ -1,4 +1,4 @@
-internal import COspreyModernCodecs
+internal import COspreyLibraryLoader
 
 #if canImport(Glibc)
 import Glibc

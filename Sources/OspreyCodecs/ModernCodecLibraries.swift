@@ -1,4 +1,4 @@
-internal import COspreyModernCodecs
+internal import COspreyLibraryLoader
 
 /// libavif, libheif and libjxl, opened when a coder first needs one rather than when the process starts (the C
 /// loader's header says why: about 10 ms of every process's start-up). Each coder asks for its library's functions

@@ -7,15 +7,15 @@ import Darwin
 #endif
 
 /// The POSIX file operations the disk cache needs, with `errno` kept in the error. They block: callers run them on
-/// a thread pool, never on Swift's cooperative pool.
-enum FileSystem {
+/// a thread pool, never on Swift's cooperative pool. The command line creates its output directories with them too.
+package enum FileSystem {
     /// A failed system call: what was attempted, on which path, and `errno`.
-    struct Error: Swift.Error, CustomStringConvertible, Equatable {
+    package struct Error: Swift.Error, CustomStringConvertible, Equatable {
         var operation: String
         var path: String
-        var code: Int32
+        package var code: Int32
 
-        var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
+        package var description: String { "\(operation) \(path): \(String(cString: strerror(code)))" }
         var isMissing: Bool { code == ENOENT }
 
         /// The index refused a write for the cache in `directory` (reported as ENOSPC when its disk is full).
@@ -26,7 +26,7 @@ enum FileSystem {
     }
 
     /// Creates `path` and its missing parents (mode 0755); succeeds when it already exists.
-    static func createDirectory(_ path: String) throws(Error) {
+    package static func createDirectory(_ path: String) throws(Error) {
         if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
         guard errno == ENOENT, let slash = path.lastIndex(of: "/"), slash != path.startIndex else {
             throw Error(operation: "mkdir", path: path, code: errno)
@@ -51,13 +51,16 @@ enum FileSystem {
     }
 
     /// The whole file at `path`, or `nil` when it does not exist. `expectedSize` (when given) must be the file's
-    /// size, so a truncated or grown file is reported without reading it.
-    static func read(_ path: String, expectedSize: Int? = nil) throws(Error) -> [UInt8]? {
-        try readStamped(path, expectedSize: expectedSize)?.bytes
+    /// size, so a truncated or grown file is reported without reading it; a file larger than `maximumSize` (when
+    /// given) is not read either, and fails with `EFBIG`.
+    static func read(_ path: String, expectedSize: Int? = nil, maximumSize: Int? = nil) throws(Error) -> [UInt8]? {
+        try readStamped(path, expectedSize: expectedSize, maximumSize: maximumSize)?.bytes
     }
 
-    /// ``read(_:expectedSize:)`` with the stamp of the file that was read (from the same descriptor).
-    static func readStamped(_ path: String, expectedSize: Int? = nil) throws(Error) -> (bytes: [UInt8], stamp: Stamp)? {
+    /// ``read(_:expectedSize:maximumSize:)`` with the stamp of the file that was read (from the same descriptor).
+    static func readStamped(
+        _ path: String, expectedSize: Int? = nil, maximumSize: Int? = nil
+    ) throws(Error) -> (bytes: [UInt8], stamp: Stamp)? {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno == ENOENT { return nil }
@@ -69,6 +72,9 @@ enum FileSystem {
         let size = Int(status.st_size)
         if let expectedSize, expectedSize != size {
             throw Error(operation: "size check", path: path, code: EIO)
+        }
+        if let maximumSize, size > maximumSize {
+            throw Error(operation: "size limit", path: path, code: EFBIG)
         }
         var failure: Int32 = 0
         // EIO when the file is shorter than fstat said: it changed underneath us.

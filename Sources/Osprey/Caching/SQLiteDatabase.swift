@@ -1,4 +1,4 @@
-internal import COspreySQLite
+internal import COspreyLibraryLoader
 
 /// A SQLite connection: just what the disk cache's index needs (statements with bound values, rows, transactions),
 /// with SQLite's message kept in every error.

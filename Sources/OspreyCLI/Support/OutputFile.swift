@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Osprey
 
 #if canImport(Glibc)
 import Glibc
@@ -32,10 +33,10 @@ enum OutputFile {
 
     /// Creates `directory` and its missing parents (mode 0755); succeeds when it already exists.
     static func createDirectory(_ directory: String) throws(CommandError) {
-        var path = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
-            path += "/" + component
-            guard mkdir(path, 0o755) == 0 || errno == EEXIST else { throw failure("cannot create \(directory)") }
+        do throws(FileSystem.Error) {
+            try FileSystem.createDirectory(directory)
+        } catch {
+            throw CommandError(message: "cannot create \(directory): \(String(cString: strerror(error.code)))")
         }
         var status = stat()
         guard stat(directory, &status) == 0, status.st_mode & S_IFMT == S_IFDIR else {
@@ -121,16 +122,8 @@ enum OutputFile {
     }
 
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws(CommandError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes {
-                systemWrite(descriptor, $0.baseAddress! + offset, bytes.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                throw failure("cannot write \(path)")
-            }
-            offset += written
+        guard bytes.withUnsafeBytes({ OspreyCLI.writeAll($0, to: descriptor) }) else {
+            throw failure("cannot write \(path)")
         }
     }
 
@@ -139,7 +132,18 @@ enum OutputFile {
     }
 }
 
-/// `write(2)`, under a name that `OutputFile.write` and `StandardStream.write` do not shadow.
-func systemWrite(_ descriptor: Int32, _ buffer: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, buffer, count)
+/// Writes all of `buffer` to `descriptor`, retrying short and interrupted writes; `false` (with `errno` set) when a
+/// write fails.
+func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Bool {
+    var offset = 0
+    while offset < buffer.count {
+        let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
+        if written < 0 && errno == EINTR { continue }
+        guard written > 0 else {
+            if written == 0 { errno = EIO }
+            return false
+        }
+        offset += written
+    }
+    return true
 }

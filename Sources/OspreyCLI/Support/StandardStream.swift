@@ -15,17 +15,6 @@ enum StandardStream {
     /// Writes all of `text`; what a closed pipe or terminal refuses is dropped, as there is nowhere left to say so.
     func write(_ text: String) {
         var text = text
-        text.withUTF8 { buffer in
-            guard var next = buffer.baseAddress else { return }
-            var remaining = buffer.count
-            while remaining > 0 {
-                let written = systemWrite(
-                    self == .output ? STDOUT_FILENO : STDERR_FILENO, UnsafeRawPointer(next), remaining)
-                if written < 0 && errno == EINTR { continue }
-                guard written > 0 else { return }
-                next += written
-                remaining -= written
-            }
-        }
+        _ = text.withUTF8 { writeAll(UnsafeRawBufferPointer($0), to: self == .output ? STDOUT_FILENO : STDERR_FILENO) }
     }
 }

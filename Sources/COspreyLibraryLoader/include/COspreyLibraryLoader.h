@@ -1,19 +1,28 @@
-// libavif, libheif and libjxl loaded when first used rather than when the process starts: linked normally they
-// cost about 10 ms of start-up on every run (their dependencies' static initialisers — libhwy measures its timer,
-// libde265 builds tables — and some forty more shared objects to map), which every `osprey --version`, every
-// `osprey info` of a JPEG and every short-lived process pays. The functions Osprey calls are looked up in a table per
-// library; the headers' types and constants are used as they are.
+// The C libraries Osprey opens when first used rather than when the process starts: libavif, libheif and libjxl,
+// Little CMS and SQLite. Linked, libavif, libheif and libjxl cost about 10 ms of every start-up (their dependencies'
+// static initialisers — libhwy measures its timer, libde265 builds tables — and some forty more shared objects to
+// map), which every `osprey --version`, every `osprey info` of a JPEG and every short-lived process pays; Little CMS
+// and SQLite are each one more shared object to map and relocate, for processes that read no colour profile or open
+// no disk cache. The functions Osprey calls are looked up in a table per library; the headers' types and constants
+// are used as they are.
 //
 // A library is found by its shared-object names (the one the headers were built against first) and accepted only
 // when its run-time version has the headers' ABI: libavif's and libjxl's major and minor version, libheif's major
-// version and at least its minor (libheif 1.x only adds functions).
-#ifndef OSPREY_MODERN_CODECS_H
-#define OSPREY_MODERN_CODECS_H
+// version and at least its minor (libheif 1.x only adds functions), SQLite from 3.8.7 (the first with
+// `sqlite3_bind_blob64`; its interface only grows), any Little CMS 2.
+//
+// When liblcms2 cannot be opened, `osprey_lcms_functions_or_stand_ins` gives stand-ins that make nothing (every
+// profile, curve and transform comes back NULL): images decode as untagged, with a warning that says why
+// (`osprey_lcms_failure`).
+#ifndef OSPREY_LIBRARY_LOADER_H
+#define OSPREY_LIBRARY_LOADER_H
 
 #include <avif/avif.h>
 #include <jxl/decode.h>
 #include <jxl/encode.h>
+#include <lcms2.h>
 #include <libheif/heif.h>
+#include <sqlite3.h>
 
 #define OSPREY_FUNCTION(name) __typeof__(name) *_Nonnull name
 
@@ -117,6 +126,61 @@ typedef struct {
     OSPREY_FUNCTION(JxlDecoderVersion);
 } osprey_jxl_functions;
 
+/// The Little CMS functions Osprey calls.
+typedef struct {
+    OSPREY_FUNCTION(cmsBuildGamma);
+    OSPREY_FUNCTION(cmsBuildParametricToneCurve);
+    OSPREY_FUNCTION(cmsCloseProfile);
+    OSPREY_FUNCTION(cmsCreateContext);
+    OSPREY_FUNCTION(cmsCreateGrayProfileTHR);
+    OSPREY_FUNCTION(cmsCreateRGBProfileTHR);
+    OSPREY_FUNCTION(cmsCreateTransformTHR);
+    OSPREY_FUNCTION(cmsCreate_sRGBProfileTHR);
+    OSPREY_FUNCTION(cmsD50_xyY);
+    OSPREY_FUNCTION(cmsDeleteTransform);
+    OSPREY_FUNCTION(cmsDoTransform);
+    OSPREY_FUNCTION(cmsDoTransformLineStride);
+    OSPREY_FUNCTION(cmsEvalToneCurveFloat);
+    OSPREY_FUNCTION(cmsFreeToneCurve);
+    OSPREY_FUNCTION(cmsGetColorSpace);
+    OSPREY_FUNCTION(cmsGetProfileInfoASCII);
+    OSPREY_FUNCTION(cmsIsCLUT);
+    OSPREY_FUNCTION(cmsIsMatrixShaper);
+    OSPREY_FUNCTION(cmsOpenProfileFromMemTHR);
+    OSPREY_FUNCTION(cmsReadTag);
+    OSPREY_FUNCTION(cmsSaveProfileToMem);
+    OSPREY_FUNCTION(cmsSetLogErrorHandlerTHR);
+} osprey_lcms_functions;
+
+/// The SQLite functions Osprey calls.
+typedef struct {
+    OSPREY_FUNCTION(sqlite3_bind_blob64);
+    OSPREY_FUNCTION(sqlite3_bind_double);
+    OSPREY_FUNCTION(sqlite3_bind_int64);
+    OSPREY_FUNCTION(sqlite3_bind_null);
+    OSPREY_FUNCTION(sqlite3_bind_text);
+    OSPREY_FUNCTION(sqlite3_bind_zeroblob);
+    OSPREY_FUNCTION(sqlite3_busy_timeout);
+    OSPREY_FUNCTION(sqlite3_clear_bindings);
+    OSPREY_FUNCTION(sqlite3_close);
+    OSPREY_FUNCTION(sqlite3_column_blob);
+    OSPREY_FUNCTION(sqlite3_column_bytes);
+    OSPREY_FUNCTION(sqlite3_column_count);
+    OSPREY_FUNCTION(sqlite3_column_double);
+    OSPREY_FUNCTION(sqlite3_column_int64);
+    OSPREY_FUNCTION(sqlite3_column_text);
+    OSPREY_FUNCTION(sqlite3_column_type);
+    OSPREY_FUNCTION(sqlite3_errmsg);
+    OSPREY_FUNCTION(sqlite3_exec);
+    OSPREY_FUNCTION(sqlite3_finalize);
+    OSPREY_FUNCTION(sqlite3_free);
+    OSPREY_FUNCTION(sqlite3_libversion_number);
+    OSPREY_FUNCTION(sqlite3_open_v2);
+    OSPREY_FUNCTION(sqlite3_prepare_v2);
+    OSPREY_FUNCTION(sqlite3_reset);
+    OSPREY_FUNCTION(sqlite3_step);
+} osprey_sqlite_functions;
+
 #undef OSPREY_FUNCTION
 
 /// libavif's functions, the library loaded on the first call (from any thread, once); NULL when it cannot be, with
@@ -126,5 +190,13 @@ const osprey_avif_functions *_Nullable osprey_avif_functions_load(const char *_N
 const osprey_heif_functions *_Nullable osprey_heif_functions_load(const char *_Nullable *_Nullable reason);
 /// libjxl's functions, as `osprey_avif_functions_load` gives libavif's.
 const osprey_jxl_functions *_Nullable osprey_jxl_functions_load(const char *_Nullable *_Nullable reason);
+/// Little CMS's functions, as `osprey_avif_functions_load` gives libavif's.
+const osprey_lcms_functions *_Nullable osprey_lcms_functions_load(const char *_Nullable *_Nullable reason);
+/// Little CMS's functions, or the stand-ins when it cannot be opened.
+const osprey_lcms_functions *_Nonnull osprey_lcms_functions_or_stand_ins(void);
+/// Why Little CMS could not be opened (a static message), or NULL when it was; loads it first if need be.
+const char *_Nullable osprey_lcms_failure(void);
+/// SQLite's functions, as `osprey_avif_functions_load` gives libavif's.
+const osprey_sqlite_functions *_Nullable osprey_sqlite_functions_load(const char *_Nullable *_Nullable reason);
 
 #endif
