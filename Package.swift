@@ -47,60 +47,22 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
-        // MARK: C libraries, as the system ships them
-
-        .systemLibrary(
-            name: "COspreyJPEG",
-            pkgConfig: "libturbojpeg",
-            providers: [.apt(["libjpeg-dev", "libturbojpeg0-dev"]), .brew(["jpeg-turbo"])]
-        ),
-        .systemLibrary(
-            name: "COspreyPNG",
-            pkgConfig: "libpng",
-            providers: [.apt(["libpng-dev"]), .brew(["libpng"])]
-        ),
-        .systemLibrary(
-            name: "COspreyDeflate",
-            pkgConfig: "libdeflate",
-            providers: [.apt(["libdeflate-dev"]), .brew(["libdeflate"])]
-        ),
-        .systemLibrary(
-            name: "COspreyWebP",
-            pkgConfig: "libwebp",
-            providers: [.apt(["libwebp-dev"]), .brew(["webp"])]
-        ),
-        // giflib ships no pkg-config file on Debian, Ubuntu or Homebrew: the module map links it by name.
-        .systemLibrary(
-            name: "COspreyGIF",
-            providers: [.apt(["libgif-dev"]), .brew(["giflib"])]
-        ),
-
         // MARK: Our C: setjmp/longjmp trampolines and macro wrappers, and the loader of the libraries opened on first use
 
-        // libavif, libheif, libjxl, Little CMS and SQLite are not linked: `COspreyLibraryLoader` opens each when first
-        // needed (its header says why). Their headers come from the default include path on Debian and Ubuntu
-        // (libheif's from the multiarch one) and Homebrew.
+        // None of the C libraries is linked: `COspreyLibraryLoader` opens each when first needed (its header says why).
+        // Their headers come from the default include path on Debian and Ubuntu (libheif's from the multiarch one) and
+        // Homebrew; `make deps` installs them.
         .target(
             name: "COspreyLibraryLoader",
             linkerSettings: [.linkedLibrary("dl", .when(platforms: [.linux]))]
         ),
-
-        // A C target does not autolink the module maps' `link` lines (only Swift imports do), so it names the
-        // libraries its own calls need.
-        .target(
-            name: "COspreyCodecShims",
-            dependencies: ["COspreyJPEG", "COspreyPNG", "COspreyDeflate"],
-            linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("png"), .linkedLibrary("deflate")]
-        ),
+        .target(name: "COspreyCodecShims", dependencies: ["COspreyLibraryLoader"]),
 
         // MARK: Swift layers, bottom to top
 
         .target(
             name: "OspreyCodecs",
-            dependencies: [
-                "COspreyJPEG", "COspreyPNG", "COspreyWebP", "COspreyGIF", "COspreyDeflate", "COspreyLibraryLoader",
-                "COspreyCodecShims",
-            ],
+            dependencies: ["COspreyLibraryLoader", "COspreyCodecShims"],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -108,7 +70,6 @@ let package = Package(
             dependencies: [
                 "OspreyCodecs",
                 "COspreyLibraryLoader",
-                "COspreyDeflate",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

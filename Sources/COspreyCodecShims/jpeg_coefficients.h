@@ -5,8 +5,7 @@
 // target.
 
 #include <stddef.h>
-#include <stdio.h>
-#include <jpeglib.h>
+#include "libraries.h"
 
 /// The coefficient arrays of one decompressor and libjpeg's memory-manager methods they stand in for.
 typedef struct {

@@ -196,6 +196,7 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     osprey_row_pipeline *volatile pipeline = NULL;
 
     memset(result, 0, sizeof(*result));
+    OSPREY_OPEN(jpeg, message);
     osprey_jpeg_error_install(&error, &info, message);
     int jumped = setjmp(error.jump);
     if (jumped) {

@@ -5,8 +5,7 @@
 
 #include <setjmp.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <jpeglib.h>
+#include "libraries.h"
 
 typedef struct {
     struct jpeg_error_mgr base;

@@ -8,6 +8,7 @@
 int osprey_jpeg_read_header(const uint8_t *data, size_t size, osprey_jpeg_header *header, char *message) {
     struct jpeg_decompress_struct info;
     osprey_jpeg_error error;
+    OSPREY_OPEN(jpeg, message);
     osprey_jpeg_error_install(&error, &info, message);
     if (setjmp(error.jump)) {
         jpeg_destroy_decompress(&info);

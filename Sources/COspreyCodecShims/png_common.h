@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <png.h>
+#include "libraries.h"
 
 /// The most libpng may allocate for one ancillary chunk (an ICC profile, EXIF): 8 MiB.
 #define OSPREY_PNG_CHUNK_MALLOC_MAX (8u << 20)

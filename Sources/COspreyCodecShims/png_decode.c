@@ -29,6 +29,7 @@ int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_
     osprey_png_reader reader = {message, data, size, 0, 0};
     memset(result, 0, sizeof(*result));
     message[0] = '\0';
+    OSPREY_OPEN(png, message);
     if (osprey_png_check_chunks(data, size, message) != 0) {
         return OSPREY_ERROR;
     }

@@ -42,6 +42,7 @@ int osprey_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, ui
     message[0] = '\0';
     *output = NULL;
     *outputSize = 0;
+    OSPREY_OPEN(png, message);
     if (components < 1 || components > 4) {
         snprintf(message, OSPREY_MESSAGE_CAPACITY, "unsupported component count %u", components);
         return OSPREY_ERROR;

@@ -3,7 +3,6 @@
 #include "png_common.h"
 #include "png_unfilter.h"
 
-#include <libdeflate.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -304,6 +303,10 @@ static int osprey_png_reconstruct(const osprey_png_layout *layout, uint8_t *filt
 
 int osprey_png_decode_fast(const uint8_t *data, size_t size, const osprey_png_decode_request *request,
                            osprey_png_decode_result *result) {
+    // Without libdeflate, libpng decodes every file (with zlib, its own dependency).
+    if (osprey_deflate_functions_load(NULL) == NULL) {
+        return 0;
+    }
     osprey_png_layout *layout = calloc(1, sizeof(osprey_png_layout));
     if (layout == NULL) {
         return 0;

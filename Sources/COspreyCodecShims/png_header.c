@@ -8,6 +8,7 @@
 int osprey_png_read_header(const uint8_t *data, size_t size, osprey_png_header *header, char *message) {
     osprey_png_reader reader = {message, data, size, 0, 0};
     message[0] = '\0';
+    OSPREY_OPEN(png, message);
     if (osprey_png_check_chunks(data, size, message) != 0) {
         return -1;
     }

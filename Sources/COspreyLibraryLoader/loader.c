@@ -1,5 +1,4 @@
-// Loads libavif, libheif, libjxl, Little CMS and SQLite with dlopen on first use (see COspreyLibraryLoader.h for
-// why).
+// Loads the codecs' libraries, Little CMS and SQLite with dlopen on first use (see COspreyLibraryLoader.h for why).
 #include "COspreyLibraryLoader.h"
 
 #include <dlfcn.h>
@@ -24,6 +23,12 @@
         memcpy(&table->name, &symbol, sizeof(symbol));                                                                 \
     } while (0)
 
+/// One `LOOK_UP`, for the lists of names in the header.
+#define LOOK_UP_EACH(name) LOOK_UP(name);
+
+#define STRINGIFY_VALUE(value) #value
+#define STRINGIFY(value) STRINGIFY_VALUE(value)
+
 /// `load_LIB`: opens each of `LIB_names` in turn and keeps the first that `fill_LIB` accepts (a machine may have two
 /// versions installed, one without the headers' ABI); the last refusal's reason, or `missing`, when none is accepted.
 /// Then `osprey_LIB_functions_load`: `load_LIB` run once, its table or its failure kept for every later call.
@@ -38,17 +43,17 @@
         }                                                                                                              \
         return failure;                                                                                                \
     }                                                                                                                  \
-    static osprey_##lib##_functions lib##_table;                                                                       \
+    osprey_##lib##_functions osprey_##lib##_table;                                                                     \
     static const char *lib##_failure;                                                                                  \
     static pthread_once_t lib##_once = PTHREAD_ONCE_INIT;                                                              \
-    static void load_##lib##_once(void) { lib##_failure = load_##lib(&lib##_table); }                                 \
+    static void load_##lib##_once(void) { lib##_failure = load_##lib(&osprey_##lib##_table); }                        \
     const osprey_##lib##_functions *osprey_##lib##_functions_load(const char **reason) {                              \
         pthread_once(&lib##_once, load_##lib##_once);                                                                  \
         if (lib##_failure != NULL) {                                                                                   \
             if (reason != NULL) *reason = lib##_failure;                                                               \
             return NULL;                                                                                               \
         }                                                                                                              \
-        return &lib##_table;                                                                                           \
+        return &osprey_##lib##_table;                                                                                  \
     }
 
 // MARK: libavif
@@ -152,9 +157,6 @@ static const char *fill_heif(void *handle, osprey_heif_functions *table) {
 DEFINE_LOADER(heif, "libheif is not installed (the libheif shared library cannot be opened)")
 
 // MARK: libjxl
-
-#define STRINGIFY_VALUE(value) #value
-#define STRINGIFY(value) STRINGIFY_VALUE(value)
 
 // libjxl 0.x names its ABI by major and minor version (libjxl.so.0.7), 1.x and later by major.
 static const char *const jxl_names[] = {
@@ -343,3 +345,138 @@ static const char *fill_sqlite(void *handle, osprey_sqlite_functions *table) {
 }
 
 DEFINE_LOADER(sqlite, "libsqlite3 is not installed (Debian and Ubuntu: libsqlite3-0)")
+
+// MARK: libjpeg and TurboJPEG
+
+// libjpeg-turbo names libjpeg by the libjpeg API it emulates (6b: .62, 7: .7, 8: .8), as JPEG_LIB_VERSION does;
+// jpeg_CreateDecompress itself refuses a library whose version or structure sizes are not the headers'.
+static const char *const jpeg_names[] = {
+#if JPEG_LIB_VERSION == 62
+    "libjpeg" SHARED_SUFFIX ".62", "libjpeg.62.dylib",
+#elif JPEG_LIB_VERSION == 70
+    "libjpeg" SHARED_SUFFIX ".7", "libjpeg.7.dylib",
+#else
+    "libjpeg" SHARED_SUFFIX ".8", "libjpeg.8.dylib",
+#endif
+    "libjpeg" SHARED_SUFFIX, NULL,
+};
+
+static const char *fill_jpeg(void *handle, osprey_jpeg_functions *table) {
+    OSPREY_JPEG_FUNCTIONS(LOOK_UP_EACH)
+    return NULL;
+}
+
+DEFINE_LOADER(jpeg, "libjpeg is not installed (Debian and Ubuntu: libjpeg62-turbo or libjpeg-turbo8)")
+
+static const char *const turbojpeg_names[] = {
+    "libturbojpeg" SHARED_SUFFIX ".0", "libturbojpeg.0.dylib", "libturbojpeg" SHARED_SUFFIX, NULL,
+};
+
+static const char *fill_turbojpeg(void *handle, osprey_turbojpeg_functions *table) {
+    OSPREY_TURBOJPEG_FUNCTIONS(LOOK_UP_EACH)
+    return NULL;
+}
+
+DEFINE_LOADER(turbojpeg, "libturbojpeg is not installed (Debian and Ubuntu: libturbojpeg0)")
+
+// MARK: libpng
+
+// libpng names its ABI by major and minor version (libpng16.so.16 for 1.6), and only a library of the headers' major
+// and minor version is accepted (png_create_read_struct would refuse any other).
+static const char *const png_names[] = {
+    "libpng" STRINGIFY(PNG_LIBPNG_VER_SONUM) SHARED_SUFFIX "." STRINGIFY(PNG_LIBPNG_VER_SONUM),
+    "libpng" STRINGIFY(PNG_LIBPNG_VER_SONUM) "." STRINGIFY(PNG_LIBPNG_VER_SONUM) ".dylib",
+    "libpng" STRINGIFY(PNG_LIBPNG_VER_SONUM) SHARED_SUFFIX,
+    NULL,
+};
+
+static const char *fill_png(void *handle, osprey_png_functions *table) {
+    OSPREY_PNG_FUNCTIONS(LOOK_UP_EACH)
+    if (table->png_access_version_number() / 100 != PNG_LIBPNG_VER / 100) {
+        dlclose(handle);
+        return "the installed libpng is not the version Osprey was built with";
+    }
+    return NULL;
+}
+
+DEFINE_LOADER(png, "libpng is not installed (Debian and Ubuntu: libpng16-16)")
+
+// MARK: libwebp, libwebpdemux, libwebpmux
+
+// Their ABI numbers are not in the headers (libwebp 0.5 to 1.x: .so.7, .so.2, .so.3); each library's own ABI check,
+// the one its `…Internal` entry points make, decides whether it is accepted.
+static const char *const webp_names[] = {
+    "libwebp" SHARED_SUFFIX ".7", "libwebp.7.dylib", "libwebp" SHARED_SUFFIX, NULL,
+};
+
+static const char *fill_webp(void *handle, osprey_webp_functions *table) {
+    OSPREY_WEBP_FUNCTIONS(LOOK_UP_EACH)
+    WebPDecoderConfig decoder;
+    WebPConfig encoder;
+    if (!table->WebPInitDecoderConfigInternal(&decoder, WEBP_DECODER_ABI_VERSION) ||
+        !table->WebPConfigInitInternal(&encoder, WEBP_PRESET_DEFAULT, 75, WEBP_ENCODER_ABI_VERSION)) {
+        dlclose(handle);
+        return "the installed libwebp does not have the ABI Osprey was built with";
+    }
+    return NULL;
+}
+
+DEFINE_LOADER(webp, "libwebp is not installed (Debian and Ubuntu: libwebp7)")
+
+static const char *const webpdemux_names[] = {
+    "libwebpdemux" SHARED_SUFFIX ".2", "libwebpdemux.2.dylib", "libwebpdemux" SHARED_SUFFIX, NULL,
+};
+
+static const char *fill_webpdemux(void *handle, osprey_webpdemux_functions *table) {
+    OSPREY_WEBPDEMUX_FUNCTIONS(LOOK_UP_EACH)
+    WebPAnimDecoderOptions options;
+    if (!table->WebPAnimDecoderOptionsInitInternal(&options, WEBP_DEMUX_ABI_VERSION)) {
+        dlclose(handle);
+        return "the installed libwebpdemux does not have the ABI Osprey was built with";
+    }
+    return NULL;
+}
+
+DEFINE_LOADER(webpdemux, "libwebpdemux is not installed (Debian and Ubuntu: libwebpdemux2)")
+
+static const char *const webpmux_names[] = {
+    "libwebpmux" SHARED_SUFFIX ".3", "libwebpmux.3.dylib", "libwebpmux" SHARED_SUFFIX, NULL,
+};
+
+static const char *fill_webpmux(void *handle, osprey_webpmux_functions *table) {
+    OSPREY_WEBPMUX_FUNCTIONS(LOOK_UP_EACH)
+    WebPAnimEncoderOptions options;
+    if (!table->WebPAnimEncoderOptionsInitInternal(&options, WEBP_MUX_ABI_VERSION)) {
+        dlclose(handle);
+        return "the installed libwebpmux does not have the ABI Osprey was built with";
+    }
+    return NULL;
+}
+
+DEFINE_LOADER(webpmux, "libwebpmux is not installed (Debian and Ubuntu: libwebpmux3)")
+
+// MARK: giflib
+
+// giflib 5.1 and later (the API of the headers: DGifOpen with an error out-parameter, DGifCloseFile with one).
+static const char *const gif_names[] = {"libgif" SHARED_SUFFIX ".7", "libgif.7.dylib", "libgif" SHARED_SUFFIX, NULL};
+
+static const char *fill_gif(void *handle, osprey_gif_functions *table) {
+    OSPREY_GIF_FUNCTIONS(LOOK_UP_EACH)
+    return NULL;
+}
+
+DEFINE_LOADER(gif, "giflib is not installed (Debian and Ubuntu: libgif7)")
+
+// MARK: libdeflate
+
+// libdeflate's ABI has been 0 since 1.0.
+static const char *const deflate_names[] = {
+    "libdeflate" SHARED_SUFFIX ".0", "libdeflate.0.dylib", "libdeflate" SHARED_SUFFIX, NULL,
+};
+
+static const char *fill_deflate(void *handle, osprey_deflate_functions *table) {
+    OSPREY_DEFLATE_FUNCTIONS(LOOK_UP_EACH)
+    return NULL;
+}
+
+DEFINE_LOADER(deflate, "libdeflate is not installed (Debian and Ubuntu: libdeflate0)")

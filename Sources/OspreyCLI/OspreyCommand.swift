@@ -23,7 +23,10 @@ struct OspreyCommand: AsyncParsableCommand {
               osprey serve --allow-unsigned --port 8080
               osprey sign https://example.com/cat.jpg w=300 --expires-in 3600
             """,
-        version: versionText,
+        // swift-argument-parser makes the configuration for every command line, and the full text asks libwebp its
+        // version, which opens the library: it is made only for `--version` itself.
+        version: CommandLine.arguments.dropFirst().contains("--version")
+            ? versionText : "osprey \(OspreyVersion.current)",
         subcommands: [
             FetchCommand.self, PrefetchCommand.self, CacheCommand.self, InfoCommand.self, ConvertCommand.self,
             ServeCommand.self, SignCommand.self,

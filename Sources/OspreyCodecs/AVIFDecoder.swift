@@ -127,7 +127,7 @@ extension AVIFDecoder {
     /// What a sequence's sample table lists (its frames, their durations) and its edit list (the loop count), from
     /// the parse alone; a still is one frame.
     static func frames(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader.Frames {
-        let avif = try ModernCodecLibraries.avif
+        let avif = try SharedLibraries.avif
         return try withParsedFile(bytes, options: DecodingOptions()) {
             decoder throws(CodecError) -> ImageHeader.Frames in
             let count = Int(decoder.pointee.imageCount)
@@ -149,7 +149,7 @@ extension AVIFDecoder {
         _ bytes: UnsafeRawBufferPointer, options: DecodingOptions,
         _ body: (UnsafeMutablePointer<avifDecoder>) throws(CodecError) -> Result
     ) throws(CodecError) -> Result {
-        let avif = try ModernCodecLibraries.avif
+        let avif = try SharedLibraries.avif
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else {
             throw .truncated(format: .avif)
         }
@@ -192,7 +192,7 @@ extension AVIFDecoder {
     /// Throws the ``CodecError`` for a libavif result other than success, with libavif's diagnostic.
     static func check(_ result: avifResult, _ decoder: UnsafeMutablePointer<avifDecoder>) throws(CodecError) {
         guard result != AVIF_RESULT_OK else { return }
-        let avif = try ModernCodecLibraries.avif
+        let avif = try SharedLibraries.avif
         let detail = decoder.pointee.diag.message
         let reason = avif.describe(result) + (detail.isEmpty ? "" : ": \(detail)")
         switch result {
@@ -205,7 +205,7 @@ extension AVIFDecoder {
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
-        let avif = try ModernCodecLibraries.avif
+        let avif = try SharedLibraries.avif
         return try withParsedFile(bytes, options: options) { decoder throws(CodecError) -> Image in
             let first = try AVIFDecoder.image(of: decoder).pointee
             let layout = try Layout(first)
@@ -281,7 +281,7 @@ extension AVIFDecoder {
     private static func eightBit(
         _ image: UnsafeMutablePointer<avifImage>, format: PixelFormat
     ) throws(CodecError) -> PixelBuffer {
-        let avif = try ModernCodecLibraries.avif
+        let avif = try SharedLibraries.avif
         let alpha = format.hasAlpha
         var full = try PixelBuffer(width: Int(image.pointee.width), height: Int(image.pointee.height), format: format)
         let bytesPerRow = full.bytesPerRow
@@ -314,7 +314,7 @@ extension AVIFDecoder {
         _ image: UnsafeMutablePointer<avifImage>, format: PixelFormat, transfer: HDRToneMapping.Transfer,
         primaries: Int
     ) throws(CodecError) -> PixelBuffer {
-        let avif = try ModernCodecLibraries.avif
+        let avif = try SharedLibraries.avif
         let (width, height) = (Int(image.pointee.width), Int(image.pointee.height))
         let channels = format.bytesPerPixel
         let count = ImageDecoder.saturating(width, height, channels)

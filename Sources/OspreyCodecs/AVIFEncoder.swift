@@ -9,7 +9,7 @@ enum AVIFEncoder {
     static func encode(
         _ image: Image, metadata: ContainerMetadata, options: EncodingOptions
     ) throws(CodecError) -> [UInt8] {
-        let avif = try ModernCodecLibraries.avif
+        let avif = try SharedLibraries.avif
         guard let encoder = avif.avifEncoderCreate() else {
             throw .encodingFailed(format: .avif, reason: "libavif could not make an encoder")
         }
@@ -54,7 +54,7 @@ enum AVIFEncoder {
     private static func yuvImage(
         of pixels: PixelBuffer, metadata: ContainerMetadata?, options: EncodingOptions
     ) throws(CodecError) -> UnsafeMutablePointer<avifImage> {
-        let avif = try ModernCodecLibraries.avif
+        let avif = try SharedLibraries.avif
         let hasAlpha = pixels.format.hasAlpha
         let source = try pixels.converted(to: hasAlpha ? .rgba8 : .rgb8)
         let format: avifPixelFormat =
@@ -103,7 +103,7 @@ enum AVIFEncoder {
     private static func check(
         _ result: avifResult, _ encoder: UnsafeMutablePointer<avifEncoder>, what: String
     ) throws(CodecError) {
-        let avif = try ModernCodecLibraries.avif
+        let avif = try SharedLibraries.avif
         guard result != AVIF_RESULT_OK else { return }
         let detail = encoder.pointee.diag.message
         throw .encodingFailed(

@@ -1,5 +1,4 @@
 internal import COspreyLibraryLoader
-internal import COspreyWebP
 
 // Where each format keeps its colour profile, read from the encoded bytes without decoding: JPEG's APP2
 // "ICC_PROFILE" segments (a profile over 64 KiB spans several, numbered), PNG's iCCP chunk (zlib-compressed; an sRGB
@@ -193,15 +192,16 @@ extension ColorProfile {
         return ColorProfile(data: bytes)
     }
 
-    /// The payload of a WebP's ICCP chunk, when it has one.
+    /// The payload of a WebP's ICCP chunk, when it has one (and libwebpdemux can be opened).
     static func webPProfile(_ webp: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard let libwebpdemux = try? SharedLibraries.webpDemux else { return nil }
         var data = WebPData(bytes: webp.baseAddress?.assumingMemoryBound(to: UInt8.self), size: webp.count)
-        guard let demux = WebPDemux(&data) else { return nil }
-        defer { WebPDemuxDelete(demux) }
-        guard WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS) & ICCP_FLAG.rawValue != 0 else { return nil }
+        guard let demux = libwebpdemux.demux(&data) else { return nil }
+        defer { libwebpdemux.WebPDemuxDelete(demux) }
+        guard libwebpdemux.WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS) & ICCP_FLAG.rawValue != 0 else { return nil }
         var chunk = WebPChunkIterator()
-        guard WebPDemuxGetChunk(demux, "ICCP", 1, &chunk) != 0 else { return nil }
-        defer { WebPDemuxReleaseChunkIterator(&chunk) }
+        guard libwebpdemux.WebPDemuxGetChunk(demux, "ICCP", 1, &chunk) != 0 else { return nil }
+        defer { libwebpdemux.WebPDemuxReleaseChunkIterator(&chunk) }
         return Array(UnsafeRawBufferPointer(start: chunk.chunk.bytes, count: chunk.chunk.size))
     }
 }

@@ -1,5 +1,4 @@
-internal import COspreyDeflate
-internal import COspreyWebP
+internal import COspreyLibraryLoader
 
 /// What an encoder writes beside the pixels: a colour profile, EXIF (a TIFF structure) and XMP (an XML packet), each
 /// in the place its format keeps it. The encoders write pixels only; this adds the rest to what they wrote.
@@ -76,7 +75,7 @@ struct ContainerMetadata {
 
     static func pngChunk(_ type: String, _ data: [UInt8]) -> [UInt8] {
         let typeAndData = Array(type.utf8) + data
-        let crc = typeAndData.withUnsafeBytes { UInt32(libdeflate_crc32(0, $0.baseAddress, $0.count)) }
+        let crc = CRC32.checksum(typeAndData)
         return bigEndian(UInt32(data.count)) + typeAndData + bigEndian(crc)
     }
 
@@ -86,15 +85,17 @@ struct ContainerMetadata {
 
     /// `data` as a zlib stream (libdeflate, level 9: profiles are small and written once).
     private static func zlib(_ data: [UInt8]) throws(CodecError) -> [UInt8] {
-        guard let compressor = libdeflate_alloc_compressor(9) else {
+        let libdeflate = try SharedLibraries.deflate
+        guard let compressor = libdeflate.libdeflate_alloc_compressor(9) else {
             throw .encodingFailed(format: .png, reason: "out of memory compressing the colour profile")
         }
-        defer { libdeflate_free_compressor(compressor) }
-        let bound = libdeflate_zlib_compress_bound(compressor, data.count)
+        defer { libdeflate.libdeflate_free_compressor(compressor) }
+        let bound = libdeflate.libdeflate_zlib_compress_bound(compressor, data.count)
         var output = [UInt8](repeating: 0, count: bound)
         let written = data.withUnsafeBytes { source in
             output.withUnsafeMutableBytes { target in
-                libdeflate_zlib_compress(compressor, source.baseAddress, source.count, target.baseAddress, bound)
+                libdeflate.libdeflate_zlib_compress(
+                    compressor, source.baseAddress, source.count, target.baseAddress, bound)
             }
         }
         guard written > 0 else { throw .encodingFailed(format: .png, reason: "cannot compress the colour profile") }
@@ -109,26 +110,27 @@ struct ContainerMetadata {
     }
 
     private func muxing(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> [UInt8] {
+        let (libwebp, libwebpmux) = (try SharedLibraries.webp, try SharedLibraries.webpMux)
         var data = WebPData(bytes: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), size: bytes.count)
-        guard let mux = WebPMuxCreate(&data, 0) else {
+        guard let mux = libwebpmux.WebPMuxCreateInternal(&data, 0, WEBP_MUX_ABI_VERSION) else {
             throw .encodingFailed(format: .webp, reason: "cannot reopen the encoded image to add metadata")
         }
-        defer { WebPMuxDelete(mux) }
+        defer { libwebpmux.WebPMuxDelete(mux) }
         for (fourCC, payload) in [("ICCP", profile), ("EXIF", exif), ("XMP ", xmp)] {
             guard let payload, !payload.isEmpty else { continue }
             let status = payload.withUnsafeBytes { raw -> WebPMuxError in
                 var chunk = WebPData(bytes: raw.baseAddress?.assumingMemoryBound(to: UInt8.self), size: raw.count)
-                return WebPMuxSetChunk(mux, fourCC, &chunk, 1)
+                return libwebpmux.WebPMuxSetChunk(mux, fourCC, &chunk, 1)
             }
             guard status == WEBP_MUX_OK else {
                 throw .encodingFailed(format: .webp, reason: "cannot add the \(fourCC) chunk")
             }
         }
         var assembled = WebPData()
-        guard WebPMuxAssemble(mux, &assembled) == WEBP_MUX_OK, let start = assembled.bytes else {
+        guard libwebpmux.WebPMuxAssemble(mux, &assembled) == WEBP_MUX_OK, let start = assembled.bytes else {
             throw .encodingFailed(format: .webp, reason: "cannot write the image with its metadata")
         }
-        defer { WebPDataClear(&assembled) }
+        defer { libwebp.WebPFree(UnsafeMutableRawPointer(mutating: start)) }
         return Array(UnsafeBufferPointer(start: start, count: assembled.size))
     }
 }

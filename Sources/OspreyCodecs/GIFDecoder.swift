@@ -1,12 +1,12 @@
 internal import COspreyCodecShims
-internal import COspreyGIF
+internal import COspreyLibraryLoader
 
 /// GIF through giflib, record by record, so that limits are checked before each frame is kept and every frame is
 /// composited onto the logical screen as browsers do.
 enum GIFDecoder {
     static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
-        try withGIFFile(bytes) { gif throws(CodecError) in
-            var reader = GIFReader(gif: gif, options: options)
+        try withGIFFile(bytes) { gif, giflib throws(CodecError) in
+            var reader = GIFReader(gif: gif, giflib: giflib, options: options)
             return try reader.read()
         }
     }
@@ -15,6 +15,7 @@ enum GIFDecoder {
 /// The state of one GIF decode: the canvas, the frames so far, the pending graphic control block.
 private struct GIFReader {
     let gif: UnsafeMutablePointer<GifFileType>
+    let giflib: osprey_gif_functions
     let options: DecodingOptions
     var canvas: PixelBuffer?
     /// The canvas before the last frame was drawn, kept when that frame's disposal is "restore previous".
@@ -34,8 +35,9 @@ private struct GIFReader {
         var height: Int
     }
 
-    init(gif: UnsafeMutablePointer<GifFileType>, options: DecodingOptions) {
+    init(gif: UnsafeMutablePointer<GifFileType>, giflib: osprey_gif_functions, options: DecodingOptions) {
         self.gif = gif
+        self.giflib = giflib
         self.options = options
     }
 
@@ -46,7 +48,7 @@ private struct GIFReader {
         }
         loop: while true {
             var record = UNDEFINED_RECORD_TYPE
-            guard DGifGetRecordType(gif, &record) == GIF_OK else {
+            guard giflib.DGifGetRecordType(gif, &record) == GIF_OK else {
                 if options.allowsPartialImages, !frames.isEmpty { break loop }
                 throw failure()
             }
@@ -69,13 +71,13 @@ private struct GIFReader {
     private mutating func readExtension() throws(CodecError) {
         var code: Int32 = 0
         var block: UnsafeMutablePointer<GifByteType>?
-        guard DGifGetExtension(gif, &code, &block) == GIF_OK else { throw failure() }
+        guard giflib.DGifGetExtension(gif, &code, &block) == GIF_OK else { throw failure() }
         var isLoopBlock = false
         var first = true
         while let data = block {
             let length = Int(data[0])
             if code == GRAPHICS_EXT_FUNC_CODE, first {
-                _ = DGifExtensionToGCB(length, data + 1, &control)
+                _ = giflib.DGifExtensionToGCB(length, data + 1, &control)
             } else if code == APPLICATION_EXT_FUNC_CODE, first, length == 11 {
                 let identifier = String(decoding: UnsafeBufferPointer(start: data + 1, count: 11), as: UTF8.self)
                 isLoopBlock = identifier == "NETSCAPE2.0" || identifier == "ANIMEXTS1.0"
@@ -87,12 +89,12 @@ private struct GIFReader {
                 isLoopBlock = false
             }
             first = false
-            guard DGifGetExtensionNext(gif, &block) == GIF_OK else { throw failure() }
+            guard giflib.DGifGetExtensionNext(gif, &block) == GIF_OK else { throw failure() }
         }
     }
 
     private mutating func readFrame(screen: ImageSize) throws(CodecError) {
-        guard DGifGetImageDesc(gif) == GIF_OK else { throw failure() }
+        guard giflib.DGifGetImageDesc(gif) == GIF_OK else { throw failure() }
         let description = gif.pointee.Image
         let rect = Rect(
             x: Int(description.Left), y: Int(description.Top),
@@ -164,10 +166,10 @@ private struct GIFReader {
         var codeSize: Int32 = 0
         var block: UnsafeMutablePointer<GifByteType>?
         var compressed: [UInt8] = []
-        var complete = DGifGetCode(gif, &codeSize, &block) == GIF_OK
+        var complete = giflib.DGifGetCode(gif, &codeSize, &block) == GIF_OK
         while complete, let data = block {
             compressed.append(contentsOf: UnsafeBufferPointer(start: data + 1, count: Int(data[0])))
-            complete = DGifGetCodeNext(gif, &block) == GIF_OK
+            complete = giflib.DGifGetCodeNext(gif, &block) == GIF_OK
         }
         var sawEnd: Int32 = 0
         var decoded: Int64 = 0

@@ -1,4 +1,4 @@
-internal import COspreyGIF
+internal import COspreyLibraryLoader
 import Synchronization
 
 /// giflib's median cut (`GifQuantizeBuffer`) sorts with a comparator that reads a global, the colour axis being split:
@@ -13,16 +13,17 @@ enum GIFEncoder {
         guard canvas.width <= 65_535, canvas.height <= 65_535 else {
             throw .encodingFailed(format: .gif, reason: "GIF images are at most 65535x65535")
         }
+        let giflib = try SharedLibraries.gif
         var output: [UInt8] = []
         return try withUnsafeMutablePointer(to: &output) { output throws(CodecError) -> [UInt8] in
             var error: Int32 = 0
-            guard let gif = EGifOpen(output, appendToOutput, &error) else {
+            guard let gif = giflib.EGifOpen(output, appendToOutput, &error) else {
                 throw .encodingFailed(format: .gif, reason: gifErrorDescription(error))
             }
             var closed = false
-            defer { if !closed { EGifCloseFile(gif, nil) } }
-            EGifSetGifVersion(gif, true)
-            guard EGifPutScreenDesc(gif, Int32(canvas.width), Int32(canvas.height), 8, 0, nil) == GIF_OK else {
+            defer { if !closed { _ = giflib.EGifCloseFile(gif, nil) } }
+            giflib.EGifSetGifVersion(gif, true)
+            guard giflib.EGifPutScreenDesc(gif, Int32(canvas.width), Int32(canvas.height), 8, 0, nil) == GIF_OK else {
                 throw failure(gif)
             }
             let animated = frames.count > 1
@@ -36,7 +37,7 @@ enum GIFEncoder {
                     gif, frame, animated: animated, disposal: transparent ? DISPOSE_BACKGROUND : DISPOSE_DO_NOT)
             }
             closed = true
-            guard EGifCloseFile(gif, &error) == GIF_OK else {
+            guard giflib.EGifCloseFile(gif, &error) == GIF_OK else {
                 throw .encodingFailed(format: .gif, reason: gifErrorDescription(error))
             }
             return output.pointee
@@ -46,16 +47,18 @@ enum GIFEncoder {
     private static func putLoopBlock(_ gif: UnsafeMutablePointer<GifFileType>, count: Int) throws(CodecError) {
         let identifier = Array("NETSCAPE2.0".utf8)
         let loop: [UInt8] = [1, UInt8(count & 0xFF), UInt8(count >> 8)]
-        guard EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_OK,
-            identifier.withUnsafeBytes({ EGifPutExtensionBlock(gif, 11, $0.baseAddress) }) == GIF_OK,
-            loop.withUnsafeBytes({ EGifPutExtensionBlock(gif, 3, $0.baseAddress) }) == GIF_OK,
-            EGifPutExtensionTrailer(gif) == GIF_OK
+        let giflib = try SharedLibraries.gif
+        guard giflib.EGifPutExtensionLeader(gif, APPLICATION_EXT_FUNC_CODE) == GIF_OK,
+            identifier.withUnsafeBytes({ giflib.EGifPutExtensionBlock(gif, 11, $0.baseAddress) }) == GIF_OK,
+            loop.withUnsafeBytes({ giflib.EGifPutExtensionBlock(gif, 3, $0.baseAddress) }) == GIF_OK,
+            giflib.EGifPutExtensionTrailer(gif) == GIF_OK
         else { throw failure(gif) }
     }
 
     private static func putFrame(
         _ gif: UnsafeMutablePointer<GifFileType>, _ frame: ImageFrame, animated: Bool, disposal: Int32
     ) throws(CodecError) {
+        let giflib = try SharedLibraries.gif
         let rgba = try frame.pixels.converted(to: .rgba8)
         let (width, height) = (rgba.width, rgba.height)
         let count = width * height
@@ -76,17 +79,17 @@ enum GIFEncoder {
         var indices = [GifByteType](repeating: 0, count: count)
         var colors = [GifColorType](repeating: GifColorType(Red: 0, Green: 0, Blue: 0), count: 256)
         let quantized = quantizing.withLock { _ in
-            GifQuantizeBuffer(UInt32(width), UInt32(height), &colorCount, &red, &green, &blue, &indices, &colors)
+            giflib.GifQuantizeBuffer(UInt32(width), UInt32(height), &colorCount, &red, &green, &blue, &indices, &colors)
         }
         guard quantized == GIF_OK else { throw .encodingFailed(format: .gif, reason: "cannot quantise the colours") }
         if hasTransparency {
             for index in 0..<count where isTransparent[index] { indices[index] = 255 }
         }
         // Colour tables have a power-of-two size: pad to 256 entries.
-        guard let map = GifMakeMapObject(256, &colors) else {
+        guard let map = giflib.GifMakeMapObject(256, &colors) else {
             throw .encodingFailed(format: .gif, reason: "out of memory for the colour table")
         }
-        defer { GifFreeMapObject(map) }
+        defer { giflib.GifFreeMapObject(map) }
 
         if animated || hasTransparency {
             let milliseconds = Int(frame.duration / .milliseconds(1))
@@ -95,15 +98,17 @@ enum GIFEncoder {
                 DelayTime: Int32(animated ? max(2, (milliseconds + 5) / 10) : 0),
                 TransparentColor: hasTransparency ? 255 : NO_TRANSPARENT_COLOR)
             var extensionBytes = [GifByteType](repeating: 0, count: 4)
-            let length = EGifGCBToExtension(&control, &extensionBytes)
-            guard EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, Int32(length), extensionBytes) == GIF_OK else {
+            let length = giflib.EGifGCBToExtension(&control, &extensionBytes)
+            guard giflib.EGifPutExtension(gif, GRAPHICS_EXT_FUNC_CODE, Int32(length), extensionBytes) == GIF_OK else {
                 throw failure(gif)
             }
         }
-        guard EGifPutImageDesc(gif, 0, 0, Int32(width), Int32(height), false, map) == GIF_OK else { throw failure(gif) }
+        guard giflib.EGifPutImageDesc(gif, 0, 0, Int32(width), Int32(height), false, map) == GIF_OK else {
+            throw failure(gif)
+        }
         for y in 0..<height {
             let status = indices.withUnsafeMutableBufferPointer { buffer in
-                EGifPutLine(gif, buffer.baseAddress! + y * width, Int32(width))
+                giflib.EGifPutLine(gif, buffer.baseAddress! + y * width, Int32(width))
             }
             guard status == GIF_OK else { throw failure(gif) }
         }

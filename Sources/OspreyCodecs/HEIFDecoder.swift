@@ -23,7 +23,7 @@ public struct HEIFCoder: ImageDecoding {
 
     /// The primary image's displayed size (libheif's, after `clap` and `irot`); nothing is decoded.
     public func header(of data: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
-        let heif = try ModernCodecLibraries.heif
+        let heif = try SharedLibraries.heif
         return try HEIFDecoder.withPrimaryImage(data, options: DecodingOptions()) { handle throws(CodecError) in
             ImageHeader(
                 format: .heic, width: Int(heif.heif_image_handle_get_width(handle)),
@@ -34,7 +34,7 @@ public struct HEIFCoder: ImageDecoding {
     public func memoryEstimate(
         _ data: UnsafeRawBufferPointer, options: DecodingOptions
     ) throws(CodecError) -> DecodingEstimate {
-        let heif = try ModernCodecLibraries.heif
+        let heif = try SharedLibraries.heif
         return try HEIFDecoder.withPrimaryImage(data, options: options) { handle throws(CodecError) in
             let (width, height) = (
                 Int(heif.heif_image_handle_get_width(handle)), Int(heif.heif_image_handle_get_height(handle))
@@ -74,7 +74,7 @@ enum HEIFDecoder {
         _ bytes: UnsafeRawBufferPointer, options: DecodingOptions,
         _ body: (OpaquePointer) throws(CodecError) -> Result
     ) throws(CodecError) -> Result {
-        let heif = try ModernCodecLibraries.heif
+        let heif = try SharedLibraries.heif
         guard let base = bytes.baseAddress, !bytes.isEmpty else { throw .truncated(format: .heic) }
         guard let box = FileTypeBox(bytes), box.isHEIC else {
             throw .malformed(format: .heic, reason: "it is not an HEVC-based HEIF file")
@@ -128,7 +128,7 @@ enum HEIFDecoder {
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
-        let heif = try ModernCodecLibraries.heif
+        let heif = try SharedLibraries.heif
         return try withPrimaryImage(bytes, options: options) { handle throws(CodecError) -> Image in
             let alpha = heif.heif_image_handle_has_alpha_channel(handle) != 0
             let colour = colourDescription(of: handle, options: options, heif: heif)
@@ -187,7 +187,7 @@ enum HEIFDecoder {
     private static func decodeToneMapped(
         _ handle: OpaquePointer, alpha: Bool, transfer: HDRToneMapping.Transfer, primaries: Int
     ) throws(CodecError) -> PixelBuffer {
-        let heif = try ModernCodecLibraries.heif
+        let heif = try SharedLibraries.heif
         let chroma = alpha ? heif_chroma_interleaved_RRGGBBAA_LE : heif_chroma_interleaved_RRGGBB_LE
         return try withDecodedImage(handle, chroma: chroma) { image throws(CodecError) in
             let channels = alpha ? 4 : 3
@@ -220,7 +220,7 @@ enum HEIFDecoder {
     private static func withDecodedImage<Result>(
         _ handle: OpaquePointer, chroma: heif_chroma, _ body: (OpaquePointer) throws(CodecError) -> Result
     ) throws(CodecError) -> Result {
-        let heif = try ModernCodecLibraries.heif
+        let heif = try SharedLibraries.heif
         guard let decoding = heif.heif_decoding_options_alloc() else { throw .outOfMemory(byteCount: 1 << 10) }
         defer { heif.heif_decoding_options_free(decoding) }
         decoding.pointee.convert_hdr_to_8bit =
@@ -235,7 +235,7 @@ enum HEIFDecoder {
 
     /// The interleaved plane of `image` copied row by row into a buffer of `format`.
     private static func copyPlane(_ image: OpaquePointer, format: PixelFormat) throws(CodecError) -> PixelBuffer {
-        let heif = try ModernCodecLibraries.heif
+        let heif = try SharedLibraries.heif
         let width = Int(heif.heif_image_get_width(image, heif_channel_interleaved))
         let height = Int(heif.heif_image_get_height(image, heif_channel_interleaved))
         var stride: Int32 = 0
@@ -256,7 +256,7 @@ enum HEIFDecoder {
 
     /// The colours the file declares, read without decoding: its ICC profile, else a profile from its `nclx`.
     static func embeddedColour(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ColorProfile.Lookup {
-        let heif = try ModernCodecLibraries.heif
+        let heif = try SharedLibraries.heif
         return try withPrimaryImage(bytes, options: DecodingOptions()) { handle throws(CodecError) in
             let colour = colourDescription(of: handle, options: DecodingOptions(), heif: heif)
             if let profile = colour.profile { return .found(profile) }

@@ -1,9 +1,9 @@
 internal import COspreyCodecShims
-internal import COspreyGIF
-internal import COspreyWebP
+internal import COspreyLibraryLoader
 
 extension ImageHeader {
     static func readJPEG(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
+        _ = try SharedLibraries.jpeg  // opened here, so that a missing library is not reported as a malformed file
         var header = osprey_jpeg_header()
         let (status, message) = withMessageBuffer { message in
             osprey_jpeg_read_header(
@@ -19,6 +19,7 @@ extension ImageHeader {
     }
 
     static func readPNG(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
+        _ = try SharedLibraries.png  // as libjpeg is in readJPEG
         var header = osprey_png_header()
         let (status, message) = withMessageBuffer { message in
             osprey_png_read_header(
@@ -39,8 +40,10 @@ extension ImageHeader {
     }
 
     static func readWebP(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
+        let libwebp = try SharedLibraries.webp
         var features = WebPBitstreamFeatures()
-        let status = WebPGetFeatures(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &features)
+        let status = libwebp.getFeatures(
+            bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &features)
         guard status == VP8_STATUS_OK else {
             throw .malformed(format: .webp, reason: webPStatusDescription(status))
         }
@@ -54,7 +57,7 @@ extension ImageHeader {
 
     static func readGIF(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
         // DGifOpen reads the signature and the logical screen descriptor, nothing more.
-        try withGIFFile(bytes) { gif throws(CodecError) in
+        try withGIFFile(bytes) { gif, _ throws(CodecError) in
             try validated(.gif, Int(gif.pointee.SWidth), Int(gif.pointee.SHeight))
         }
     }
@@ -92,19 +95,20 @@ struct MemorySource {
 }
 
 /// Opens `bytes` with giflib (which reads the signature and the logical screen descriptor), runs `body` with the open
-/// file, and closes it.
+/// file and giflib's functions, and closes it.
 func withGIFFile<Result>(
     _ bytes: UnsafeRawBufferPointer,
-    _ body: (UnsafeMutablePointer<GifFileType>) throws(CodecError) -> Result
+    _ body: (UnsafeMutablePointer<GifFileType>, osprey_gif_functions) throws(CodecError) -> Result
 ) throws(CodecError) -> Result {
+    let giflib = try SharedLibraries.gif
     var source = MemorySource(bytes: bytes)
     return try withUnsafeMutablePointer(to: &source) { source throws(CodecError) -> Result in
         var errorCode: Int32 = 0
-        guard let gif = DGifOpen(source, readFromMemorySource, &errorCode) else {
+        guard let gif = giflib.DGifOpen(source, readFromMemorySource, &errorCode) else {
             throw .malformed(format: .gif, reason: gifErrorDescription(errorCode))
         }
-        defer { DGifCloseFile(gif, nil) }
-        return try body(gif)
+        defer { _ = giflib.DGifCloseFile(gif, nil) }
+        return try body(gif, giflib)
     }
 }
 
@@ -121,7 +125,7 @@ private func readFromMemorySource(
 }
 
 func gifErrorDescription(_ code: Int32) -> String {
-    GifErrorString(code).map { String(cString: $0) } ?? "giflib error \(code)"
+    (try? SharedLibraries.gif)?.GifErrorString(code).map { String(cString: $0) } ?? "giflib error \(code)"
 }
 
 func webPStatusDescription(_ status: VP8StatusCode) -> String {

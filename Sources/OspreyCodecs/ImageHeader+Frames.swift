@@ -1,4 +1,4 @@
-internal import COspreyWebP
+internal import COspreyLibraryLoader
 
 extension ImageHeader {
     /// What an image's container says of its frames, read without decoding a pixel: for GIF, its image descriptors
@@ -35,7 +35,7 @@ extension ImageHeader {
             case .gif:
                 var blocks = GIFBlocks(bytes)
                 return blocks.frames()
-            case .webp: return webPFrames(bytes)
+            case .webp: return try webPFrames(bytes)
             case .avif: return try AVIFDecoder.frames(bytes)
             case .jxl: return try JXLDecoder.frames(bytes)
             default: return Frames(count: 1, loopCount: 0, durations: [])
@@ -43,24 +43,25 @@ extension ImageHeader {
         }
     }
 
-    private static func webPFrames(_ bytes: UnsafeRawBufferPointer) -> Frames {
+    private static func webPFrames(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> Frames {
+        let libwebpdemux = try SharedLibraries.webpDemux
         var data = WebPData(bytes: bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), size: bytes.count)
-        guard let demux = WebPDemux(&data) else { return Frames(count: 1, loopCount: 0, durations: []) }
-        defer { WebPDemuxDelete(demux) }
-        let count = Int(WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT))
-        guard WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS) & ANIMATION_FLAG.rawValue != 0, count > 0 else {
+        guard let demux = libwebpdemux.demux(&data) else { return Frames(count: 1, loopCount: 0, durations: []) }
+        defer { libwebpdemux.WebPDemuxDelete(demux) }
+        let count = Int(libwebpdemux.WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT))
+        guard libwebpdemux.WebPDemuxGetI(demux, WEBP_FF_FORMAT_FLAGS) & ANIMATION_FLAG.rawValue != 0, count > 0 else {
             return Frames(count: 1, loopCount: 0, durations: [])
         }
         var durations: [Duration] = []
         var iterator = WebPIterator()
-        if WebPDemuxGetFrame(demux, 1, &iterator) != 0 {
+        if libwebpdemux.WebPDemuxGetFrame(demux, 1, &iterator) != 0 {
             repeat {
                 durations.append(.milliseconds(Int(iterator.duration)))
-            } while WebPDemuxNextFrame(&iterator) != 0
-            WebPDemuxReleaseIterator(&iterator)
+            } while libwebpdemux.WebPDemuxNextFrame(&iterator) != 0
+            libwebpdemux.WebPDemuxReleaseIterator(&iterator)
         }
-        return Frames(
-            count: durations.count, loopCount: Int(WebPDemuxGetI(demux, WEBP_FF_LOOP_COUNT)), durations: durations)
+        let loopCount = Int(libwebpdemux.WebPDemuxGetI(demux, WEBP_FF_LOOP_COUNT))
+        return Frames(count: durations.count, loopCount: loopCount, durations: durations)
     }
 }
 

@@ -1,4 +1,4 @@
-internal import COspreyWebP
+internal import COspreyLibraryLoader
 
 /// What an image file says about itself beside its pixels and colour profile: EXIF and XMP, as the file held them.
 ///
@@ -71,7 +71,7 @@ public struct ImageMetadata: Sendable, Hashable {
         case .heic:
             return
                 (try? HEIFDecoder.withPrimaryImage(bytes, options: DecodingOptions()) { handle throws(CodecError) in
-                    HEIFDecoder.metadata(of: handle, heif: try ModernCodecLibraries.heif)
+                    HEIFDecoder.metadata(of: handle, heif: try SharedLibraries.heif)
                 }) ?? ImageMetadata()
         default: return ImageMetadata()
         }
@@ -133,13 +133,14 @@ public struct ImageMetadata: Sendable, Hashable {
     }
 
     private static func webPMetadata(_ webp: UnsafeRawBufferPointer) -> ImageMetadata {
+        guard let libwebpdemux = try? SharedLibraries.webpDemux else { return ImageMetadata() }
         var data = WebPData(bytes: webp.baseAddress?.assumingMemoryBound(to: UInt8.self), size: webp.count)
-        guard let demux = WebPDemux(&data) else { return ImageMetadata() }
-        defer { WebPDemuxDelete(demux) }
+        guard let demux = libwebpdemux.demux(&data) else { return ImageMetadata() }
+        defer { libwebpdemux.WebPDemuxDelete(demux) }
         func chunk(_ fourCC: String) -> [UInt8]? {
             var iterator = WebPChunkIterator()
-            guard WebPDemuxGetChunk(demux, fourCC, 1, &iterator) != 0 else { return nil }
-            defer { WebPDemuxReleaseChunkIterator(&iterator) }
+            guard libwebpdemux.WebPDemuxGetChunk(demux, fourCC, 1, &iterator) != 0 else { return nil }
+            defer { libwebpdemux.WebPDemuxReleaseChunkIterator(&iterator) }
             var bytes = Array(UnsafeRawBufferPointer(start: iterator.chunk.bytes, count: iterator.chunk.size))
             // Some writers put JPEG's "Exif\0\0" before the TIFF header.
             if fourCC == "EXIF", bytes.starts(with: Array("Exif".utf8) + [0, 0]) { bytes.removeFirst(6) }

@@ -32,6 +32,7 @@ enum JPEGDecoder {
             request.converterComponents = UInt32(converted.bytesPerPixel)
         }
 
+        _ = try SharedLibraries.jpeg  // opened here, so that a missing library is not reported as a malformed file
         var result = osprey_jpeg_decode_result()
         let (status, message) = withExtendedLifetime(transform) {
             withMessageBuffer { message in

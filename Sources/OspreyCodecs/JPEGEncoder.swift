@@ -1,14 +1,15 @@
-internal import COspreyJPEG
+internal import COspreyLibraryLoader
 
 /// JPEG through TurboJPEG, which reports errors by return value (no long jumps to wrap).
 enum JPEGEncoder {
     static func encode(_ pixels: PixelBuffer, options: EncodingOptions) throws(CodecError) -> [UInt8] {
         let background = options.background
         let opaque = try pixels.flattened(red: background.red, green: background.green, blue: background.blue)
-        guard let handle = tjInitCompress() else {
-            throw .encodingFailed(format: .jpeg, reason: String(cString: tjGetErrorStr2(nil)))
+        let turbojpeg = try SharedLibraries.turbojpeg
+        guard let handle = turbojpeg.tjInitCompress() else {
+            throw .encodingFailed(format: .jpeg, reason: turboJPEGError(turbojpeg, nil))
         }
-        defer { tjDestroy(handle) }
+        defer { _ = turbojpeg.tjDestroy(handle) }
         let isGray = opaque.format == .gray8
         let subsampling: TJSAMP =
             if isGray {
@@ -26,16 +27,21 @@ enum JPEGEncoder {
         var output: UnsafeMutablePointer<UInt8>?
         var size: UInt = 0
         let status = opaque.withUnsafeBytes { bytes in
-            tjCompress2(
+            turbojpeg.tjCompress2(
                 handle, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(opaque.width),
                 Int32(opaque.bytesPerRow), Int32(opaque.height),
                 Int32(isGray ? TJPF_GRAY.rawValue : TJPF_RGB.rawValue), &output, &size, Int32(subsampling.rawValue),
                 Int32(min(max(options.quality, 1), 100)), flags)
         }
-        defer { tjFree(output) }
+        defer { turbojpeg.tjFree(output) }
         guard status == 0, let output else {
-            throw .encodingFailed(format: .jpeg, reason: String(cString: tjGetErrorStr2(handle)))
+            throw .encodingFailed(format: .jpeg, reason: turboJPEGError(turbojpeg, handle))
         }
         return Array(UnsafeBufferPointer(start: output, count: Int(size)))
+    }
+
+    /// TurboJPEG's last error message for `handle` (or its global one).
+    private static func turboJPEGError(_ turbojpeg: osprey_turbojpeg_functions, _ handle: tjhandle?) -> String {
+        turbojpeg.tjGetErrorStr2(handle).map { String(cString: $0) } ?? "TurboJPEG failed"
     }
 }

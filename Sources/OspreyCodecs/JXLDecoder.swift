@@ -82,7 +82,7 @@ extension JXLCoder {
         from data: UnsafeRawBufferPointer, limits: DecodingOptions.Limits, capacity: Int
     ) throws(CodecError) -> [UInt8]? {
         guard containsJPEGReconstruction(data) else { return nil }
-        let jxl = try ModernCodecLibraries.jxl
+        let jxl = try SharedLibraries.jxl
         let events = JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_JPEG_RECONSTRUCTION.rawValue | JXL_DEC_FULL_IMAGE.rawValue
         return try JXLDecoder.withDecoder(data, events: Int32(events)) { decoder throws(CodecError) -> [UInt8]? in
             // Recompression saves about a fifth, so the JPEG is a little larger than its JPEG XL. libjxl writes into
@@ -156,7 +156,7 @@ enum JXLDecoder {
         _ bytes: UnsafeRawBufferPointer, events: Int32, isComplete: Bool = true,
         _ body: (OpaquePointer) throws(CodecError) -> Result
     ) throws(CodecError) -> Result {
-        let jxl = try ModernCodecLibraries.jxl
+        let jxl = try SharedLibraries.jxl
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), !bytes.isEmpty else {
             throw .truncated(format: .jxl)
         }
@@ -171,7 +171,7 @@ enum JXLDecoder {
 
     /// The codestream's basic information: size, orientation, alpha, animation.
     static func basicInfo(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> JxlBasicInfo {
-        let jxl = try ModernCodecLibraries.jxl
+        let jxl = try SharedLibraries.jxl
         return try withDecoder(bytes, events: Int32(JXL_DEC_BASIC_INFO.rawValue)) { decoder throws(CodecError) in
             let status = jxl.JxlDecoderProcessInput(decoder)
             guard status == JXL_DEC_BASIC_INFO else { throw failure(status) }
@@ -201,7 +201,7 @@ enum JXLDecoder {
     /// The frames an animation shows (libjxl reads each frame's header and skips its groups) with their durations,
     /// and its loop count; a still is one frame. At most the default frame limit is counted.
     static func frames(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader.Frames {
-        let jxl = try ModernCodecLibraries.jxl
+        let jxl = try SharedLibraries.jxl
         let events = JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_FRAME.rawValue
         let limit = DecodingOptions.Limits().maxFrameCount
         return try withDecoder(bytes, events: Int32(events)) { decoder throws(CodecError) -> ImageHeader.Frames in
@@ -247,7 +247,7 @@ enum JXLDecoder {
     }
 
     static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
-        let jxl = try ModernCodecLibraries.jxl
+        let jxl = try SharedLibraries.jxl
         let limits = options.limits
         let events =
             JXL_DEC_BASIC_INFO.rawValue | JXL_DEC_COLOR_ENCODING.rawValue | JXL_DEC_FRAME.rawValue

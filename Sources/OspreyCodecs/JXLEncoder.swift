@@ -25,7 +25,7 @@ enum JXLEncoder {
     static func encode(
         _ image: Image, metadata: ContainerMetadata, options: EncodingOptions
     ) throws(CodecError) -> [UInt8] {
-        let jxl = try ModernCodecLibraries.jxl
+        let jxl = try SharedLibraries.jxl
         guard let encoder = jxl.JxlEncoderCreate(nil) else {
             throw .encodingFailed(format: .jxl, reason: "libjxl could not make an encoder")
         }
@@ -113,7 +113,7 @@ enum JXLEncoder {
     private static func check(
         _ status: JxlEncoderStatus, _ encoder: OpaquePointer, _ what: String
     ) throws(CodecError) {
-        let jxl = try ModernCodecLibraries.jxl
+        let jxl = try SharedLibraries.jxl
         guard status != JXL_ENC_SUCCESS else { return }
         let error = jxl.JxlEncoderGetError(encoder)
         throw .encodingFailed(format: .jxl, reason: "\(what): libjxl error \(error.rawValue)")

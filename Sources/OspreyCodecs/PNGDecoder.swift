@@ -31,6 +31,7 @@ enum PNGDecoder {
         request.maxPixels = UInt64(clamping: options.limits.maxPixelCount)
         request.allowPartial = options.allowsPartialImages ? 1 : 0
         request.libpngOnly = usesLibpngOnly ? 1 : 0
+        _ = try SharedLibraries.png  // opened here, so that a missing library is not reported as a malformed file
         var result = osprey_png_decode_result()
         let (status, message) = withMessageBuffer { message in
             osprey_png_decode(

@@ -12,6 +12,7 @@ import Darwin
 /// RGBA, 8 bits per channel.
 enum PNGEncoder {
     static func encode(_ pixels: PixelBuffer, options: EncodingOptions) throws(CodecError) -> [UInt8] {
+        _ = try SharedLibraries.png
         var output: UnsafeMutablePointer<UInt8>?
         var size: UInt64 = 0
         let (status, message) = pixels.withUnsafeBytes { bytes in

@@ -1,11 +1,12 @@
-internal import COspreyWebP
+internal import COspreyLibraryLoader
 
 /// WebP through libwebp: lossy, lossless, alpha, scaling (stills), animation (composited by WebPAnimDecoder), EXIF.
 enum WebPDecoder {
     static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw .truncated(format: .webp) }
+        let libwebp = try SharedLibraries.webp
         var features = WebPBitstreamFeatures()
-        let status = WebPGetFeatures(base, bytes.count, &features)
+        let status = libwebp.getFeatures(base, bytes.count, &features)
         guard status == VP8_STATUS_OK else {
             throw status == VP8_STATUS_NOT_ENOUGH_DATA
                 ? .truncated(format: .webp) : .malformed(format: .webp, reason: webPStatusDescription(status))
@@ -35,17 +36,19 @@ enum WebPDecoder {
         var frameCount = 1
         var orientation = ImageOrientation.up
 
+        /// Without libwebpdemux, what a still image without EXIF would say.
         init(_ base: UnsafePointer<UInt8>, count: Int) {
+            guard let libwebpdemux = try? SharedLibraries.webpDemux else { return }
             var data = WebPData(bytes: base, size: count)
-            guard let demux = WebPDemux(&data) else { return }
-            defer { WebPDemuxDelete(demux) }
-            frameCount = Int(WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT))
+            guard let demux = libwebpdemux.demux(&data) else { return }
+            defer { libwebpdemux.WebPDemuxDelete(demux) }
+            frameCount = Int(libwebpdemux.WebPDemuxGetI(demux, WEBP_FF_FRAME_COUNT))
             var chunk = WebPChunkIterator()
-            if WebPDemuxGetChunk(demux, "EXIF", 1, &chunk) != 0 {
+            if libwebpdemux.WebPDemuxGetChunk(demux, "EXIF", 1, &chunk) != 0 {
                 orientation =
                     EXIF.orientation(in: UnsafeRawBufferPointer(start: chunk.chunk.bytes, count: chunk.chunk.size))
                     ?? .up
-                WebPDemuxReleaseChunkIterator(&chunk)
+                libwebpdemux.WebPDemuxReleaseChunkIterator(&chunk)
             }
         }
     }
@@ -54,6 +57,7 @@ enum WebPDecoder {
         _ base: UnsafePointer<UInt8>, count: Int, features: WebPBitstreamFeatures, container: Container,
         options: DecodingOptions
     ) throws(CodecError) -> PixelBuffer {
+        let libwebp = try SharedLibraries.webp
         let source = ImageSize(width: Int(features.width), height: Int(features.height))
         let size = scaledSize(source, orientation: container.orientation, options: options)
         guard size.pixelCount <= options.limits.maxPixelCount else {
@@ -62,7 +66,7 @@ enum WebPDecoder {
         let format: PixelFormat = features.has_alpha != 0 ? .rgba8 : .rgb8
         var pixels = try PixelBuffer(width: size.width, height: size.height, format: format)
         var config = WebPDecoderConfig()
-        guard WebPInitDecoderConfig(&config) != 0 else {
+        guard libwebp.initDecoderConfig(&config) != 0 else {
             throw .malformed(format: .webp, reason: "libwebp version mismatch")
         }
         // From a megapixel up, libwebp's own second thread, which filters while the first parses (as libvips and
@@ -81,13 +85,13 @@ enum WebPDecoder {
             config.output.u.RGBA.rgba = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self)
             config.output.u.RGBA.stride = Int32(stride)
             config.output.u.RGBA.size = buffer.count
-            let status = WebPDecode(base, count, &config)
+            let status = libwebp.WebPDecode(base, count, &config)
             if status == VP8_STATUS_NOT_ENOUGH_DATA, options.allowsPartialImages {
-                return decodePartially(base, count: count, config: &config)
+                return decodePartially(base, count: count, config: &config, libwebp: libwebp)
             }
             return status
         }
-        WebPFreeDecBuffer(&config.output)
+        libwebp.WebPFreeDecBuffer(&config.output)
         switch status {
         case VP8_STATUS_OK: return pixels
         case VP8_STATUS_NOT_ENOUGH_DATA: throw .truncated(format: .webp)
@@ -97,16 +101,16 @@ enum WebPDecoder {
 
     /// Feeds the truncated data to libwebp's incremental decoder, which keeps the rows it could decode.
     private static func decodePartially(
-        _ base: UnsafePointer<UInt8>, count: Int, config: inout WebPDecoderConfig
+        _ base: UnsafePointer<UInt8>, count: Int, config: inout WebPDecoderConfig, libwebp: osprey_webp_functions
     )
         -> VP8StatusCode
     {
-        guard let decoder = WebPIDecode(nil, 0, &config) else { return VP8_STATUS_OUT_OF_MEMORY }
-        defer { WebPIDelete(decoder) }
-        let status = WebPIAppend(decoder, base, count)
+        guard let decoder = libwebp.WebPIDecode(nil, 0, &config) else { return VP8_STATUS_OUT_OF_MEMORY }
+        defer { libwebp.WebPIDelete(decoder) }
+        let status = libwebp.WebPIAppend(decoder, base, count)
         var lastRow: Int32 = 0
         guard status == VP8_STATUS_OK || status == VP8_STATUS_SUSPENDED,
-            WebPIDecGetRGB(decoder, &lastRow, nil, nil, nil) != nil, lastRow > 0
+            libwebp.WebPIDecGetRGB(decoder, &lastRow, nil, nil, nil) != nil, lastRow > 0
         else { return VP8_STATUS_NOT_ENOUGH_DATA }
         return VP8_STATUS_OK
     }
@@ -140,28 +144,29 @@ enum WebPDecoder {
             throw .tooManyPixels(
                 width: canvas.width, height: canvas.height * max(frameCount, 1), limit: limits.maxPixelCount)
         }
+        let libwebpdemux = try SharedLibraries.webpDemux
         var decoderOptions = WebPAnimDecoderOptions()
-        guard WebPAnimDecoderOptionsInit(&decoderOptions) != 0 else {
+        guard libwebpdemux.initAnimDecoderOptions(&decoderOptions) != 0 else {
             throw .malformed(format: .webp, reason: "libwebp version mismatch")
         }
         decoderOptions.color_mode = MODE_RGBA
         decoderOptions.use_threads = 0
         var data = WebPData(bytes: base, size: count)
-        guard let decoder = WebPAnimDecoderNew(&data, &decoderOptions) else {
+        guard let decoder = libwebpdemux.newAnimDecoder(&data, &decoderOptions) else {
             throw .malformed(format: .webp, reason: "cannot read the animation (damaged or truncated)")
         }
-        defer { WebPAnimDecoderDelete(decoder) }
+        defer { libwebpdemux.WebPAnimDecoderDelete(decoder) }
         var info = WebPAnimInfo()
-        guard WebPAnimDecoderGetInfo(decoder, &info) != 0 else {
+        guard libwebpdemux.WebPAnimDecoderGetInfo(decoder, &info) != 0 else {
             throw .malformed(format: .webp, reason: "cannot read the animation header")
         }
         var frames: [ImageFrame] = []
         var warning: DecodingWarning?
         var previousTimestamp: Int32 = 0
-        while WebPAnimDecoderHasMoreFrames(decoder) != 0, frames.count < frameCount {
+        while libwebpdemux.WebPAnimDecoderHasMoreFrames(decoder) != 0, frames.count < frameCount {
             var buffer: UnsafeMutablePointer<UInt8>?
             var timestamp: Int32 = 0
-            guard WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {
+            guard libwebpdemux.WebPAnimDecoderGetNext(decoder, &buffer, &timestamp) != 0, let buffer else {
                 if options.allowsPartialImages, !frames.isEmpty { break }
                 throw .malformed(format: .webp, reason: "cannot decode frame \(frames.count + 1)")
             }

@@ -1,4 +1,4 @@
-internal import COspreyWebP
+internal import COspreyLibraryLoader
 
 /// WebP through libwebp's advanced API: lossy at a quality, or lossless and exact (transparent pixels keep their
 /// colour, so a round trip is bit-exact); animations through WebPAnimEncoder.
@@ -19,8 +19,9 @@ enum WebPEncoder {
     }
 
     private static func makeConfig(_ options: EncodingOptions) throws(CodecError) -> WebPConfig {
+        let libwebp = try SharedLibraries.webp
         var config = WebPConfig()
-        guard WebPConfigInit(&config) != 0 else {
+        guard libwebp.initConfig(&config) != 0 else {
             throw .encodingFailed(format: .webp, reason: "libwebp version mismatch")
         }
         config.quality = Float(min(max(options.quality, 0), 100))
@@ -33,7 +34,7 @@ enum WebPEncoder {
             // asked for.
             config.use_sharp_yuv = 1
         }
-        guard WebPValidateConfig(&config) != 0 else {
+        guard libwebp.WebPValidateConfig(&config) != 0 else {
             throw .encodingFailed(format: .webp, reason: "invalid configuration")
         }
         return config
@@ -43,8 +44,9 @@ enum WebPEncoder {
     private static func importPixels(
         _ pixels: PixelBuffer, into picture: inout WebPPicture
     ) throws(CodecError) {
+        let libwebp = try SharedLibraries.webp
         let source = try pixels.converted(to: pixels.format.hasAlpha ? .rgba8 : .rgb8)
-        guard WebPPictureInit(&picture) != 0 else {
+        guard libwebp.initPicture(&picture) != 0 else {
             throw .encodingFailed(format: .webp, reason: "libwebp version mismatch")
         }
         picture.width = Int32(source.width)
@@ -53,23 +55,24 @@ enum WebPEncoder {
         let imported = source.withUnsafeBytes { bytes in
             let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self)
             return source.format == .rgba8
-                ? WebPPictureImportRGBA(&picture, base, Int32(source.bytesPerRow))
-                : WebPPictureImportRGB(&picture, base, Int32(source.bytesPerRow))
+                ? libwebp.WebPPictureImportRGBA(&picture, base, Int32(source.bytesPerRow))
+                : libwebp.WebPPictureImportRGB(&picture, base, Int32(source.bytesPerRow))
         }
         guard imported != 0 else { throw .encodingFailed(format: .webp, reason: "out of memory importing pixels") }
     }
 
     private static func encodeStill(_ pixels: PixelBuffer, config: inout WebPConfig) throws(CodecError) -> [UInt8] {
+        let libwebp = try SharedLibraries.webp
         var picture = WebPPicture()
         try importPixels(pixels, into: &picture)
-        defer { WebPPictureFree(&picture) }
+        defer { libwebp.WebPPictureFree(&picture) }
         var writer = WebPMemoryWriter()
-        WebPMemoryWriterInit(&writer)
-        defer { WebPMemoryWriterClear(&writer) }
+        libwebp.WebPMemoryWriterInit(&writer)
+        defer { libwebp.WebPMemoryWriterClear(&writer) }
         let encoded = withUnsafeMutablePointer(to: &writer) { writer in
-            picture.writer = WebPMemoryWrite
+            picture.writer = libwebp.WebPMemoryWrite
             picture.custom_ptr = UnsafeMutableRawPointer(writer)
-            return WebPEncode(&config, &picture)
+            return libwebp.WebPEncode(&config, &picture)
         }
         guard encoded != 0, let memory = writer.mem else {
             throw .encodingFailed(format: .webp, reason: "WebPEncode failed (error \(picture.error_code.rawValue))")
@@ -82,37 +85,39 @@ enum WebPEncoder {
     ) throws(CodecError)
         -> [UInt8]
     {
+        let (libwebp, libwebpmux) = (try SharedLibraries.webp, try SharedLibraries.webpMux)
         let canvas = frames[0].pixels
         var encoderOptions = WebPAnimEncoderOptions()
-        guard WebPAnimEncoderOptionsInit(&encoderOptions) != 0 else {
+        guard libwebpmux.initAnimEncoderOptions(&encoderOptions) != 0 else {
             throw .encodingFailed(format: .webp, reason: "libwebp version mismatch")
         }
         encoderOptions.anim_params.loop_count = Int32(clamping: loopCount)
-        guard let encoder = WebPAnimEncoderNew(Int32(canvas.width), Int32(canvas.height), &encoderOptions) else {
+        let encoder = libwebpmux.newAnimEncoder(Int32(canvas.width), Int32(canvas.height), &encoderOptions)
+        guard let encoder else {
             throw .encodingFailed(format: .webp, reason: "cannot create the animation encoder")
         }
-        defer { WebPAnimEncoderDelete(encoder) }
+        defer { libwebpmux.WebPAnimEncoderDelete(encoder) }
         var timestamp = 0
         for frame in frames {
             var picture = WebPPicture()
             try importPixels(frame.pixels, into: &picture)
-            let added = WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config)
-            WebPPictureFree(&picture)
-            guard added != 0 else { throw .encodingFailed(format: .webp, reason: animationError(encoder)) }
+            let added = libwebpmux.WebPAnimEncoderAdd(encoder, &picture, Int32(clamping: timestamp), &config)
+            libwebp.WebPPictureFree(&picture)
+            guard added != 0 else { throw .encodingFailed(format: .webp, reason: animationError(encoder, libwebpmux)) }
             timestamp += Int(frame.duration / .milliseconds(1))
         }
-        guard WebPAnimEncoderAdd(encoder, nil, Int32(clamping: timestamp), nil) != 0 else {
-            throw .encodingFailed(format: .webp, reason: animationError(encoder))
+        guard libwebpmux.WebPAnimEncoderAdd(encoder, nil, Int32(clamping: timestamp), nil) != 0 else {
+            throw .encodingFailed(format: .webp, reason: animationError(encoder, libwebpmux))
         }
         var data = WebPData()
-        guard WebPAnimEncoderAssemble(encoder, &data) != 0, let bytes = data.bytes else {
-            throw .encodingFailed(format: .webp, reason: animationError(encoder))
+        guard libwebpmux.WebPAnimEncoderAssemble(encoder, &data) != 0, let bytes = data.bytes else {
+            throw .encodingFailed(format: .webp, reason: animationError(encoder, libwebpmux))
         }
-        defer { WebPDataClear(&data) }
+        defer { libwebp.clear(&data) }
         return Array(UnsafeBufferPointer(start: bytes, count: data.size))
     }
 
-    private static func animationError(_ encoder: OpaquePointer) -> String {
-        WebPAnimEncoderGetError(encoder).map { String(cString: $0) } ?? "WebPAnimEncoder failed"
+    private static func animationError(_ encoder: OpaquePointer, _ libwebpmux: osprey_webpmux_functions) -> String {
+        libwebpmux.WebPAnimEncoderGetError(encoder).map { String(cString: $0) } ?? "WebPAnimEncoder failed"
     }
 }

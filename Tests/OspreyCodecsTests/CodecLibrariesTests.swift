@@ -19,3 +19,16 @@ import Testing
         #expect(majors["libheif"] == "1")
     }
 }
+
+@Suite struct CRC32Tests {
+    @Test("libdeflate's CRC-32 and the byte-at-a-time one used without it agree, on the standard check value too")
+    func bytewiseMatchesLibdeflate() {
+        #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+        #expect(Array("123456789".utf8).withUnsafeBytes { CRC32.bytewise($0) } == 0xCBF4_3926)
+        var generator = SystemRandomNumberGenerator()
+        for length in [0, 1, 3, 16, 255, 4096, 100_003] {
+            let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            #expect(bytes.withUnsafeBytes { CRC32.bytewise($0) } == CRC32.checksum(bytes), "\(length) bytes")
+        }
+    }
+}

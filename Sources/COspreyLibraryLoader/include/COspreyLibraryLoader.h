@@ -1,15 +1,16 @@
-// The C libraries Osprey opens when first used rather than when the process starts: libavif, libheif and libjxl,
-// Little CMS and SQLite. Linked, libavif, libheif and libjxl cost about 10 ms of every start-up (their dependencies'
+// The C libraries Osprey calls, none of them linked: each is opened with dlopen when first needed rather than when
+// the process starts. Linked, libavif, libheif and libjxl cost about 10 ms of every start-up (their dependencies'
 // static initialisers — libhwy measures its timer, libde265 builds tables — and some forty more shared objects to
-// map), which every `osprey --version`, every `osprey info` of a JPEG and every short-lived process pays; Little CMS
-// and SQLite are each one more shared object to map and relocate, for processes that read no colour profile or open
-// no disk cache. The functions Osprey calls are looked up in a table per library; the headers' types and constants
-// are used as they are.
+// map), which every `osprey --version`, every `osprey info` of a JPEG and every short-lived process pays; each of the
+// others (libjpeg, TurboJPEG, libpng, libdeflate, libwebp, libwebpdemux, libwebpmux, giflib, Little CMS, SQLite) is
+// one more shared object to map and relocate, for processes that mostly need one or two of them. The functions Osprey
+// calls are looked up in a table per library; the headers' types and constants are used as they are.
 //
 // A library is found by its shared-object names (the one the headers were built against first) and accepted only
 // when its run-time version has the headers' ABI: libavif's and libjxl's major and minor version, libheif's major
-// version and at least its minor (libheif 1.x only adds functions), SQLite from 3.8.7 (the first with
-// `sqlite3_bind_blob64`; its interface only grows), any Little CMS 2.
+// version and at least its minor (libheif 1.x only adds functions), libpng's major and minor, libwebp's, libwebpdemux's
+// and libwebpmux's own ABI checks, SQLite from 3.8.7 (the first with `sqlite3_bind_blob64`; its interface only grows),
+// any Little CMS 2; libjpeg checks its version and structure sizes itself in jpeg_CreateDecompress.
 //
 // When liblcms2 cannot be opened, `osprey_lcms_functions_or_stand_ins` gives stand-ins that make nothing (every
 // profile, curve and transform comes back NULL): images decode as untagged, with a warning that says why
@@ -17,12 +18,23 @@
 #ifndef OSPREY_LIBRARY_LOADER_H
 #define OSPREY_LIBRARY_LOADER_H
 
+#include <stdio.h>  // before jpeglib.h, which uses FILE
+
 #include <avif/avif.h>
+#include <gif_lib.h>
+#include <jpeglib.h>
 #include <jxl/decode.h>
 #include <jxl/encode.h>
 #include <lcms2.h>
+#include <libdeflate.h>
 #include <libheif/heif.h>
+#include <png.h>
 #include <sqlite3.h>
+#include <turbojpeg.h>
+#include <webp/decode.h>
+#include <webp/demux.h>
+#include <webp/encode.h>
+#include <webp/mux.h>
 
 #define OSPREY_FUNCTION(name) __typeof__(name) *_Nonnull name
 
@@ -181,6 +193,92 @@ typedef struct {
     OSPREY_FUNCTION(sqlite3_step);
 } osprey_sqlite_functions;
 
+#define OSPREY_FUNCTION_FIELD(name) OSPREY_FUNCTION(name);
+
+// The classic codecs' libraries: one list of names per library gives both its table and its look-ups.
+
+/// The libjpeg functions Osprey calls (from the shims' JPEG decoder and header reader).
+#define OSPREY_JPEG_FUNCTIONS(F) \
+    F(jpeg_CreateDecompress) F(jpeg_abort_decompress) F(jpeg_calc_output_dimensions) F(jpeg_destroy_decompress) \
+    F(jpeg_finish_decompress) F(jpeg_mem_src) F(jpeg_read_header) F(jpeg_read_scanlines) F(jpeg_start_decompress) \
+    F(jpeg_std_error)
+typedef struct {
+    OSPREY_JPEG_FUNCTIONS(OSPREY_FUNCTION_FIELD)
+} osprey_jpeg_functions;
+
+/// The TurboJPEG functions Osprey calls (the JPEG encoder).
+#define OSPREY_TURBOJPEG_FUNCTIONS(F) \
+    F(tjCompress2) F(tjDestroy) F(tjFree) F(tjGetErrorStr2) F(tjInitCompress)
+typedef struct {
+    OSPREY_TURBOJPEG_FUNCTIONS(OSPREY_FUNCTION_FIELD)
+} osprey_turbojpeg_functions;
+
+/// The libpng functions Osprey calls (from the shims' PNG decoder, encoder and header reader).
+#define OSPREY_PNG_FUNCTIONS(F) \
+    F(png_access_version_number) F(png_create_info_struct) F(png_create_read_struct) F(png_create_write_struct) \
+    F(png_destroy_read_struct) F(png_destroy_write_struct) F(png_error) F(png_get_bit_depth) F(png_get_channels) \
+    F(png_get_color_type) F(png_get_eXIf_1) F(png_get_error_ptr) F(png_get_image_height) F(png_get_image_width) \
+    F(png_get_interlace_type) F(png_get_io_ptr) F(png_get_rowbytes) F(png_get_valid) F(png_longjmp) F(png_read_end) \
+    F(png_read_info) F(png_read_row) F(png_read_update_info) F(png_set_IHDR) F(png_set_chunk_cache_max) \
+    F(png_set_chunk_malloc_max) F(png_set_compression_level) F(png_set_expand_gray_1_2_4_to_8) \
+    F(png_set_interlace_handling) F(png_set_keep_unknown_chunks) F(png_set_longjmp_fn) F(png_set_palette_to_rgb) \
+    F(png_set_read_fn) F(png_set_scale_16) F(png_set_tRNS_to_alpha) F(png_set_write_fn) F(png_write_end) \
+    F(png_write_info) F(png_write_row)
+typedef struct {
+    OSPREY_PNG_FUNCTIONS(OSPREY_FUNCTION_FIELD)
+} osprey_png_functions;
+
+/// The libwebp functions Osprey calls.
+#define OSPREY_WEBP_FUNCTIONS(F) \
+    F(WebPConfigInitInternal) F(WebPDecode) F(WebPEncode) F(WebPFree) F(WebPFreeDecBuffer) F(WebPGetDecoderVersion) \
+    F(WebPGetFeaturesInternal) F(WebPIAppend) F(WebPIDecGetRGB) F(WebPIDecode) F(WebPIDelete) \
+    F(WebPInitDecoderConfigInternal) F(WebPMemoryWrite) F(WebPMemoryWriterClear) F(WebPMemoryWriterInit) \
+    F(WebPPictureFree) F(WebPPictureImportRGB) F(WebPPictureImportRGBA) F(WebPPictureInitInternal) \
+    F(WebPValidateConfig)
+typedef struct {
+    OSPREY_WEBP_FUNCTIONS(OSPREY_FUNCTION_FIELD)
+} osprey_webp_functions;
+
+/// The libwebpdemux functions Osprey calls (animations, and the chunks that carry metadata).
+#define OSPREY_WEBPDEMUX_FUNCTIONS(F) \
+    F(WebPAnimDecoderDelete) F(WebPAnimDecoderGetInfo) F(WebPAnimDecoderGetNext) F(WebPAnimDecoderHasMoreFrames) \
+    F(WebPAnimDecoderNewInternal) F(WebPAnimDecoderOptionsInitInternal) F(WebPDemuxDelete) F(WebPDemuxGetChunk) \
+    F(WebPDemuxGetFrame) F(WebPDemuxGetI) F(WebPDemuxInternal) F(WebPDemuxNextFrame) \
+    F(WebPDemuxReleaseChunkIterator) F(WebPDemuxReleaseIterator)
+typedef struct {
+    OSPREY_WEBPDEMUX_FUNCTIONS(OSPREY_FUNCTION_FIELD)
+} osprey_webpdemux_functions;
+
+/// The libwebpmux functions Osprey calls (animated encoding, and writing metadata chunks).
+#define OSPREY_WEBPMUX_FUNCTIONS(F) \
+    F(WebPAnimEncoderAdd) F(WebPAnimEncoderAssemble) F(WebPAnimEncoderDelete) F(WebPAnimEncoderGetError) \
+    F(WebPAnimEncoderNewInternal) F(WebPAnimEncoderOptionsInitInternal) F(WebPMuxAssemble) F(WebPMuxCreateInternal) \
+    F(WebPMuxDelete) F(WebPMuxSetChunk)
+typedef struct {
+    OSPREY_WEBPMUX_FUNCTIONS(OSPREY_FUNCTION_FIELD)
+} osprey_webpmux_functions;
+
+/// The giflib functions Osprey calls.
+#define OSPREY_GIF_FUNCTIONS(F) \
+    F(DGifCloseFile) F(DGifExtensionToGCB) F(DGifGetCode) F(DGifGetCodeNext) F(DGifGetExtension) \
+    F(DGifGetExtensionNext) F(DGifGetImageDesc) F(DGifGetRecordType) F(DGifOpen) F(EGifCloseFile) \
+    F(EGifGCBToExtension) F(EGifOpen) F(EGifPutExtension) F(EGifPutExtensionBlock) F(EGifPutExtensionLeader) \
+    F(EGifPutExtensionTrailer) F(EGifPutImageDesc) F(EGifPutLine) F(EGifPutScreenDesc) F(EGifSetGifVersion) \
+    F(GifErrorString) F(GifFreeMapObject) F(GifMakeMapObject) F(GifQuantizeBuffer)
+typedef struct {
+    OSPREY_GIF_FUNCTIONS(OSPREY_FUNCTION_FIELD)
+} osprey_gif_functions;
+
+/// The libdeflate functions Osprey calls.
+#define OSPREY_DEFLATE_FUNCTIONS(F) \
+    F(libdeflate_alloc_compressor) F(libdeflate_alloc_decompressor) F(libdeflate_crc32) \
+    F(libdeflate_free_compressor) F(libdeflate_free_decompressor) F(libdeflate_zlib_compress) \
+    F(libdeflate_zlib_compress_bound) F(libdeflate_zlib_decompress) F(libdeflate_zlib_decompress_ex)
+typedef struct {
+    OSPREY_DEFLATE_FUNCTIONS(OSPREY_FUNCTION_FIELD)
+} osprey_deflate_functions;
+
+#undef OSPREY_FUNCTION_FIELD
 #undef OSPREY_FUNCTION
 
 /// libavif's functions, the library loaded on the first call (from any thread, once); NULL when it cannot be, with
@@ -198,5 +296,27 @@ const osprey_lcms_functions *_Nonnull osprey_lcms_functions_or_stand_ins(void);
 const char *_Nullable osprey_lcms_failure(void);
 /// SQLite's functions, as `osprey_avif_functions_load` gives libavif's.
 const osprey_sqlite_functions *_Nullable osprey_sqlite_functions_load(const char *_Nullable *_Nullable reason);
+
+/// libjpeg's functions, as `osprey_avif_functions_load` gives libavif's.
+const osprey_jpeg_functions *_Nullable osprey_jpeg_functions_load(const char *_Nullable *_Nullable reason);
+/// TurboJPEG's functions, as `osprey_avif_functions_load` gives libavif's.
+const osprey_turbojpeg_functions *_Nullable osprey_turbojpeg_functions_load(const char *_Nullable *_Nullable reason);
+/// libpng's functions, as `osprey_avif_functions_load` gives libavif's.
+const osprey_png_functions *_Nullable osprey_png_functions_load(const char *_Nullable *_Nullable reason);
+/// libwebp's functions, as `osprey_avif_functions_load` gives libavif's.
+const osprey_webp_functions *_Nullable osprey_webp_functions_load(const char *_Nullable *_Nullable reason);
+/// libwebpdemux's functions, as `osprey_avif_functions_load` gives libavif's.
+const osprey_webpdemux_functions *_Nullable osprey_webpdemux_functions_load(const char *_Nullable *_Nullable reason);
+/// libwebpmux's functions, as `osprey_avif_functions_load` gives libavif's.
+const osprey_webpmux_functions *_Nullable osprey_webpmux_functions_load(const char *_Nullable *_Nullable reason);
+/// giflib's functions, as `osprey_avif_functions_load` gives libavif's.
+const osprey_gif_functions *_Nullable osprey_gif_functions_load(const char *_Nullable *_Nullable reason);
+/// libdeflate's functions, as `osprey_avif_functions_load` gives libavif's.
+const osprey_deflate_functions *_Nullable osprey_deflate_functions_load(const char *_Nullable *_Nullable reason);
+/// The shims' tables, for their calls once their entry point has loaded the library (`osprey_X_functions_load` did not
+/// return NULL): before that, every function in them is NULL.
+extern osprey_jpeg_functions osprey_jpeg_table;
+extern osprey_png_functions osprey_png_table;
+extern osprey_deflate_functions osprey_deflate_table;
 
 #endif

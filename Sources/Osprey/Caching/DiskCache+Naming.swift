@@ -1,5 +1,5 @@
-internal import COspreyDeflate
 internal import Crypto
+internal import OspreyCodecs
 
 extension DiskCache {
     /// The file name of `key`: the SHA-256 of the key in hex, plus the extension of the key's URL path
@@ -59,6 +59,6 @@ extension DiskCache {
 
     /// CRC-32 of `bytes` (libdeflate's, several GB/s), stored in the index and checked on every read.
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        UInt32(libdeflate_crc32(0, bytes.baseAddress, bytes.count))
+        CRC32.checksum(bytes)
     }
 }

@@ -2,10 +2,11 @@ import Foundation
 import OspreyCodecs
 import Testing
 
-/// libavif, libheif and libjxl are opened when an image first needs one, not when osprey starts (their loading
-/// and their dependencies' initialisers cost about 10 ms of every start-up), libsqlite3 when a disk cache's index
-/// first opens, and liblcms2 when an image first carries a colour profile. The dynamic loader's own log says what a process opened.
-@Suite struct ModernCodecLoadingTests {
+/// No C library is opened before it is needed: libavif, libheif and libjxl when an image first needs one (their
+/// loading and their dependencies' initialisers cost about 10 ms of every start-up), the classic codecs' libraries
+/// likewise, libsqlite3 when a disk cache's index first opens, and liblcms2 when an image first carries a colour
+/// profile. The dynamic loader's own log says what a process opened.
+@Suite struct LibraryLoadingTests {
     /// The libraries the modern codecs bring in, as the loader names them.
     static let modern = [
         "libavif.so", "libheif.so", "libjxl.so", "libhwy.so", "libde265.so", "libdav1d.so", "libaom.so",
@@ -55,6 +56,39 @@ import Testing
         #expect(jxlRun.status == 0)
         #expect(jxlRun.log.contains("libjxl.so"))
         #expect(!jxlRun.log.contains("libavif.so") && !jxlRun.log.contains("libheif.so"))
+    }
+
+    /// The classic codecs' libraries, as the loader names them.
+    static let classic = [
+        "libjpeg.so", "libturbojpeg.so", "libpng16.so", "libdeflate.so", "libwebp.so", "libwebpdemux.so",
+        "libwebpmux.so", "libgif.so",
+    ]
+
+    /// Which of the classic libraries osprey opened while it ran `arguments`.
+    static func classicOpened(_ arguments: [String]) throws -> Set<String> {
+        let run = try openedLibraries(arguments)
+        #expect(run.status == 0, "osprey \(arguments)")
+        #expect(run.log.contains("calling init:"), "the loader logged nothing: \(run.log)")
+        return Set(classic.filter { run.log.contains($0) })
+    }
+
+    @Test("each classic codec's library is opened by the first image that needs it; --version opens libwebp alone")
+    func classicLibrariesOpenedOnFirstUse() throws {
+        // libwebp's headers carry no version, so --version asks the library; the others' versions are the headers'.
+        #expect(try Self.classicOpened(["--version"]) == ["libwebp.so"])
+
+        let files = try [ImageFormat.jpeg, .png, .gif, .webp].map { try Self.file($0) }
+        defer { for path in files { try? FileManager.default.removeItem(atPath: path) } }
+        let (jpeg, png, gif, webp) = (files[0], files[1], files[2], files[3])
+        #expect(try Self.classicOpened(["info", jpeg]) == ["libjpeg.so"])
+        #expect(try Self.classicOpened(["info", gif]) == ["libgif.so"])
+        #expect(try Self.classicOpened(["info", webp]).isSuperset(of: ["libwebp.so", "libwebpdemux.so"]))
+        #expect(try !Self.classicOpened(["info", webp]).contains("libjpeg.so"))
+        // A PNG decodes through libpng and, for the fast path, libdeflate; TurboJPEG is opened to encode a JPEG.
+        let converted = png + ".jpg"
+        defer { try? FileManager.default.removeItem(atPath: converted) }
+        #expect(
+            try Self.classicOpened(["convert", png, converted]) == ["libpng16.so", "libdeflate.so", "libturbojpeg.so"])
     }
 
     @Test("libsqlite3 is opened when a disk cache's index first opens, not by --version or the info of a file")

@@ -1,2 +1,0 @@
-// libpng 1.6: chosen over libspng for its push (progressive) reader, which incremental decoding needs.
-#include <png.h>
