@@ -22,7 +22,7 @@ public enum CodecLibraries {
             let version = Int(try SharedLibraries.webp.WebPGetDecoderVersion())  // 0x010204 for 1.2.4
             webp = "\(version >> 16).\((version >> 8) & 0xFF).\(version & 0xFF)"
         } catch .codecUnavailable(_, let reason) {
-            webp = "not available (\(reason))"
+            webp = "not available: \(reason)"
         } catch {
             webp = "not available"
         }

@@ -1,0 +1,106 @@
+import Foundation
+import OspreyCodecs
+import Testing
+
+/// Whether this process may make a mount namespace and bind-mount in it.
+private let canHideLibraries: Bool = {
+    guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return false }
+    let probe = try? OspreyBinary.run("/usr/bin/unshare", ["--mount", "sh", "-c", "mount --bind /dev/null /dev/null"])
+    return probe?.status == 0
+}()
+
+/// What osprey does on a machine without one of its C libraries: each test hides a library from one process (a bind
+/// mount of /dev/null over its file, in a mount namespace of the process's own, made by `unshare`), so that the
+/// loader's `dlopen` fails as it would were the package not installed. Where this machine cannot make a mount
+/// namespace (an unprivileged container), the suite is skipped, and says so.
+@Suite(.enabled(if: canHideLibraries, "unshare --mount is not permitted here"))
+struct MissingLibraryTests {
+    /// The file the dynamic loader opens for the shared object `name` (`libgif.so.7`), symbolic links resolved.
+    static func file(of name: String) throws -> String {
+        let cache = try OspreyBinary.run("/sbin/ldconfig", ["-p"])
+        let line = cache.standardOutput.split(separator: "\n").first {
+            $0.trimmingCharacters(in: .whitespaces).hasPrefix(name + " ")
+        }
+        let path = try #require(line?.components(separatedBy: " => ").last, "\(name) is not in the loader's cache")
+        return URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+    }
+
+    /// Runs `osprey arguments...` with the shared objects `libraries` hidden.
+    static func run(without libraries: [String], _ arguments: [String]) throws -> OspreyBinary.Run {
+        let hidden = try libraries.map { try file(of: $0) }
+        let script = hidden.map { "mount --bind /dev/null '\($0)' && " }.joined() + "exec \"$0\" \"$@\""
+        return try OspreyBinary.run(
+            "/usr/bin/unshare", ["--mount", "sh", "-c", script, try OspreyBinary.path] + arguments)
+    }
+
+    @Test("without giflib, GIF is unavailable and says why, while JPEG works")
+    func withoutGiflib() throws {
+        let gif = try LibraryLoadingTests.file(.gif)
+        let jpeg = try LibraryLoadingTests.file(.jpeg)
+        defer { for path in [gif, jpeg, jpeg + ".gif"] { try? FileManager.default.removeItem(atPath: path) } }
+
+        let info = try Self.run(without: ["libgif.so.7"], ["info", gif])
+        #expect(info.status == 1)
+        #expect(info.standardError.contains("GIF is not available: giflib is not installed"), "\(info.standardError)")
+        let encode = try Self.run(without: ["libgif.so.7"], ["convert", jpeg, jpeg + ".gif"])
+        #expect(encode.status == 1)
+        #expect(encode.standardError.contains("GIF is not available"), "\(encode.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: jpeg + ".gif"))
+        let other = try Self.run(without: ["libgif.so.7"], ["info", jpeg])
+        #expect(other.status == 0, "\(other.standardError)")
+        #expect(other.standardOutput.contains("jpeg"))
+    }
+
+    @Test("without libdeflate, a PNG decodes through libpng alone, to the same pixels")
+    func withoutLibdeflate() throws {
+        let png = try LibraryLoadingTests.file(.png)
+        defer {
+            for path in [png, png + ".a.png", png + ".b.png"] { try? FileManager.default.removeItem(atPath: path) }
+        }
+        let with = try OspreyBinary.run(["convert", png, png + ".a.png"])
+        let without = try Self.run(without: ["libdeflate.so.0"], ["convert", png, png + ".b.png"])
+        #expect(with.status == 0 && without.status == 0, "\(without.standardError)")
+        let first = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: png + ".a.png"))))
+        let second = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: png + ".b.png"))))
+        #expect(first.pixels.withUnsafeBytes { Array($0) } == second.pixels.withUnsafeBytes { Array($0) })
+    }
+
+    @Test("without libwebp, --version says it is not available, and why; the other lines are unchanged")
+    func versionWithoutLibwebp() throws {
+        let run = try Self.run(without: ["libwebp.so.7"], ["--version"])
+        #expect(run.status == 0)
+        #expect(
+            run.standardOutput.contains("  libwebp not available: libwebp is not installed"), "\(run.standardOutput)")
+        #expect(run.standardOutput.contains("  libjpeg-turbo "))
+    }
+
+    @Test("without Little CMS, a tagged image decodes untagged, with a warning that says why")
+    func withoutLittleCMS() throws {
+        let untagged = try LibraryLoadingTests.file(.jpeg)
+        let tagged = untagged + ".tagged.jpg"
+        defer { for path in [untagged, tagged] { try? FileManager.default.removeItem(atPath: path) } }
+        var image = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: untagged))))
+        image.colorProfile = .sRGB
+        try Data(try ImageEncoder.encode(image, as: .jpeg)).write(to: URL(fileURLWithPath: tagged))
+
+        let converted = tagged + ".png"
+        defer { try? FileManager.default.removeItem(atPath: converted) }
+        let run = try Self.run(without: ["liblcms2.so.2"], ["convert", tagged, converted])
+        #expect(run.status == 0, "\(run.standardError)")
+        #expect(
+            run.standardError.contains(
+                "colour profile ignored: Little CMS cannot be opened: liblcms2 is not installed"),
+            "\(run.standardError)")
+        #expect(ColorProfile(embeddedIn: Array(try Data(contentsOf: URL(fileURLWithPath: converted)))) == nil)
+    }
+
+    @Test("without SQLite, the cache commands say the index cannot be read, and why")
+    func withoutSQLite() throws {
+        let cache = NSTemporaryDirectory() + "osprey-no-sqlite-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        #expect(try OspreyBinary.run(["cache", "clean", "--cache-dir", cache]).status == 0)  // makes the index
+        let run = try Self.run(without: ["libsqlite3.so.0"], ["cache", "info", "--cache-dir", cache])
+        #expect(run.standardError.contains("disk cache index cannot be read"), "\(run.standardError)")
+        #expect(run.standardError.contains("libsqlite3 is not installed"), "\(run.standardError)")
+    }
+}
