@@ -24,8 +24,9 @@ struct InfoCommand: AsyncParsableCommand {
     @Flag(
         help: """
             Print one JSON object per file: \
-            {"file","format","width","height","frames","loopCount","orientation","durations","profile","colorSpace"} \
-            ("profile": the embedded colour profile's description, when there is one), or \
+            {"file","format","width","height","frames","loopCount","orientation","durations","profile","colorSpace",\
+            "profileIgnored"} ("profile": the embedded colour profile's description, when there is one; \
+            "profileIgnored": why the one embedded cannot be used, when it cannot), or \
             {"file","error"} for a file that could not be read.
             """)
     var json = false
@@ -68,6 +69,8 @@ struct InfoCommand: AsyncParsableCommand {
         let durations: [Int]
         /// The embedded colour profile, when there is one.
         let profile: ColorProfile?
+        /// Why the embedded colour profile cannot be used (damaged, or Little CMS cannot be opened), when it cannot.
+        let profileIgnored: String?
         /// Whether the file is a JPEG XL that holds the JPEG it was recompressed from (`convert --original-jpeg`).
         let hasOriginalJPEG: Bool
     }
@@ -97,6 +100,7 @@ struct InfoCommand: AsyncParsableCommand {
                 guard frames.count > 0 else {
                     throw CodecError.malformed(format: header.format, reason: "no complete frame in the file")
                 }
+                let profile = ColorProfile(embeddedIn: data)
                 return Info(
                     format: header.format,
                     size: header.displaySize,
@@ -104,7 +108,8 @@ struct InfoCommand: AsyncParsableCommand {
                     loopCount: frames.loopCount,
                     orientation: header.orientation,
                     durations: frames.durations.map { Int($0 / .milliseconds(1)) },
-                    profile: ColorProfile(embeddedIn: data),
+                    profile: profile,
+                    profileIgnored: profile == nil ? ColorProfile.reasonIgnored(embeddedIn: data) : nil,
                     hasOriginalJPEG: header.format == .jxl
                         && data.withUnsafeBytes { JXLCoder.containsJPEGReconstruction($0) }
                 )
@@ -126,6 +131,7 @@ struct InfoCommand: AsyncParsableCommand {
             parts.append(
                 "profile \(profile.name.map { "'\($0)'" } ?? "without a name") (\(profile.colorSpace.rawValue))")
         }
+        if let reason = info.profileIgnored { parts.append("profile ignored (\(reason))") }
         if info.hasOriginalJPEG { parts.append("recompressed from a JPEG (convert --original-jpeg writes it back)") }
         return "\(file): " + parts.joined(separator: ", ")
     }
@@ -151,6 +157,8 @@ private struct InfoLine: Encodable {
     /// The embedded colour profile's description, and the colour space it describes.
     var profile: String?
     var colorSpace: String?
+    /// Why the embedded colour profile cannot be used, when it cannot.
+    var profileIgnored: String?
     /// Present (true) when the file is a JPEG XL holding the JPEG it was recompressed from.
     var originalJPEG: Bool?
     var error: String?
@@ -166,6 +174,7 @@ private struct InfoLine: Encodable {
         durations = info.durations
         profile = info.profile.map { $0.name ?? "" }
         colorSpace = info.profile?.colorSpace.rawValue
+        profileIgnored = info.profileIgnored
         originalJPEG = info.hasOriginalJPEG ? true : nil
     }
 

@@ -22,6 +22,25 @@ extension ColorProfile {
         self = profile
     }
 
+    /// Why the colour profile the encoded image `data` embeds cannot be used — its segments incomplete, damaged, over
+    /// the size limit, or Little CMS cannot be opened — or `nil` when it embeds a usable one or none. A decoder
+    /// ignores such a profile, with ``DecodingWarning/colorProfileIgnored(reason:)``.
+    ///
+    /// ```swift
+    /// if ColorProfile(embeddedIn: jpeg) == nil, let reason = ColorProfile.reasonIgnored(embeddedIn: jpeg) { … }
+    /// ```
+    public static func reasonIgnored(embeddedIn data: some Collection<UInt8>) -> String? {
+        let read: (UnsafeRawBufferPointer) -> String? = { bytes in
+            if case .unusable(let reason) = lookup(in: bytes, format: ImageFormat(sniffing: bytes)) {
+                reason
+            } else {
+                nil
+            }
+        }
+        return data.withContiguousStorageIfAvailable({ read(UnsafeRawBufferPointer($0)) })
+            ?? Array(data).withUnsafeBytes(read)
+    }
+
     /// The profile `bytes` (an encoded image of `format`) embeds, or `nil` when it embeds none (a PNG's sRGB chunk
     /// counts as none) or one that cannot be used (damaged, truncated, absurd): such an image is decoded as untagged.
     static func embedded(in bytes: UnsafeRawBufferPointer, format: ImageFormat) -> ColorProfile? {

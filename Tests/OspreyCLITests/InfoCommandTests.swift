@@ -43,6 +43,26 @@ import Testing
         }
     }
 
+    @Test("a profile that cannot be used is named as ignored, with the reason, as the decoder warns")
+    func reportsAnIgnoredProfile() throws {
+        try withTemporaryDirectory { directory in
+            let image = try ImageDecoder.decode(SyntheticImages.png(width: 5, height: 4))
+            let jpeg = try ImageEncoder.encode(image, as: .jpeg)
+            // An APP2 ICC_PROFILE segment (1 of 1) whose payload is no profile, right after SOI.
+            let payload = Array("ICC_PROFILE".utf8) + [0, 1, 1] + [UInt8](repeating: 0x5A, count: 200)
+            let segment: [UInt8] = [0xFF, 0xE2, UInt8((payload.count + 2) >> 8), UInt8((payload.count + 2) & 0xFF)]
+            let file = try write(
+                Array(jpeg.prefix(2)) + segment + payload + Array(jpeg.dropFirst(2)), to: directory + "/d.jpg")
+
+            let reason = "it is damaged or not an ICC profile Little CMS can read"
+            #expect(
+                try OspreyBinary.run(["info", file]).standardOutput
+                    == "\(file): jpeg 5x4, profile ignored (\(reason))\n")
+            let json = try OspreyBinary.run(["info", "--json", file]).standardOutput
+            #expect(json.contains(#""profileIgnored":"\#(reason)""#) && !json.contains(#""profile":"#), "\(json)")
+        }
+    }
+
     @Test func aBadFileFailsWithStatus1OnStandardErrorAndTheOthersStillPrint() throws {
         try withTemporaryDirectory { directory in
             let png = try write(SyntheticImages.png(width: 2, height: 3), to: directory + "/a.png")

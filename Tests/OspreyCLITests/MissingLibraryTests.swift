@@ -74,7 +74,8 @@ struct MissingLibraryTests {
         #expect(run.standardOutput.contains("  libjpeg-turbo "))
     }
 
-    @Test("without Little CMS, a tagged image decodes untagged, with a warning that says why")
+    @Test(
+        "without Little CMS, a tagged image decodes untagged with a warning, and info says why its profile is ignored")
     func withoutLittleCMS() throws {
         let untagged = try LibraryLoadingTests.file(.jpeg)
         let tagged = untagged + ".tagged.jpg"
@@ -92,6 +93,11 @@ struct MissingLibraryTests {
                 "colour profile ignored: Little CMS cannot be opened: liblcms2 is not installed"),
             "\(run.standardError)")
         #expect(ColorProfile(embeddedIn: Array(try Data(contentsOf: URL(fileURLWithPath: converted)))) == nil)
+        let info = try Self.run(without: ["liblcms2.so.2"], ["info", tagged])
+        #expect(info.status == 0, "\(info.standardError)")
+        #expect(
+            info.standardOutput.contains("profile ignored (Little CMS cannot be opened: liblcms2 is not installed"),
+            "\(info.standardOutput)")
     }
 
     @Test("without SQLite, the cache commands say the index cannot be read, and why")
