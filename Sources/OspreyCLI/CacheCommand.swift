@@ -50,14 +50,30 @@ struct CacheCommand: AsyncParsableCommand {
             return configuration
         }
 
-        func open() -> DiskCache { DiskCache(configuration: configuration) }
+        /// The cache, opened to be changed; refused when its directory cannot be used, as the warning before says
+        /// (from memory, a clean or a clear would remove nothing and report it done).
+        func open() throws -> DiskCache {
+            let cache = DiskCache(configuration: configuration)
+            guard !cache.isMemoryOnly else {
+                printError("osprey: cannot use the disk cache at \(cache.configuration.directory)")
+                throw ExitCode(1)
+            }
+            return cache
+        }
 
         /// The cache opened for looking only: nothing is created or written, and a cache in a directory this user
-        /// cannot write (a read-only mount) is read as it is.
-        func openForReading() -> DiskCache {
+        /// cannot write (a read-only mount) is read as it is. Refused when its index is there but cannot be read, as
+        /// the warning before says (from memory, the cache would look empty); a directory with no index yet is an
+        /// empty cache.
+        func openForReading() throws -> DiskCache {
             var configuration = configuration
             configuration.isReadOnly = true
-            return DiskCache(configuration: configuration)
+            let cache = DiskCache(configuration: configuration)
+            guard !cache.hasUnreadableIndex else {
+                printError("osprey: cannot read the disk cache at \(cache.configuration.directory)")
+                throw ExitCode(1)
+            }
+            return cache
         }
     }
 
@@ -75,7 +91,7 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var location: Location
 
         func run() async throws {
-            let cache = location.openForReading()
+            let cache = try location.openForReading()
             let configuration = cache.configuration
             let totals = await cache.totals()
             let maxAge = configuration.maximumAge.map { Int($0.components.seconds) }
@@ -109,7 +125,7 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var location: Location
 
         func run() async throws {
-            let events = await location.open().clean()
+            let events = try await location.open().clean()
             CacheCommand.report(
                 removed: events.reduce(0) { $0 + $1.keys.count }, bytes: events.reduce(0) { $0 + $1.bytes },
                 json: location.json)
@@ -129,7 +145,7 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var location: Location
 
         func run() async throws {
-            let cache = location.open()
+            let cache = try location.open()
             let before = await cache.totals()
             await cache.removeAll()
             CacheCommand.report(removed: before.count, bytes: before.size, json: location.json)
@@ -151,7 +167,7 @@ struct CacheCommand: AsyncParsableCommand {
         @OptionGroup var location: Location
 
         func run() async throws {
-            for entry in await location.openForReading().allEntries() {
+            for entry in try await location.openForReading().allEntries() {
                 let date = Date(timeIntervalSince1970: entry.lastAccess.seconds).formatted(.iso8601)
                 if location.json {
                     var line = JSONLine()

@@ -55,6 +55,32 @@ struct CacheCommandTests {
         }
     }
 
+    @Test("a cache that cannot be opened fails each command, saying why, rather than report it empty")
+    func unusableCacheFails() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-cache-\(UUID())").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // An index that is not SQLite: a read-only cache does not rebuild it.
+        let cacheDirectory = directory + "/damaged/osprey/default"
+        try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
+        try Data(repeating: 0x5A, count: 4096).write(to: URL(fileURLWithPath: cacheDirectory + "/index.sqlite"))
+        for command in ["info", "ls"] {
+            let run = try OspreyBinary.run(["cache", command, "--cache-dir", directory + "/damaged"])
+            #expect(run.status == 1 && run.standardOutput.isEmpty, "cache \(command): \(run.standardOutput)")
+            #expect(run.standardError.contains("disk cache index cannot be read"), "\(run.standardError)")
+            #expect(run.standardError.contains("osprey: cannot read the disk cache at \(cacheDirectory)"))
+        }
+        // A file where the directory should be: nothing can be cleaned or cleared.
+        try Data("a file".utf8).write(to: URL(fileURLWithPath: directory + "/file"))
+        for command in ["clean", "clear"] {
+            let run = try OspreyBinary.run(["cache", command, "--cache-dir", directory + "/file"])
+            #expect(run.status == 1 && run.standardOutput.isEmpty, "cache \(command): \(run.standardOutput)")
+            #expect(run.standardError.contains("osprey: cannot use the disk cache at"), "\(run.standardError)")
+        }
+        // No cache there yet: an empty one, not an error.
+        let fresh = try OspreyBinary.run(["cache", "info", "--cache-dir", directory + "/none"])
+        #expect(fresh.status == 0 && fresh.standardOutput.contains("entries: 0\n"))
+    }
+
     @Test("info and ls read a cache in a directory that cannot be written, and fetch serves hits from it")
     func readOnlyDirectory() async throws {
         try await withOriginServer { server in

@@ -384,6 +384,11 @@ public final class DiskCache: Sendable {
     /// index yet).
     public var isMemoryOnly: Bool { state.withLock { $0.isMemoryOnly } }
 
+    /// Whether the directory holds an index this cache could not open (a warning said why: damaged and not to be
+    /// rebuilt by a read-only cache, or SQLite cannot be loaded): the cache then works in memory only and sees none of
+    /// the entries on disk.
+    public var hasUnreadableIndex: Bool { isMemoryOnly && FileSystem.exists(indexPath) }
+
     /// Throws, for a store under `key`, when the cache is memory-only (its directory unusable, or read-only with no
     /// index): a caller that reports what became of its store says so instead of counting a write that stored
     /// nothing as done.
