@@ -26,6 +26,21 @@
 /// One `LOOK_UP`, for the lists of names in the header.
 #define LOOK_UP_EACH(name) LOOK_UP(name);
 
+/// `fill_LIB` for a library accepted on its names alone: each function of the header's `LIST` looked up.
+#define DEFINE_FILL(lib, LIST) DEFINE_CHECKED_FILL(lib, LIST, 1, NULL)
+
+/// `fill_LIB` that looks up each function of `LIST`, then accepts the library only when `accepted` (an expression
+/// over `table`) holds, closing it with `refusal` otherwise.
+#define DEFINE_CHECKED_FILL(lib, LIST, accepted, refusal)                                                              \
+    static const char *fill_##lib(void *handle, osprey_##lib##_functions *table) {                                     \
+        LIST(LOOK_UP_EACH)                                                                                             \
+        if (!(accepted)) {                                                                                             \
+            dlclose(handle);                                                                                           \
+            return refusal;                                                                                            \
+        }                                                                                                              \
+        return NULL;                                                                                                   \
+    }
+
 #define STRINGIFY_VALUE(value) #value
 #define STRINGIFY(value) STRINGIFY_VALUE(value)
 
@@ -361,10 +376,7 @@ static const char *const jpeg_names[] = {
     "libjpeg" SHARED_SUFFIX, NULL,
 };
 
-static const char *fill_jpeg(void *handle, osprey_jpeg_functions *table) {
-    OSPREY_JPEG_FUNCTIONS(LOOK_UP_EACH)
-    return NULL;
-}
+DEFINE_FILL(jpeg, OSPREY_JPEG_FUNCTIONS)
 
 DEFINE_LOADER(jpeg, "libjpeg is not installed (Debian and Ubuntu: libjpeg62-turbo or libjpeg-turbo8)")
 
@@ -372,10 +384,7 @@ static const char *const turbojpeg_names[] = {
     "libturbojpeg" SHARED_SUFFIX ".0", "libturbojpeg.0.dylib", "libturbojpeg" SHARED_SUFFIX, NULL,
 };
 
-static const char *fill_turbojpeg(void *handle, osprey_turbojpeg_functions *table) {
-    OSPREY_TURBOJPEG_FUNCTIONS(LOOK_UP_EACH)
-    return NULL;
-}
+DEFINE_FILL(turbojpeg, OSPREY_TURBOJPEG_FUNCTIONS)
 
 DEFINE_LOADER(turbojpeg, "libturbojpeg is not installed (Debian and Ubuntu: libturbojpeg0)")
 
@@ -390,14 +399,8 @@ static const char *const png_names[] = {
     NULL,
 };
 
-static const char *fill_png(void *handle, osprey_png_functions *table) {
-    OSPREY_PNG_FUNCTIONS(LOOK_UP_EACH)
-    if (table->png_access_version_number() / 100 != PNG_LIBPNG_VER / 100) {
-        dlclose(handle);
-        return "the installed libpng is not the version Osprey was built with";
-    }
-    return NULL;
-}
+DEFINE_CHECKED_FILL(png, OSPREY_PNG_FUNCTIONS, table->png_access_version_number() / 100 == PNG_LIBPNG_VER / 100,
+                    "the installed libpng is not the version Osprey was built with")
 
 DEFINE_LOADER(png, "libpng is not installed (Debian and Ubuntu: libpng16-16)")
 
@@ -409,17 +412,11 @@ static const char *const webp_names[] = {
     "libwebp" SHARED_SUFFIX ".7", "libwebp.7.dylib", "libwebp" SHARED_SUFFIX, NULL,
 };
 
-static const char *fill_webp(void *handle, osprey_webp_functions *table) {
-    OSPREY_WEBP_FUNCTIONS(LOOK_UP_EACH)
-    WebPDecoderConfig decoder;
-    WebPConfig encoder;
-    if (!table->WebPInitDecoderConfigInternal(&decoder, WEBP_DECODER_ABI_VERSION) ||
-        !table->WebPConfigInitInternal(&encoder, WEBP_PRESET_DEFAULT, 75, WEBP_ENCODER_ABI_VERSION)) {
-        dlclose(handle);
-        return "the installed libwebp does not have the ABI Osprey was built with";
-    }
-    return NULL;
-}
+DEFINE_CHECKED_FILL(webp, OSPREY_WEBP_FUNCTIONS,
+                    table->WebPInitDecoderConfigInternal(&(WebPDecoderConfig){0}, WEBP_DECODER_ABI_VERSION) &&
+                        table->WebPConfigInitInternal(&(WebPConfig){0}, WEBP_PRESET_DEFAULT, 75,
+                                                      WEBP_ENCODER_ABI_VERSION),
+                    "the installed libwebp does not have the ABI Osprey was built with")
 
 DEFINE_LOADER(webp, "libwebp is not installed (Debian and Ubuntu: libwebp7)")
 
@@ -427,15 +424,9 @@ static const char *const webpdemux_names[] = {
     "libwebpdemux" SHARED_SUFFIX ".2", "libwebpdemux.2.dylib", "libwebpdemux" SHARED_SUFFIX, NULL,
 };
 
-static const char *fill_webpdemux(void *handle, osprey_webpdemux_functions *table) {
-    OSPREY_WEBPDEMUX_FUNCTIONS(LOOK_UP_EACH)
-    WebPAnimDecoderOptions options;
-    if (!table->WebPAnimDecoderOptionsInitInternal(&options, WEBP_DEMUX_ABI_VERSION)) {
-        dlclose(handle);
-        return "the installed libwebpdemux does not have the ABI Osprey was built with";
-    }
-    return NULL;
-}
+DEFINE_CHECKED_FILL(webpdemux, OSPREY_WEBPDEMUX_FUNCTIONS,
+                    table->WebPAnimDecoderOptionsInitInternal(&(WebPAnimDecoderOptions){0}, WEBP_DEMUX_ABI_VERSION),
+                    "the installed libwebpdemux does not have the ABI Osprey was built with")
 
 DEFINE_LOADER(webpdemux, "libwebpdemux is not installed (Debian and Ubuntu: libwebpdemux2)")
 
@@ -443,15 +434,9 @@ static const char *const webpmux_names[] = {
     "libwebpmux" SHARED_SUFFIX ".3", "libwebpmux.3.dylib", "libwebpmux" SHARED_SUFFIX, NULL,
 };
 
-static const char *fill_webpmux(void *handle, osprey_webpmux_functions *table) {
-    OSPREY_WEBPMUX_FUNCTIONS(LOOK_UP_EACH)
-    WebPAnimEncoderOptions options;
-    if (!table->WebPAnimEncoderOptionsInitInternal(&options, WEBP_MUX_ABI_VERSION)) {
-        dlclose(handle);
-        return "the installed libwebpmux does not have the ABI Osprey was built with";
-    }
-    return NULL;
-}
+DEFINE_CHECKED_FILL(webpmux, OSPREY_WEBPMUX_FUNCTIONS,
+                    table->WebPAnimEncoderOptionsInitInternal(&(WebPAnimEncoderOptions){0}, WEBP_MUX_ABI_VERSION),
+                    "the installed libwebpmux does not have the ABI Osprey was built with")
 
 DEFINE_LOADER(webpmux, "libwebpmux is not installed (Debian and Ubuntu: libwebpmux3)")
 
@@ -460,10 +445,7 @@ DEFINE_LOADER(webpmux, "libwebpmux is not installed (Debian and Ubuntu: libwebpm
 // giflib 5.1 and later (the API of the headers: DGifOpen with an error out-parameter, DGifCloseFile with one).
 static const char *const gif_names[] = {"libgif" SHARED_SUFFIX ".7", "libgif.7.dylib", "libgif" SHARED_SUFFIX, NULL};
 
-static const char *fill_gif(void *handle, osprey_gif_functions *table) {
-    OSPREY_GIF_FUNCTIONS(LOOK_UP_EACH)
-    return NULL;
-}
+DEFINE_FILL(gif, OSPREY_GIF_FUNCTIONS)
 
 DEFINE_LOADER(gif, "giflib is not installed (Debian and Ubuntu: libgif7)")
 
@@ -474,9 +456,6 @@ static const char *const deflate_names[] = {
     "libdeflate" SHARED_SUFFIX ".0", "libdeflate.0.dylib", "libdeflate" SHARED_SUFFIX, NULL,
 };
 
-static const char *fill_deflate(void *handle, osprey_deflate_functions *table) {
-    OSPREY_DEFLATE_FUNCTIONS(LOOK_UP_EACH)
-    return NULL;
-}
+DEFINE_FILL(deflate, OSPREY_DEFLATE_FUNCTIONS)
 
 DEFINE_LOADER(deflate, "libdeflate is not installed (Debian and Ubuntu: libdeflate0)")
