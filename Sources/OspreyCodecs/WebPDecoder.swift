@@ -36,7 +36,7 @@ enum WebPDecoder {
         var frameCount = 1
         var orientation = ImageOrientation.up
 
-        /// Without libwebpdemux, what a still image without EXIF would say.
+        /// What the container says (read with libwebpdemux; without it, one upright frame).
         init(_ base: UnsafePointer<UInt8>, count: Int) {
             guard let libwebpdemux = try? SharedLibraries.webpDemux else { return }
             var data = WebPData(bytes: base, size: count)
