@@ -47,9 +47,8 @@ extension ImageHeader {
         guard status == VP8_STATUS_OK else {
             throw .malformed(format: .webp, reason: webPStatusDescription(status))
         }
-        let orientation =
-            bytes.baseAddress.map { WebPDecoder.Container($0.assumingMemoryBound(to: UInt8.self), count: bytes.count) }?
-            .orientation ?? .up
+        guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self) else { throw .truncated(format: .webp) }
+        let orientation = try WebPDecoder.Container(base, count: bytes.count).orientation
         var result = try validated(.webp, Int(features.width), Int(features.height), orientation: orientation)
         result.channels = features.has_alpha != 0 || features.has_animation != 0 ? 4 : 3
         return result

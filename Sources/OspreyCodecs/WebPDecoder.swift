@@ -12,7 +12,7 @@ enum WebPDecoder {
                 ? .truncated(format: .webp) : .malformed(format: .webp, reason: webPStatusDescription(status))
         }
         let canvas = ImageSize(width: Int(features.width), height: Int(features.height))
-        let container = Container(base, count: bytes.count)
+        let container = try Container(base, count: bytes.count)
         let lookup = ColorProfile.lookup(in: bytes, format: .webp, options: options)
         if features.has_animation != 0 {
             var image = try decodeAnimation(
@@ -36,9 +36,10 @@ enum WebPDecoder {
         var frameCount = 1
         var orientation = ImageOrientation.up
 
-        /// What the container says (read with libwebpdemux; without it, one upright frame).
-        init(_ base: UnsafePointer<UInt8>, count: Int) {
-            guard let libwebpdemux = try? SharedLibraries.webpDemux else { return }
+        /// What the container says, read with libwebpdemux (without it, a WebP's orientation cannot be known: the
+        /// image is refused rather than shown the wrong way up).
+        init(_ base: UnsafePointer<UInt8>, count: Int) throws(CodecError) {
+            let libwebpdemux = try SharedLibraries.webpDemux
             var data = WebPData(bytes: base, size: count)
             guard let demux = libwebpdemux.demux(&data) else { return }
             defer { libwebpdemux.WebPDemuxDelete(demux) }

@@ -51,6 +51,20 @@ struct MissingLibraryTests {
         #expect(other.standardOutput.contains("jpeg"))
     }
 
+    @Test("without libwebpdemux, a WebP is refused (its orientation and frames cannot be read), saying why")
+    func withoutLibwebpdemux() throws {
+        let webp = try LibraryLoadingTests.file(.webp)
+        defer { try? FileManager.default.removeItem(atPath: webp) }
+        for arguments in [["info", webp], ["convert", webp, webp + ".png"]] {
+            let run = try Self.run(without: ["libwebpdemux.so.2"], arguments)
+            #expect(run.status == 1, "\(arguments)")
+            #expect(
+                run.standardError.contains("WEBP is not available: libwebpdemux is not installed"),
+                "\(run.standardError)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: webp + ".png"))
+    }
+
     @Test("without libdeflate, a PNG decodes through libpng alone, to the same pixels")
     func withoutLibdeflate() throws {
         let png = try LibraryLoadingTests.file(.png)
