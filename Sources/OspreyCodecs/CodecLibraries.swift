@@ -14,7 +14,7 @@ public enum CodecLibraries {
     /// libjpeg-turbo, libpng, libwebp, giflib, then libavif, libheif and libjxl. Each is opened only when an image
     /// first needs it (and accepted only with the ABI of the headers Osprey was built with), so the versions are the
     /// headers' — except libwebp's, whose headers carry none: libwebp is opened to ask it, and reported as
-    /// "not available" (with the reason) when it cannot be.
+    /// "not available: <the reason>" when it cannot be.
     public static var all: [Library] {
         let jpeg = Int(osprey_jpeg_turbo_version_number())  // 2001005 for 2.1.5
         let webp: String
