@@ -29,6 +29,15 @@ import Testing
         return path
     }
 
+    /// `untagged` (a JPEG) re-encoded with an sRGB profile, in `untagged + ".tagged.jpg"` (removed by the caller).
+    static func taggedFile(from untagged: String) throws -> String {
+        let tagged = untagged + ".tagged.jpg"
+        var image = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: untagged))))
+        image.colorProfile = .sRGB
+        try Data(try ImageEncoder.encode(image, as: .jpeg)).write(to: URL(fileURLWithPath: tagged))
+        return tagged
+    }
+
     @Test("--version and a JPEG open none of them; an AVIF opens libavif alone, a JPEG XL libjxl alone")
     func openedOnFirstUse() throws {
         let version = try Self.openedLibraries(["--version"])
@@ -109,11 +118,8 @@ import Testing
     @Test("liblcms2 is opened by the first image that carries a colour profile, not by --version or an untagged one")
     func lcmsOpenedOnFirstUse() throws {
         let untagged = try Self.file(.jpeg)
-        let tagged = untagged + ".tagged.jpg"
+        let tagged = try Self.taggedFile(from: untagged)
         defer { for path in [untagged, tagged] { try? FileManager.default.removeItem(atPath: path) } }
-        var image = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: untagged))))
-        image.colorProfile = .sRGB
-        try Data(try ImageEncoder.encode(image, as: .jpeg)).write(to: URL(fileURLWithPath: tagged))
         #expect(ColorProfile(embeddedIn: Array(try Data(contentsOf: URL(fileURLWithPath: tagged)))) != nil)
 
         for arguments in [["--version"], ["info", untagged]] {

@@ -15,10 +15,12 @@ private let canHideLibraries: Bool = {
 /// namespace (an unprivileged container), the suite is skipped, and says so.
 @Suite(.enabled(if: canHideLibraries, "unshare --mount is not permitted here"))
 struct MissingLibraryTests {
+    /// The dynamic loader's cache of shared objects (`ldconfig -p`), read once.
+    static let loaderCache = (try? OspreyBinary.run("/sbin/ldconfig", ["-p"]).standardOutput) ?? ""
+
     /// The file the dynamic loader opens for the shared object `name` (`libgif.so.7`), symbolic links resolved.
     static func file(of name: String) throws -> String {
-        let cache = try OspreyBinary.run("/sbin/ldconfig", ["-p"])
-        let line = cache.standardOutput.split(separator: "\n").first {
+        let line = loaderCache.split(separator: "\n").first {
             $0.trimmingCharacters(in: .whitespaces).hasPrefix(name + " ")
         }
         let path = try #require(line?.components(separatedBy: " => ").last, "\(name) is not in the loader's cache")
@@ -92,11 +94,8 @@ struct MissingLibraryTests {
         "without Little CMS, a tagged image decodes untagged with a warning, and info says why its profile is ignored")
     func withoutLittleCMS() throws {
         let untagged = try LibraryLoadingTests.file(.jpeg)
-        let tagged = untagged + ".tagged.jpg"
+        let tagged = try LibraryLoadingTests.taggedFile(from: untagged)
         defer { for path in [untagged, tagged] { try? FileManager.default.removeItem(atPath: path) } }
-        var image = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: untagged))))
-        image.colorProfile = .sRGB
-        try Data(try ImageEncoder.encode(image, as: .jpeg)).write(to: URL(fileURLWithPath: tagged))
 
         let converted = tagged + ".png"
         defer { try? FileManager.default.removeItem(atPath: converted) }
