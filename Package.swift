@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "OspreyServer", targets: ["OspreyServer"]),
         .library(name: "OspreyTesting", targets: ["OspreyTesting"]),
         .executable(name: "osprey", targets: ["OspreyCLI"]),
+        .executable(name: "osprey-proxy", targets: ["OspreyProxyCLI"]),
     ],
     traits: [
         // swift-otel's exporter costs minutes of build time that most builds do not need: it is built only when asked
@@ -100,14 +101,36 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The command line: `osprey`, and `osprey-proxy`, which runs `osprey serve` and `osprey sign` for it so that
+        // only the proxy's commands load the server (Sources/OspreyCLI/ProxyCommands.swift says why and how).
+        .target(
+            name: "OspreyCommandLine",
+            dependencies: [
+                "Osprey",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
         .executableTarget(
             name: "OspreyCLI",
             dependencies: [
                 "Osprey",
-                "OspreyServer",
+                "OspreyCommandLine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "OspreyProxyCLI",
+            dependencies: [
+                "Osprey",
+                "OspreyCommandLine",
+                "OspreyServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["OTLP"])),
@@ -203,7 +226,8 @@ let package = Package(
         .testTarget(
             name: "OspreyCLITests",
             dependencies: [
-                "OspreyCLI", "Osprey", "OspreyCodecs", "OspreyServer", "OspreyTesting",
+                "OspreyCLI", "OspreyProxyCLI", "OspreyCommandLine", "Osprey", "OspreyCodecs", "OspreyServer",
+                "OspreyTesting",
                 "EmbeddedProxyExample", "BatchThumbnailerExample", "CustomProcessorsExample",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `make install` into a staging directory, then checks what it put there: the binary runs, the manual page renders
-# with every subcommand, and the bash completion completes a subcommand and a flag of it (zsh's and fish's are checked
-# for syntax when those shells are installed). CONFIGURATION picks the build (default: debug, already built by
-# `make test`). Exits non-zero when any of it does not hold.
+# `make install` into a staging directory, then checks what it put there: the binary runs (and finds osprey-proxy,
+# which runs sign and serve), the manual page renders with every subcommand, and the bash completion completes a
+# subcommand and a flag of it (zsh's and fish's are checked for syntax when those shells are installed).
+# CONFIGURATION picks the build (default: debug, already built by `make test`). Exits non-zero when any of it does
+# not hold.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -12,6 +13,9 @@ make --no-print-directory install CONFIGURATION="${CONFIGURATION:-debug}" DESTDI
 root="$stage/usr"
 
 "$root/bin/osprey" --version | head -n 1
+# serve and sign run through libexec/osprey/osprey-proxy, found from bin/osprey
+signed=$("$root/bin/osprey" sign https://example.com/a.jpg w=300 --secret check-install-secret)
+[[ "$signed" == "/img?url="*"&sig="* ]] || { echo "osprey sign printed '$signed'" >&2; exit 1; }
 manual=$(MANWIDTH=100 man -l "$root/share/man/man1/osprey.1" 2>/dev/null || cat "$root/share/man/man1/osprey.1")
 for command in fetch prefetch cache info convert serve sign; do
     grep -qw "$command" <<<"$manual" || { echo "the manual page does not describe '$command'" >&2; exit 1; }

@@ -197,7 +197,8 @@ def run(paths, fleet, headers=None, on_completed=None):
 def main():
     osprey = os.environ.get("OSPREY_BIN")
     if not osprey:
-        subprocess.run(["swift", "build", "--product", "osprey"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+        for product in ("osprey", "osprey-proxy"):
+            subprocess.run(["swift", "build", "--product", product], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
         bin_path = subprocess.run(["swift", "build", "--show-bin-path"], cwd=ROOT, check=True,
                                   capture_output=True, text=True).stdout.strip()
         osprey = f"{bin_path}/osprey"

@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 osprey=${OSPREY_BIN:-}
 if [[ -z "$osprey" ]]; then
     swift build --product osprey >/dev/null
+    swift build --product osprey-proxy >/dev/null
     osprey="$(swift build --show-bin-path)/osprey"
 fi
 nginx=$(command -v nginx || echo /usr/sbin/nginx)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import Osprey
+import OspreyCommandLine
 
 /// `osprey cache info|clean|clear|ls`: the disk cache `fetch` and `prefetch` use.
 struct CacheCommand: AsyncParsableCommand {

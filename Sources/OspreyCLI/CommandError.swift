@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Osprey
 import OspreyCodecs
+import OspreyCommandLine
 
 /// A failure a command reports as one line on standard error.
 struct CommandError: Error {

@@ -1,13 +1,11 @@
 import ArgumentParser
 import FoundationEssentials
-import Logging
 import Osprey
 import OspreyCodecs
+import OspreyCommandLine
 
-/// `osprey`: the command line over the Osprey library.
-///
-/// Exit status: 0 on success, 1 when the work failed (a file could not be read, a URL could not be loaded), 2 for a
-/// usage error (unknown option, missing argument), as Unix tools do.
+/// `osprey`: the command line over the Osprey library. `serve` and `sign` are parsed here and run by `osprey-proxy`
+/// (``ProxyExecutable``), the executable that links the server.
 @main
 struct OspreyCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -41,32 +39,7 @@ struct OspreyCommand: AsyncParsableCommand {
         return text
     }
 
-    /// Parses and runs the command, mapping argument-parsing failures to exit status 2.
     static func main() async {
-        // Diagnostics go to standard error, results to standard output; warnings only, unless --verbose.
-        let verbose = CommandLine.arguments.contains("--verbose")
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = verbose ? .debug : .warning
-            return handler
-        }
-        do {
-            var command = try parseAsRoot()
-            if var asyncCommand = command as? any AsyncParsableCommand {
-                try await asyncCommand.run()
-            } else {
-                try command.run()
-            }
-        } catch {
-            let code = exitCode(for: error)
-            guard code == .validationFailure else { exit(withError: error) }
-            // One line naming the problem and the fix; the usage screen is a --help away.
-            let line =
-                "osprey: "
-                + message(for: error).trimmingWhitespace()
-                .replacing("\n", with: " ") + " (see --help)"
-            StandardStream.error.write(line + "\n")
-            exit(withError: ExitCode(2))
-        }
+        await CommandLineEntry.run(Self.self)
     }
 }

@@ -1,8 +1,9 @@
 import ArgumentParser
+import OspreyCommandLine
 import OspreyServer
 import Testing
 
-@testable import OspreyCLI
+@testable import OspreyProxyCLI
 
 /// `--max-memory`'s sizes, and how `osprey serve` reads them from its flag and the environment.
 @Suite struct ByteSizeTests {
@@ -21,16 +22,16 @@ import Testing
     }
 
     @Test func serveReadsTheFlagThenTheEnvironment() throws {
-        let fromEnvironment = try ServeCommand.parse(["--allow-unsigned"])
+        let fromEnvironment = try ServeOptions.parse(["--allow-unsigned"])
             .serverConfiguration(environment: ["OSPREY_MAX_MEMORY": "1G", "OSPREY_MAX_MEMORY_WAITING": "3"])
         #expect(fromEnvironment.maxMemory == 1 << 30 && fromEnvironment.maxMemoryWaiting == 3)
-        let fromFlag = try ServeCommand.parse(["--allow-unsigned", "--max-memory", "256M"])
+        let fromFlag = try ServeOptions.parse(["--allow-unsigned", "--max-memory", "256M"])
             .serverConfiguration(environment: ["OSPREY_MAX_MEMORY": "1G"])
         #expect(fromFlag.maxMemory == 256 << 20)
-        let byDefault = try ServeCommand.parse(["--allow-unsigned"]).serverConfiguration(environment: [:])
+        let byDefault = try ServeOptions.parse(["--allow-unsigned"]).serverConfiguration(environment: [:])
         #expect(byDefault.maxMemory == nil && byDefault.maxMemoryWaiting == 64)
         #expect(throws: ValidationError.self) {
-            try ServeCommand.parse(["--allow-unsigned", "--max-memory", "lots"]).serverConfiguration(environment: [:])
+            try ServeOptions.parse(["--allow-unsigned", "--max-memory", "lots"]).serverConfiguration(environment: [:])
         }
     }
 }

@@ -1,9 +1,10 @@
 import ArgumentParser
 import Foundation
+import OspreyCommandLine
 import OspreyServer
 import Testing
 
-@testable import OspreyCLI
+@testable import OspreyProxyCLI
 
 /// `osprey serve --config FILE`: the file's settings under the environment and the flags, refusals, and
 /// `--print-config` with secrets masked.
@@ -29,7 +30,7 @@ import Testing
 
         // The variable wins over the file, the flag over both.
         let environment = file.merging(["OSPREY_MAX_IN_FLIGHT": "7", "OSPREY_CACHE_MAX_AGE": "5"]) { $1 }
-        let configuration = try ServeCommand.parse(["--cache-max-age", "3"]).serverConfiguration(
+        let configuration = try ServeOptions.parse(["--cache-max-age", "3"]).serverConfiguration(
             environment: environment)
         #expect(configuration.port == 9000)
         #expect(configuration.maxInFlight == 7)

@@ -5,11 +5,12 @@ import NIOCore
 import NIOHTTP1
 import Osprey
 import OspreyCodecs
+import OspreyCommandLine
 import OspreyServer
 import OspreyTesting
 import Testing
 
-@testable import OspreyCLI
+@testable import OspreyProxyCLI
 
 /// `osprey sign`: what it prints, what it refuses, and that a server with the secret serves what it signs.
 @Suite struct SignCommandTests {
@@ -17,7 +18,7 @@ import Testing
 
     @Test("the path or URL carries the parameters in order, exp from --expires-in, and the first secret's sig")
     func printsASignedPath() throws {
-        let command = try SignCommand.parse([
+        let command = try SignOptions.parse([
             "https://example.com/a b.jpg", "w=300", "fit=cover", "h=200", "--expires-in", "60", "--base",
             "https://img.example.com/",
         ])
@@ -33,7 +34,7 @@ import Testing
         #expect(URLSigner(secret: Array("first-secret".utf8)).isValid(sig, path: "/img", parameters: parameters))
         #expect(!URLSigner(secret: Array("second-secret".utf8)).isValid(sig, path: "/img", parameters: parameters))
         // --secret wins over the variable; without --base, the path alone.
-        let flagged = try SignCommand.parse(["https://example.com/a.jpg", "--secret", "second-secret"])
+        let flagged = try SignOptions.parse(["https://example.com/a.jpg", "--secret", "second-secret"])
         let path = try flagged.signed(environment: Self.environment, now: now)
         #expect(path.hasPrefix("/img?url=https%3A%2F%2Fexample.com%2Fa.jpg&sig="))
         let flaggedSig = String(path.split(separator: "=").last ?? "")
@@ -52,7 +53,7 @@ import Testing
             (["https://example.com/a.jpg", "sig=x"], "'sig' is set by osprey sign itself"),
         ]
         for (arguments, message) in cases {
-            let command = try SignCommand.parse(arguments)
+            let command = try SignOptions.parse(arguments)
             #expect(throws: (any Error).self) { try command.signed(environment: Self.environment, now: .now) }
             do {
                 _ = try command.signed(environment: Self.environment, now: .now)
@@ -60,7 +61,7 @@ import Testing
                 #expect("\(error)".contains(message), "\(arguments): \(error)")
             }
         }
-        let unsigned = try SignCommand.parse(["https://example.com/a.jpg"])
+        let unsigned = try SignOptions.parse(["https://example.com/a.jpg"])
         #expect(throws: (any Error).self) { try unsigned.signed(environment: [:], now: .now) }
         #expect(throws: (any Error).self) {
             try SignCommand.parseAsRoot(["https://example.com/a.jpg", "--expires-in", "5", "--expires-at", "9"])

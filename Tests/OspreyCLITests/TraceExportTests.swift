@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Testing
 
-@testable import OspreyCLI
+@testable import OspreyProxyCLI
 
 /// `osprey serve --otlp-endpoint`: the collector's URL, and what a build without the OTLP trait says. (The export itself
 /// runs in `make test-otlp`, against a collector, with osprey built with the trait.)

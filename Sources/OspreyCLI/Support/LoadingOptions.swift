@@ -4,6 +4,7 @@ import HTTPTypes
 import Logging
 import Osprey
 import OspreyCodecs
+import OspreyCommandLine
 
 /// The options every command that loads URLs shares (`fetch`, `prefetch`), and how they become an `ImageManager`.
 ///

@@ -1,5 +1,6 @@
 import FoundationEssentials
 import Osprey
+import OspreyCommandLine
 
 #if canImport(Glibc)
 import Glibc
@@ -122,7 +123,7 @@ enum OutputFile {
     }
 
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws(CommandError) {
-        guard bytes.withUnsafeBytes({ OspreyCLI.writeAll($0, to: descriptor) }) else {
+        guard bytes.withUnsafeBytes({ OspreyCommandLine.writeAll($0, to: descriptor) }) else {
             throw failure("cannot write \(path)")
         }
     }
@@ -130,20 +131,4 @@ enum OutputFile {
     private static func failure(_ what: String) -> CommandError {
         CommandError(message: "\(what): \(String(cString: strerror(errno)))")
     }
-}
-
-/// Writes all of `buffer` to `descriptor`, retrying short and interrupted writes; `false` (with `errno` set) when a
-/// write fails.
-func writeAll(_ buffer: UnsafeRawBufferPointer, to descriptor: Int32) -> Bool {
-    var offset = 0
-    while offset < buffer.count {
-        let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
-        if written < 0 && errno == EINTR { continue }
-        guard written > 0 else {
-            if written == 0 { errno = EIO }
-            return false
-        }
-        offset += written
-    }
-    return true
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import FoundationEssentials
+import OspreyCommandLine
 import Synchronization
 
 #if canImport(Glibc)

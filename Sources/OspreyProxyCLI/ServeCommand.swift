@@ -3,162 +3,31 @@ import FoundationEssentials
 import Logging
 import Osprey
 import OspreyCodecs
+import OspreyCommandLine
 import OspreyServer
 import ServiceLifecycle
 
 /// `osprey serve`: the image proxy (docs/serve.md).
 struct ServeCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "serve",
-        abstract: "Run the image proxy: GET /img?url=...&w=...&h=... resized, converted, cached.",
-        discussion: """
-            Every flag also reads an OSPREY_* variable (the flag wins): OSPREY_HOST, OSPREY_PORT, OSPREY_CACHE_DIR, \
-            OSPREY_SECRET (comma-separated for several), OSPREY_ALLOW_UNSIGNED=1, OSPREY_PRESETS (semicolon-separated), \
-            OSPREY_PRESETS_ONLY=1, OSPREY_ALLOW_HOSTS (comma-separated), \
-            OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), OSPREY_LOCAL_ROOT, \
-            OSPREY_FALLBACK_IMAGE, OSPREY_FALLBACK_STATUS, OSPREY_WATERMARK, \
-            OSPREY_MAX_SOURCE_BYTES, OSPREY_MAX_SOURCE_PIXELS, OSPREY_MAX_OUTPUT_PIXELS, OSPREY_MAX_IN_FLIGHT, \
-            OSPREY_MAX_MEMORY, OSPREY_MAX_MEMORY_WAITING, OSPREY_CACHE_MAX_AGE, OSPREY_OTLP_ENDPOINT; and a --config file (JSON, keys named \
-            as the flags) under them: flags, then variables, then the file, then the defaults. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
-            SIGTERM or SIGINT stops accepting, lets requests in flight finish, and exits 0.
+    static let configuration = ServeOptions.configuration
 
-            Examples:
-              OSPREY_SECRET=$(openssl rand -hex 32) osprey serve --port 8080
-              osprey serve --allow-unsigned --allow-host '*.example.com'
-              curl 'http://127.0.0.1:8080/img?url=https%3A%2F%2Fexample.com%2Fcat.jpg&w=300'
-            """
-    )
-
-    @Option(help: "Address to listen on (default: 127.0.0.1; 0.0.0.0 for every interface).")
-    var host: String?
-
-    @Option(help: "Port to listen on (default: 8080; 0 picks a free one).")
-    var port: Int?
-
-    @OptionGroup var cacheDirectory: CacheDirectoryOption
-
-    @Option(
-        name: .customLong("secret"),
-        help: """
-            A signing secret (default: $OSPREY_SECRET, comma-separated). Repeatable: the first signs, every one \
-            verifies, for rotating keys. Prefer the variable: flags show in ps.
-            """)
-    var secrets: [String] = []
-
-    @Flag(help: "Serve unsigned requests too (signed ones are still checked).")
-    var allowUnsigned = false
-
-    @Option(
-        name: .customLong("preset"),
-        help: """
-            A preset: NAME=key:value,... such as thumb=w:300,h:300,fit:cover,q:75; a request applies it with p=thumb \
-            and overrides it with its own parameters; one named default applies to every request. Repeatable.
-            """)
-    var presetSpecifications: [String] = []
-
-    @Flag(help: "Take presets only: refuse every parameter but url, p, exp and sig.")
-    var presetsOnly = false
-
-    @Option(
-        name: .customLong("allow-host"),
-        help: "A source host allowed: example.com, or *.example.com for its subdomains. Repeatable; default: any.")
-    var allowedHosts: [String] = []
-
-    @Flag(help: "Fetch from loopback, private, link-local and CGNAT addresses too (never cloud metadata).")
-    var allowPrivateNetworks = false
-
-    @Option(
-        help: """
-            Serve url=local:///path sources from this directory (never outside it, symbolic links followed). \
-            Default: none, http and https sources only.
-            """)
-    var localRoot: String?
-
-    @Option(help: "An image to answer with, rendered as asked, when a source cannot be had (default: the error).")
-    var fallbackImage: String?
-
-    @Option(help: "The status the fallback image is sent with (default: 200).")
-    var fallbackStatus: Int?
-
-    @Option(help: "An image wm= lays over results (a logo, a copyright mark); read once (default: none).")
-    var watermark: String?
-
-    @Option(
-        name: .customLong("allow-source-address"),
-        help: "An address allowed whatever its network: 10.0.0.5 or 10.0.0.5:8080 or [fd00::1]:443. Repeatable.")
-    var allowedSourceAddresses: [String] = []
-
-    @Option(
-        name: .customLong("auto-format"),
-        help: """
-            What format=auto answers, in order of preference, among the formats the client's Accept names: \
-            repeatable or comma-separated (default: jxl,avif,webp). Without a match: the source's format, or JPEG/PNG.
-            """)
-    var autoFormats: [String] = []
-
-    @Option(help: "Largest source in bytes (default: 33554432).")
-    var maxSourceBytes: Int?
-
-    @Option(help: "Most pixels a source may have, read from its header (default: 50000000).")
-    var maxSourcePixels: Int?
-
-    @Option(help: "Most pixels an output may have (default: 16777216).")
-    var maxOutputPixels: Int?
-
-    @Option(help: "Most /img requests at once; more get 503 with Retry-After (default: 256).")
-    var maxInFlight: Int?
-
-    @Option(
-        help: """
-            Memory decoding and processing may take at once: bytes, 512M, 2G, or 60% of the process's memory \
-            (default: 50%). A render that does not fit waits; one that alone needs more gets 413.
-            """)
-    var maxMemory: String?
-
-    @Option(help: "Most renders waiting for memory; more get 503 with Retry-After (default: 64).")
-    var maxMemoryWaiting: Int?
-
-    @Option(help: "Cache-Control max-age of images, in seconds (default: 31536000).")
-    var cacheMaxAge: Int?
-
-    @Option(
-        help: """
-            A JSON file of settings, named as the flags (\"max-in-flight\": 64, \"allow-hosts\": [\"*.example.com\"]); \
-            flags win over OSPREY_* variables, which win over the file (default: $OSPREY_CONFIG).
-            """)
-    var config: String?
-
-    @Option(
-        help: """
-            Send traces over OTLP/HTTP to this OpenTelemetry collector (http://collector:4318, or its full traces URL); \
-            OTEL_* variables tune the export (default: none). Needs osprey built with the OTLP trait.
-            """)
-    var otlpEndpoint: String?
-
-    @Flag(help: "Print the effective configuration (secrets masked) and exit.")
-    var printConfig = false
-
-    @Flag(help: "Log at debug level (every request and transfer).")
-    var verbose = false
-
-    @Option(help: "Log level: trace, debug, info (a line per request; the default), notice, warning, error, critical.")
-    var logLevel: String?
+    @OptionGroup var options: ServeOptions
 
     func run() async throws {
         var environment = ProcessInfo.processInfo.environment
-        if let path = config ?? environment["OSPREY_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
+        if let path = options.config ?? environment["OSPREY_CONFIG"].flatMap({ $0.isEmpty ? nil : $0 }) {
             environment = try await ServeConfigurationFile.settings(fromFile: path).merging(environment) { $1 }
         }
-        var configuration = try serverConfiguration(environment: environment)
-        let otlpEndpoint = self.otlpEndpoint ?? environment["OSPREY_OTLP_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 }
+        var configuration = try options.serverConfiguration(environment: environment)
+        let otlpEndpoint = options.otlpEndpoint ?? environment["OSPREY_OTLP_ENDPOINT"].flatMap { $0.isEmpty ? nil : $0 }
         if let otlpEndpoint { try TraceExport.validate(otlpEndpoint) }
-        if printConfig {
+        if options.printConfig {
             print(ServeConfigurationFile.describe(configuration, otlpEndpoint: otlpEndpoint))
             return
         }
         var logger = Logger(label: "osprey.serve")
-        logger.logLevel = verbose ? .debug : .info
-        if let logLevel {
+        logger.logLevel = options.verbose ? .debug : .info
+        if let logLevel = options.logLevel {
             guard let level = Logger.Level(rawValue: logLevel) else {
                 throw ValidationError("'\(logLevel)' is not a log level")
             }
@@ -176,7 +45,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         try await runServer(configuration: configuration, logger: logger, services: services)
     }
+}
 
+extension ServeOptions {
     /// The configuration the flags, then `environment`, then the defaults give.
     func serverConfiguration(environment: [String: String]) throws -> ServerConfiguration {
         func env(_ name: String) -> String? {
