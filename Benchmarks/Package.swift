@@ -44,6 +44,7 @@ let package = Package(
         .executableTarget(
             name: "nio-floor",
             dependencies: [
+                .product(name: "Osprey", package: "Osprey"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -14,7 +14,8 @@ issue's target: both osprey commands >= 0.8x curl into /dev/null on both workloa
 them, `osprey prefetch --memory-only` (no disk cache: the download path alone) against curl into /dev/null, and
 curl into files against curl into /dev/null, show how much of the gap is the disk writes every peer pays too; and two
 floors without a disk, each a process of its own: AsyncHTTPClient alone (`ahc-floor`) and NIO's HTTP/1.1 codec
-alone (`nio-floor`), both collecting each body into an array as the downloader does.
+alone (`nio-floor`), both collecting each body into an array as the downloader does; and `nio-disk-floor`, NIO's
+codec storing each body in Osprey's DiskCache from a task: what a prefetch on a lean NIO client would cost at least.
 """
 import os, random, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -107,6 +108,8 @@ def main():
                                     fresh(prefix / "cache"), "-o", fresh(prefix / "out")] + urls,
                 # Floors, no disk: NIO's HTTP/1.1 codec alone, and AsyncHTTPClient alone, each collecting bodies.
                 "nio-floor": lambda n: [str(nio_floor), str(url_file), str(n)],
+                # The same storing each body in Osprey's DiskCache, as a prefetch does: a prefetch's floor on NIO.
+                "nio-disk-floor": lambda n: [str(nio_floor), str(url_file), str(n), "2", fresh(prefix / "floor-cache")],
                 "ahc-floor": lambda n: [str(ahc_floor), str(url_file), str(n)],
             }
             for command in clients.values():
@@ -137,6 +140,8 @@ def main():
                 for client in ("ahc-floor", "nio-floor"):
                     rate = count / best[(client, concurrency)]
                     row.append(f"{client} {rate:7.0f} req/s {rate / curl:5.2f}x")
+                rate = count / best[("nio-disk-floor", concurrency)]
+                row.append(f"nio-disk-floor {rate:7.0f} req/s {rate / curl:5.2f}x ({rate / files_rate:4.2f}x to files)")
                 print(" | ".join(row))
         finally:
             server.terminate()

@@ -1,13 +1,16 @@
 // The floor of an HTTP/1.1 client on SwiftNIO alone, for the prefetch comparison (compare_prefetch.py): keep-alive
 // connections to one origin, each with NIO's HTTP/1.1 codec and one handler that sends the next GET when a
 // response ends and collects the body into an array, as a download does. No AsyncHTTPClient, no Swift
-// concurrency, no cache: what any Swift client built on NIO pays per request at least.
+// concurrency, no cache: what any Swift client built on NIO pays per request at least. With a cache directory, each
+// body is also stored in Osprey's DiskCache from a task, as a prefetch stores it: what a prefetch on such a client
+// would pay at least.
 //
-//     nio-floor URL_FILE CONNECTIONS [THREADS]   → prints the wall time in seconds and the bytes received
+//     nio-floor URL_FILE CONNECTIONS [THREADS] [CACHE_DIR]   → prints the wall time in seconds and the bytes received
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Osprey
 
 /// The URLs still to fetch, shared by every connection (taken on their event loops, so behind a lock).
 final class Work: @unchecked Sendable {  // Owns a lock around the queue it hands out.
@@ -39,6 +42,14 @@ final class Work: @unchecked Sendable {  // Owns a lock around the queue it hand
         if all { done.succeed() }
     }
 
+    /// Stores `body` under `key` in `cache` from a task, then counts the request finished.
+    func store(_ body: [UInt8], forKey key: String, in cache: DiskCache) {
+        Task {
+            try? await cache.store(body, forKey: key)
+            self.finish(bytes: body.count)
+        }
+    }
+
     var received: Int {
         lock.lock()
         defer { lock.unlock() }
@@ -52,11 +63,14 @@ final class Fetcher: ChannelInboundHandler, @unchecked Sendable {  // Confined t
 
     let work: Work
     let host: String
+    let cache: DiskCache?
+    var path = ""
     var body: [UInt8] = []
 
-    init(work: Work, host: String) {
+    init(work: Work, host: String, cache: DiskCache?) {
         self.work = work
         self.host = host
+        self.cache = cache
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -68,6 +82,7 @@ final class Fetcher: ChannelInboundHandler, @unchecked Sendable {  // Confined t
             context.close(promise: nil)
             return
         }
+        self.path = path
         var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path)
         head.headers.add(name: "Host", value: host)
         head.headers.add(name: "Accept", value: "image/avif,image/webp,image/*;q=0.8")
@@ -86,7 +101,11 @@ final class Fetcher: ChannelInboundHandler, @unchecked Sendable {  // Confined t
         case .body(let buffer):
             buffer.withUnsafeReadableBytes { body.append(contentsOf: $0) }
         case .end:
-            work.finish(bytes: body.count)
+            if let cache {
+                work.store(body, forKey: host + path, in: cache)
+            } else {
+                work.finish(bytes: body.count)
+            }
             sendNext(context: context)
         }
     }
@@ -94,7 +113,7 @@ final class Fetcher: ChannelInboundHandler, @unchecked Sendable {  // Confined t
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let connections = Int(arguments[2]) else {
-    print("usage: nio-floor URL_FILE CONNECTIONS [THREADS]")
+    print("usage: nio-floor URL_FILE CONNECTIONS [THREADS] [CACHE_DIR]")
     exit(2)
 }
 let threads = arguments.count > 3 ? Int(arguments[3]) ?? 2 : System.coreCount
@@ -104,6 +123,10 @@ let urls = try String(contentsOfFile: arguments[1], encoding: .utf8).split(separ
 guard let first = urls.first, let host = first.host, let port = first.port else { exit(2) }
 let paths = urls.map { url in url.path + (url.query.map { "?" + $0 } ?? "") }
 
+var cacheConfiguration = DiskCache.Configuration()
+cacheConfiguration.baseDirectory = arguments.count > 4 ? arguments[4] : ""
+let cache = arguments.count > 4 ? DiskCache(configuration: cacheConfiguration) : nil
+
 let start = ContinuousClock.now
 let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
 let done = group.next().makePromise(of: Void.self)
@@ -111,7 +134,7 @@ let work = Work(paths: paths, done: done)
 for _ in 0..<connections {
     let bootstrap = ClientBootstrap(group: group).channelInitializer { channel in
         channel.pipeline.addHTTPClientHandlers().flatMap {
-            channel.pipeline.addHandler(Fetcher(work: work, host: "\(host):\(port)"))
+            channel.pipeline.addHandler(Fetcher(work: work, host: "\(host):\(port)", cache: cache))
         }
     }
     _ = bootstrap.connect(host: host, port: port)
