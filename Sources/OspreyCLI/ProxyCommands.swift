@@ -33,8 +33,9 @@ struct SignCommand: ParsableCommand {
 }
 
 /// `osprey-proxy`, the executable that runs `serve` and `sign`. The server (Hummingbird, swift-prometheus,
-/// swift-service-lifecycle, the proxy itself) is linked into it alone: linked into `osprey`, the dynamic loader
-/// would relocate it at the start of every command, which costs `osprey --version` about 0.7 ms of its 4.
+/// swift-service-lifecycle, the proxy itself) is linked into it alone: linked into `osprey`, its relocations and
+/// protocol-conformance records cost the start of every command, 0.3 ms of `osprey --version`'s 5
+/// (docs/benchmarks.md).
 ///
 /// `osprey` replaces itself with it (`execv`: the same process, so signals, the exit status and standard streams are
 /// the server's own), passing the subcommand and the arguments after it unchanged.
