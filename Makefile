@@ -89,15 +89,15 @@ test-asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt \
 	$(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter 'OspreyTestingTests'
 
-## test-tsan: the concurrent parts (the manager and its stress test, the prefetcher, the downloader and its queue, the
-## memory cache, the memory budget, colour conversions on many threads) under ThreadSanitizer (separate
-## build folder .build-tsan). OSPREY_TSAN swaps the standard library's Mutex, which TSan cannot see, for a pthread
+## test-tsan: the concurrent parts (the manager and its stress test, the prefetcher, the downloader, its queue and its
+## HTTP/1.1 connections, the memory cache, the memory budget, colour conversions on many threads) under
+## ThreadSanitizer (separate build folder .build-tsan). OSPREY_TSAN swaps the standard library's Mutex, which TSan cannot see, for a pthread
 ## mutex, which it can (Sources/OspreyCodecs/Mutex+ThreadSanitizer.swift).
 TSAN_FLAGS = --sanitize=thread --scratch-path .build-tsan -Xswiftc -DOSPREY_TSAN
 test-tsan: deps
 	$(SWIFT) build --build-tests $(TSAN_FLAGS)
 	$(SWIFT) test --skip-build $(TSAN_FLAGS) \
-		--filter 'ImageManager|CacheSeams|ImagePrefetcher|PublicAPI|ImageDownloaderTests|ImageDownloaderHTTPTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget|concurrentConversionsMatchSequentialOnes'
+		--filter 'ImageManager|CacheSeams|ImagePrefetcher|PublicAPI|ImageDownloaderTests|ImageDownloaderHTTPTests|HTTP1ConnectionsTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget|concurrentConversionsMatchSequentialOnes'
 
 ## test-otlp: osprey built with the OTLP trait against an OpenTelemetry collector stand-in and an origin: the
 ## client's traceparent continued and sent on to the origin, the spans exported over OTLP/HTTP (scripts/otlp-demo.py)

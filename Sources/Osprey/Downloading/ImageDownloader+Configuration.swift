@@ -65,7 +65,8 @@ extension ImageDownloader {
 
         /// How many connections to one origin the HTTP client keeps. `nil` (the default) derives it from
         /// ``maxConcurrentDownloads``: at least that, and never under 8, so raising the limit at run time is not
-        /// throttled by the pool.
+        /// throttled by the pool. Setting it sends every request through AsyncHTTPClient, whose pool enforces it
+        /// (the downloader's own HTTP/1.1 client for `http` origins has as many connections as transfers).
         public var connectionsPerHost: Int?
         /// How long an unused keep-alive connection stays open. 60 s by default.
         public var idleConnectionTimeout: Duration = .seconds(60)

@@ -52,7 +52,7 @@ extension ImageDownloader {
         }
     }
 
-    private func attempt(_ request: DownloadRequest, deadline: Duration?, report: Report) async -> Outcome {
+    private func attempt(_ request: DownloadRequest, deadline: Duration?, report: @escaping Report) async -> Outcome {
         do {
             return .success(try await perform(request, deadline: deadline, report: report))
         } catch {
@@ -63,7 +63,7 @@ extension ImageDownloader {
     /// Sends `request`, follows redirects, and streams the body, calling `report` with the body so far, where the new
     /// bytes start, and the expected length after each chunk.
     private func perform(
-        _ request: DownloadRequest, deadline: Duration?, report: Report
+        _ request: DownloadRequest, deadline: Duration?, report: @escaping Report
     ) async throws(DownloadError) -> DownloadResponse {
         // The deadline races the whole download on the configured clock (performWithinDeadline); on the real clock
         // the HTTP client is told it too, so it gives up on the head itself. A test's clock alone decides: a real
@@ -97,26 +97,48 @@ extension ImageDownloader {
                 sent[.ifRange] = resume.validator
             }
 
-            var httpRequest = HTTPClientRequest(url: url.absoluteString)
-            httpRequest.headers = HTTPHeaders(sent)
-            if request.allowsInvalidCertificates { httpRequest.tlsConfiguration = Self.insecureTLS }
-            let client = try await client(for: url)
-            let response: HTTPClientResponse
-            do {
-                response = try await client.execute(httpRequest, deadline: nioDeadline, logger: configuration.logger)
-            } catch {
-                throw Self.classify(error)
+            let response: Answer
+            if let http1, let origin = try await http1Origin(of: url) {
+                do {
+                    // The body comes with the head unless a validator must see the head before it is read.
+                    response = .http1(
+                        try await http1.send(
+                            url, to: origin, headers: sent, initialBody: resume?.body ?? [],
+                            limit: request.maximumBodySize ?? configuration.maximumBodySize,
+                            collectsBody: (request.responseValidator ?? configuration.responseValidator) == nil,
+                            report: report))
+                } catch let broken as HTTP1Exchange.BrokenBody {
+                    let failure = Self.classify(broken.underlying)
+                    if let head = broken.head {
+                        keepForResuming(broken.body, headers: HTTPFields(head.headers), url: url, after: failure)
+                    }
+                    throw failure
+                } catch {
+                    throw Self.classify(error)
+                }
+            } else {
+                var httpRequest = HTTPClientRequest(url: url.absoluteString)
+                httpRequest.headers = HTTPHeaders(sent)
+                if request.allowsInvalidCertificates { httpRequest.tlsConfiguration = Self.insecureTLS }
+                let client = try await client(for: url)
+                do {
+                    response = .client(
+                        try await client.execute(httpRequest, deadline: nioDeadline, logger: configuration.logger))
+                } catch {
+                    throw Self.classify(error)
+                }
             }
-            let fields = HTTPFields(response.headers)
+            let fields = response.headers
             if handlesCookies { cookies.store(fields[values: .setCookie], from: url) }
 
-            let status = Int(response.status.code)
+            let status = response.status
             switch status {
             case 301, 302, 303, 307, 308:
                 guard let location = fields[.location] else {
+                    await response.discard()
                     throw .httpStatus(code: status, headers: fields)
                 }
-                await Self.discard(response.body)
+                await response.discard()
                 redirects += 1
                 guard redirects <= configuration.maximumRedirects else {
                     throw .tooManyRedirects(limit: configuration.maximumRedirects)
@@ -125,7 +147,7 @@ extension ImageDownloader {
                 else { throw .invalidRedirect(location: location) }
                 url = next
             case 304:
-                await Self.discard(response.body)
+                await response.discard()
                 return DownloadResponse(
                     requestedURL: request.url, url: url, statusCode: 304, headers: fields, body: [])
             case 200..<300:
@@ -135,7 +157,7 @@ extension ImageDownloader {
                         try validator.validate(
                             DownloadResponseHead(url: url, statusCode: status, headers: fields))
                     } catch {
-                        await Self.discard(response.body)
+                        await response.discard()
                         throw .responseRejected(identifier: validator.identifier, reason: "\(error)")
                     }
                 }
@@ -143,7 +165,7 @@ extension ImageDownloader {
                     response, headers: fields, of: request, from: url, resuming: resume, report: report)
                 return try modified(received, by: request.dataModifier ?? configuration.dataModifier, request: request)
             default:
-                await Self.discard(response.body)
+                await response.discard()
                 throw .httpStatus(code: status, headers: fields)
             }
         }
@@ -163,22 +185,64 @@ extension ImageDownloader {
         return pinned
     }
 
+    /// Where the lean HTTP/1.1 client connects for `url`, or `nil` when the URL is for AsyncHTTPClient (`https`).
+    private func http1Origin(of url: URL) async throws(DownloadError) -> HTTP1Connections.Origin? {
+        guard url.scheme?.lowercased() == "http", let host = url.host(percentEncoded: false), !host.isEmpty else {
+            return nil
+        }
+        let port = url.port ?? 80
+        let address = try await configuration.addressResolver?.address(forHost: host, port: port) ?? host
+        return HTTP1Connections.Origin(host: host, port: port, address: address)
+    }
+
+    /// An answer's head from either client, and its body still to read.
+    enum Answer {
+        case client(HTTPClientResponse)
+        case http1(HTTP1Exchange)
+
+        var status: Int {
+            switch self {
+            case .client(let response): Int(response.status.code)
+            case .http1(let exchange): Int(exchange.head.status.code)
+            }
+        }
+
+        var headers: HTTPFields {
+            switch self {
+            case .client(let response): HTTPFields(response.headers)
+            case .http1(let exchange): HTTPFields(exchange.head.headers)
+            }
+        }
+
+        /// Reads and drops a body that is not wanted (a redirect's, an error's), so the connection can be reused; a
+        /// long one is abandoned instead, closing the connection.
+        func discard() async {
+            switch self {
+            case .client(let response): await ImageDownloader.discard(response.body)
+            case .http1(let exchange):
+                // A body collected with the head is read already, its connection back in the pool.
+                if exchange.body == nil { await exchange.connection.discardBody(limit: HTTP1Connections.discardLimit) }
+            }
+        }
+    }
+
     /// Streams a 2xx body, enforcing the size limit as it comes and the announced length at its end.
     private func receive(
-        _ response: HTTPClientResponse,
+        _ response: Answer,
         headers: HTTPFields,
         of request: DownloadRequest,
         from url: URL,
         resuming resume: ResumableData?,
-        report: Report
+        report: @escaping Report
     ) async throws(DownloadError) -> DownloadResponse {
-        let status = Int(response.status.code)
+        let status = response.status
         let limit = request.maximumBodySize ?? configuration.maximumBodySize
         let announced = headers[.contentLength].flatMap { Int($0) }
         var body: [UInt8] = []
         if status == 206 {
             // Only a continuation of exactly what was kept can be appended to it.
             guard let resume, Self.rangeStart(headers) == resume.body.count else {
+                await response.discard()
                 throw .httpStatus(code: status, headers: headers)
             }
             body = resume.body
@@ -186,21 +250,43 @@ extension ImageDownloader {
         let resumedBytes = body.count
         let expected = announced.map { $0 + resumedBytes }
         if let expected, expected > limit {
+            await response.discard()
             throw .tooLarge(limit: limit)
         }
-        body.reserveCapacity(min(expected ?? 64 << 10, limit))
 
-        do {
-            for try await buffer in response.body {
-                guard body.count + buffer.readableBytes <= limit else { throw DownloadError.tooLarge(limit: limit) }
-                let newFrom = body.count
-                buffer.withUnsafeReadableBytes { body.append(contentsOf: $0) }
-                report(body, newFrom, expected)
+        switch response {
+        case .client(let response):
+            body.reserveCapacity(min(expected ?? 64 << 10, limit))
+            do {
+                for try await buffer in response.body {
+                    guard body.count + buffer.readableBytes <= limit else {
+                        throw DownloadError.tooLarge(limit: limit)
+                    }
+                    let newFrom = body.count
+                    buffer.withUnsafeReadableBytes { body.append(contentsOf: $0) }
+                    report(body, newFrom, expected)
+                }
+            } catch {
+                let failure = Self.classify(error)
+                keepForResuming(body, headers: headers, url: url, after: failure)
+                throw failure
             }
-        } catch {
-            let failure = Self.classify(error)
-            keepForResuming(body, headers: headers, url: url, after: failure)
-            throw failure
+        case .http1(let exchange):
+            // Gathered on the event loop, the resumed part first (the client was given it), with the head or now.
+            if let collected = exchange.body {
+                body = collected
+                break
+            }
+            do {
+                body = try await exchange.connection.body(report: report)
+            } catch let broken as HTTP1Exchange.BrokenBody {
+                let failure = Self.classify(broken.underlying)
+                keepForResuming(broken.body, headers: headers, url: url, after: failure)
+                throw failure
+            } catch {
+                throw Self.classify(error)
+            }
+            await exchange.connection.finish()
         }
         if let expected, body.count != expected {
             let failure = DownloadError.incompleteBody(expected: expected, received: body.count)
@@ -280,7 +366,7 @@ extension ImageDownloader {
 
     /// Reads and drops a body that is not wanted (a redirect's, an error's), so the connection can be reused; a long
     /// one is abandoned instead, closing the connection.
-    private static func discard(_ body: HTTPClientResponse.Body) async {
+    fileprivate static func discard(_ body: HTTPClientResponse.Body) async {
         var remaining = 64 << 10
         do {
             for try await buffer in body {

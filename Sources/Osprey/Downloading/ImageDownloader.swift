@@ -6,8 +6,10 @@ import NIOCore
 import Synchronization
 internal import Tracing
 
-/// Downloads image data over HTTP/1.1 and HTTP/2 with AsyncHTTPClient: queued by priority, limited in concurrency, and
-/// coalesced, so concurrent requests for the same URL make one trip to the origin.
+/// Downloads image data over HTTP/1.1 and HTTP/2: queued by priority, limited in concurrency, and coalesced, so
+/// concurrent requests for the same URL make one trip to the origin. `http` origins are spoken to by a lean HTTP/1.1
+/// client of the downloader's own on SwiftNIO; `https` ones (and every one, with a tracer or
+/// ``Configuration/connectionsPerHost``) by AsyncHTTPClient, with TLS and HTTP/2.
 ///
 /// ```swift
 /// try await withImageDownloader { downloader in
@@ -56,6 +58,9 @@ public final class ImageDownloader: DataLoading {
     /// The cookies kept for requests that handle cookies.
     public let cookies = CookieStore()
     let client: HTTPClient
+    /// The lean HTTP/1.1 client for `http` origins (``HTTP1Connections``), when nothing asks for AsyncHTTPClient's:
+    /// no tracer (its span of each request) and no per-origin connection limit.
+    let http1: HTTP1Connections?
     /// Clients pinned to the addresses ``Configuration/addressResolver`` chose.
     let pinnedClients: PinnedClients
     let state: Mutex<State>
@@ -73,6 +78,12 @@ public final class ImageDownloader: DataLoading {
         self.tracing = StageTracer(configuration.tracer)
         let clientConfiguration = Self.clientConfiguration(for: configuration, tracer: tracing)
         self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
+        self.http1 =
+            tracing.tracer == nil && configuration.connectionsPerHost == nil
+            ? HTTP1Connections(
+                group: HTTPClient.defaultEventLoopGroup, connectTimeout: configuration.effectiveTimeout,
+                readTimeout: configuration.effectiveTimeout, idleTimeout: configuration.idleConnectionTimeout)
+            : nil
         // A transfer lasts at most its deadline, or its timeouts between bytes; an evicted pinned client outlives
         // what could still be running on it.
         self.pinnedClients = PinnedClients(retirement: configuration.deadline ?? .seconds(300)) { dnsOverride in
@@ -122,6 +133,7 @@ public final class ImageDownloader: DataLoading {
         }
         for task in waiting { task.complete(.failure(.shutDown)) }
         if !isShutDown {
+            http1?.shutdown()
             Task { [client, pinnedClients] in
                 try? await client.shutdown()
                 await pinnedClients.shutdown()
@@ -247,6 +259,7 @@ public final class ImageDownloader: DataLoading {
         guard !alreadyShutDown else { return }
         cancelAll()
         broadcaster.finish()
+        http1?.shutdown()
         await pinnedClients.shutdown()
         try await client.shutdown()
     }
