@@ -140,11 +140,17 @@ final class HTTP1Connections: Sendable {
                 }
             }
             .connect(host: origin.address, port: origin.port).get()
-        let handler = try await channel.eventLoop.submit {
-            NIOLoopBound(
-                try channel.pipeline.syncOperations.handler(type: HTTP1ExchangeHandler.self),
-                eventLoop: channel.eventLoop)
-        }.get()
+        let handler: NIOLoopBound<HTTP1ExchangeHandler>
+        do {
+            handler = try await channel.eventLoop.submit {
+                NIOLoopBound(
+                    try channel.pipeline.syncOperations.handler(type: HTTP1ExchangeHandler.self),
+                    eventLoop: channel.eventLoop)
+            }.get()
+        } catch {
+            channel.close(promise: nil)
+            throw error
+        }
         let connection = HTTP1Connection(origin: origin, channel: channel, handler: handler, pool: self)
         let accepted = state.withLock { state -> Bool in
             guard !state.isShutDown else { return false }
