@@ -146,7 +146,7 @@ struct FetchCommand: AsyncParsableCommand {
                     return (index, line)
                 }
             }
-            for _ in 0..<min(Self.loadsUnderWay, requests.count) { startNext() }
+            for _ in 0..<min(LoadingOptions.loadsUnderWay, requests.count) { startNext() }
             while let (index, line) = try await group.next() {
                 startNext()
                 if line.error != nil { failures += 1 }
@@ -279,9 +279,6 @@ struct FetchCommand: AsyncParsableCommand {
         if let state = diskState(result.cacheType, result.diskStore) { return state }
         return (await manager.isCachedOnDisk(result.url), nil)
     }
-
-    /// How many loads `fetch` keeps under way; the downloader's queue decides which transfers run.
-    static let loadsUnderWay = 256
 
     static func source(of cacheType: CacheType) -> String {
         switch cacheType {

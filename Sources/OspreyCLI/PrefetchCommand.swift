@@ -67,11 +67,9 @@ struct PrefetchCommand: AsyncParsableCommand {
         }
         let urls = try Self.urls(in: String(decoding: data, as: UTF8.self))
         let manager = try loading.makeManager()
-        // As fetch does: up to 256 loads under way, --max-concurrent of them downloading (the downloader's queue,
-        // in --lifo or FIFO order); the others wait in that queue or for their disk write, which no longer holds a
-        // download back.
+        // More loads under way than downloads, as fetch keeps (LoadingOptions.loadsUnderWay says why).
         let prefetcher = ImagePrefetcher(
-            manager: manager, maxConcurrentPrefetches: FetchCommand.loadsUnderWay, options: loading.requestOptions)
+            manager: manager, maxConcurrentPrefetches: LoadingOptions.loadsUnderWay, options: loading.requestOptions)
         let started = ContinuousClock.now
         let display = TerminalProgress(total: urls.count, verb: "prefetched", quiet: quiet)
         let summary = await prefetcher.prefetch(urls) { counts in

@@ -222,10 +222,11 @@ final class HTTP1Connection: Sendable {
         }
     }
 
-    /// Reads and drops the body when it is at most `limit` bytes, so the connection can be reused; else closes it.
-    func discardBody(limit: Int) async {
+    /// Reads and drops the body when it is at most ``HTTP1Connections/discardLimit`` bytes, so the connection can be
+    /// reused; else closes it.
+    func discardBody() async {
         let handler = handler
-        let reusable = try? await channel.eventLoop.flatSubmit { handler.value.discard(limit: limit) }.get()
+        let reusable = try? await channel.eventLoop.flatSubmit { handler.value.discard() }.get()
         pool.release(self, reusable: reusable ?? false)
     }
 
@@ -292,7 +293,7 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
     typealias OutboundOut = HTTPClientRequestPart
 
     private enum State {
-        case idle(generation: Int)
+        case idle
         case awaitingHead(EventLoopPromise<HTTP1Exchange.Answer>, HTTP1Exchange.Request)
         case receiving(Receiving)
         case failed(any Error)
@@ -326,7 +327,7 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
         }
     }
 
-    private var state = State.idle(generation: 0)
+    private var state = State.idle
     private var generation = 0
     /// The close of the connection once idle too long, cancelled when it is used again.
     private var idleClose: Scheduled<Void>?
@@ -365,7 +366,7 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
         }
         if receiving.ended {
             let body = receiving.body
-            state = receiving.keepAlive ? .idle(generation: generation) : .failed(ChannelError.outputClosed)
+            endExchange(receiving)
             return eventLoop.makeSucceededFuture(body)
         }
         let promise = eventLoop.makePromise(of: [UInt8].self)
@@ -374,12 +375,13 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
         return promise.futureResult
     }
 
-    func discard(limit: Int) -> EventLoopFuture<Bool> {
+    func discard() -> EventLoopFuture<Bool> {
+        let limit = HTTP1Connections.discardLimit
         guard case .receiving(let receiving) = state, let eventLoop = currentEventLoop else {
             return failedFuture(ChannelError.ioOnClosedChannel)
         }
         if receiving.ended {
-            state = receiving.keepAlive ? .idle(generation: generation) : .failed(ChannelError.outputClosed)
+            endExchange(receiving)
             return eventLoop.makeSucceededFuture(receiving.keepAlive)
         }
         guard receiving.error == nil, receiving.discarded + receiving.body.count - receiving.start <= limit else {
@@ -387,19 +389,25 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
         }
         let promise = eventLoop.makePromise(of: Bool.self)
         receiving.discarded += receiving.body.count - receiving.start
-        receiving.discardLimit = min(receiving.discardLimit ?? limit, limit)
+        receiving.discardLimit = limit
         receiving.body = []
         receiving.discarder = promise
         return promise.futureResult
     }
 
     func closeIfIdle(after timeout: TimeAmount, on channel: any Channel) {
-        guard case .idle(let idleGeneration) = state else { return }
+        guard case .idle = state else { return }
+        let idleGeneration = generation
         idleClose?.cancel()
         idleClose = channel.eventLoop.assumeIsolated().scheduleTask(in: timeout) { [weak self] in
             guard let self, case .idle = self.state, self.generation == idleGeneration else { return }
             channel.close(promise: nil)
         }
+    }
+
+    /// The state after an answer read to its end: idle, for the next request, when the connection keeps alive.
+    private func endExchange(_ receiving: Receiving) {
+        state = receiving.keepAlive ? .idle : .failed(ChannelError.outputClosed)
     }
 
     // MARK: The channel's events
@@ -476,14 +484,14 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
             guard receiving.error == nil else { return }
             receiving.ended = true
             if let answerer = receiving.answerer {
-                state = receiving.keepAlive ? .idle(generation: generation) : .failed(ChannelError.outputClosed)
+                endExchange(receiving)
                 answerer.promise.succeed(
                     HTTP1Exchange.Answer(head: answerer.head, body: receiving.body, reusable: receiving.keepAlive))
             } else if let discarder = receiving.discarder {
-                state = receiving.keepAlive ? .idle(generation: generation) : .failed(ChannelError.outputClosed)
+                endExchange(receiving)
                 discarder.succeed(receiving.keepAlive)
             } else if let collector = receiving.collector {
-                state = receiving.keepAlive ? .idle(generation: generation) : .failed(ChannelError.outputClosed)
+                endExchange(receiving)
                 collector.succeed(receiving.body)
             }
         // Else the whole answer came before the transfer asked for it: `collect` or `discard` takes it as it is.

@@ -221,7 +221,7 @@ extension ImageDownloader {
             case .client(let response): await ImageDownloader.discard(response.body)
             case .http1(let exchange):
                 // A body collected with the head is read already, its connection back in the pool.
-                if exchange.body == nil { await exchange.connection.discardBody(limit: HTTP1Connections.discardLimit) }
+                if exchange.body == nil { await exchange.connection.discardBody() }
             }
         }
     }

@@ -11,6 +11,10 @@ import OspreyCommandLine
 /// Flags override the environment (`OSPREY_CACHE_DIR`, `OSPREY_MAX_CONCURRENT`, `OSPREY_TIMEOUT`), which overrides
 /// the defaults: the library's cache directory, 6 downloads at once, 15 s.
 struct LoadingOptions: ParsableArguments {
+    /// How many loads `fetch` and `prefetch` keep under way; the downloader's queue decides which transfers run
+    /// (`--max-concurrent`, `--lifo`), so a load waiting for its disk write does not hold a download back.
+    static let loadsUnderWay = 256
+
     @OptionGroup var cacheDirectory: CacheDirectoryOption
 
     @Flag(name: .customLong("no-cache"), help: "Neither read nor write the disk cache (nothing is created on disk).")
