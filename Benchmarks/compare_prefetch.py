@@ -16,7 +16,9 @@ them, `osprey prefetch --memory-only` (no disk cache: the download path alone) a
 curl into files against curl into /dev/null, show how much of the gap is the disk writes every peer pays too; and two
 floors without a disk, each a process of its own: AsyncHTTPClient alone (`ahc-floor`) and NIO's HTTP/1.1 codec
 alone (`nio-floor`), both collecting each body into an array as the downloader does; and `nio-disk-floor`, NIO's
-codec storing each body in Osprey's DiskCache from a task: what a prefetch on a lean NIO client would cost at least.
+codec storing each body in Osprey's DiskCache from a task: what a prefetch on a lean NIO client would cost at least;
+and `nio-fetch-floor`, the same then writing each body to a file of its own as curl does (no temporary name): what a
+fetch on such a client would cost at least, its bytes written twice, once into the cache and once into the file.
 """
 import contextlib, os, random, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -148,12 +150,17 @@ def measure(disk):
                 # The same without a disk cache: what the download path alone costs, beside curl into /dev/null.
                 "prefetch-memory": lambda n: [str(osprey), "prefetch", "--quiet", "-i", str(url_file),
                                               "--max-concurrent", str(n), "--memory-only"],
+                # The list from a file, as prefetch reads it and curl reads its config: the argument parser's cost
+                # grows with the square of the number of URLs given as arguments (0.05 s for 1,000).
                 "fetch": lambda n: [str(osprey), "fetch", "--quiet", "--max-concurrent", str(n), "--cache-dir",
-                                    fresh(disk / "cache"), "-o", fresh(disk / "out")] + urls,
+                                    fresh(disk / "cache"), "-o", fresh(disk / "out"), "-i", str(url_file)],
                 # Floors, no disk: NIO's HTTP/1.1 codec alone, and AsyncHTTPClient alone, each collecting bodies.
                 "nio-floor": lambda n: [str(nio_floor), str(url_file), str(n)],
                 # The same storing each body in Osprey's DiskCache, as a prefetch does: a prefetch's floor on NIO.
                 "nio-disk-floor": lambda n: [str(nio_floor), str(url_file), str(n), "2", fresh(disk / "floor-cache")],
+                # And writing each body to a file of its own as curl does, after storing it: a fetch's floor on NIO.
+                "nio-fetch-floor": lambda n: [str(nio_floor), str(url_file), str(n), "2", fresh(disk / "floor-cache"),
+                                              fresh(disk / "floor-out")],
                 "ahc-floor": lambda n: [str(ahc_floor), str(url_file), str(n)],
             }
             for command in clients.values():
@@ -184,8 +191,9 @@ def measure(disk):
                 for client in ("ahc-floor", "nio-floor"):
                     rate = count / best[(client, concurrency)]
                     row.append(f"{client} {rate:7.0f} req/s {rate / curl:5.2f}x")
-                rate = count / best[("nio-disk-floor", concurrency)]
-                row.append(f"nio-disk-floor {rate:7.0f} req/s {rate / curl:5.2f}x ({rate / files_rate:4.2f}x to files)")
+                for client in ("nio-disk-floor", "nio-fetch-floor"):
+                    rate = count / best[(client, concurrency)]
+                    row.append(f"{client} {rate:7.0f} req/s {rate / curl:5.2f}x ({rate / files_rate:4.2f}x to files)")
                 print(" | ".join(row))
         finally:
             server.terminate()

@@ -33,39 +33,11 @@ struct PrefetchCommand: AsyncParsableCommand {
     @OptionGroup var loading: LoadingOptions
 
     func validate() throws {
-        if input != "-", !FileManager.default.isReadableFile(atPath: input) {
-            throw ValidationError("cannot read -i \(input): give a readable file, or - for standard input")
-        }
+        try URLList.checkReadable(input)
     }
-
-    /// The URLs of `text`: one per line, blank lines and `#` comments skipped.
-    ///
-    /// - Throws: `ValidationError` naming the first line that is not an http or https URL.
-    static func urls(in text: String) throws -> [URL] {
-        var urls: [URL] = []
-        for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let trimmed = line.trimmingWhitespace()
-            guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { continue }
-            do {
-                urls.append(try ImageRequest(string: trimmed).url)
-            } catch {
-                throw ValidationError("line \(number + 1): \(error): give one absolute http or https URL per line")
-            }
-        }
-        return urls
-    }
-
-    /// The most a URL list may hold: 1 GiB (some fifteen million URLs).
-    static let inputByteLimit = 1 << 30
 
     func run() async throws {
-        let data: [UInt8]
-        do {
-            data = try InputFile.read(input, limit: Self.inputByteLimit)
-        } catch {
-            throw ValidationError("cannot read -i \(input): \(error.message)")
-        }
-        let urls = try Self.urls(in: String(decoding: data, as: UTF8.self))
+        let urls = try URLList.read(input).map(\.request.url)
         let manager = try loading.makeManager()
         // More loads under way than downloads, as fetch keeps (LoadingOptions.loadsUnderWay says why).
         let prefetcher = ImagePrefetcher(

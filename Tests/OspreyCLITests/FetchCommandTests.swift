@@ -162,18 +162,49 @@ struct FetchCommandTests {
             (["--quality", "101", "--format", "jpeg", "http://example.com/a.png"], "between 0 and 100"),
             (["--format", "bmp", "http://example.com/a.png"], "bmp"),
             (["--max-concurrent", "0", "http://example.com/a.png"], "--max-concurrent"),
-            ([String](), "Missing expected argument"),
+            ([String](), "give the URLs to fetch, or -i FILE listing them"),
+            (["-i", "/nonexistent/urls.txt"], "cannot read -i /nonexistent/urls.txt"),
+            (["-i", "-", "http://example.com/a.png"], "line 2: invalid URL 'not a url'"),
         ])
     func usageErrors(arguments: [String], expected: String) async throws {
         try await withDirectory { directory in
             let run = try OspreyBinary.run(
-                ["fetch", "-o", directory + "/out"] + arguments, environment: ["OSPREY_CACHE_DIR": directory])
+                ["fetch", "-o", directory + "/out"] + arguments, environment: ["OSPREY_CACHE_DIR": directory],
+                input: "# a list with a bad line\nnot a url\n")
             #expect(run.status == 2)
             #expect(run.standardOutput.isEmpty)
             #expect(
                 run.standardError.hasPrefix("osprey: ") && run.standardError.contains(expected), "\(run.standardError)")
             #expect(run.standardError.split(separator: "\n").count == 1)
             #expect((try? FileManager.default.contentsOfDirectory(atPath: directory + "/out"))?.isEmpty ?? true)
+        }
+    }
+
+    @Test("-i adds the URLs a list gives, after those of the command line; comments and blank lines are skipped")
+    func urlList() async throws {
+        try await withOriginServer { server in
+            try await withDirectory { directory in
+                for name in ["a", "b", "c"] { server.route("/\(name).png", .ok(Self.png)) }
+                let list = "# images\n\n  \(server.url("/b.png"))  \n\(server.url("/c.png"))\n"
+                let listFile = try write(Array(list.utf8), to: directory + "/urls.txt")
+                for input in [listFile, "-"] {
+                    let run = try OspreyBinary.run(
+                        [
+                            "fetch", "--json", "--force", "-o", directory + "/out", "--no-cache", server.url("/a.png"),
+                            "-i", input,
+                        ],
+                        input: list)
+                    #expect(run.status == 0, "\(run.standardError)")
+                    let results = try objects(run)
+                    #expect(Set(results.keys) == Set(["a", "b", "c"].map { server.url("/\($0).png") }))
+                    #expect(results.values.allSatisfy { $0["status"] as? String == "ok" })
+                }
+                #expect(
+                    try FileManager.default.contentsOfDirectory(atPath: directory + "/out").sorted() == [
+                        "a.png", "b.png", "c.png",
+                    ])
+                #expect(server.requests(to: "/b.png").count == 2)
+            }
         }
     }
 

@@ -3,9 +3,11 @@
 // response ends and collects the body into an array, as a download does. No AsyncHTTPClient, no Swift
 // concurrency, no cache: what any Swift client built on NIO pays per request at least. With a cache directory, each
 // body is also stored in Osprey's DiskCache from a task, as a prefetch stores it: what a prefetch on such a client
-// would pay at least.
+// would pay at least. With an output directory too, each body is then written to a file of its own there, as curl
+// writes one (open, write, close; no temporary name): what a fetch that writes the originals would pay at least.
 //
-//     nio-floor URL_FILE CONNECTIONS [THREADS] [CACHE_DIR]   → prints the wall time in seconds and the bytes received
+//     nio-floor URL_FILE CONNECTIONS [THREADS] [CACHE_DIR] [OUTPUT_DIR]
+//         → prints the wall time in seconds and the bytes received
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -42,10 +44,18 @@ final class Work: @unchecked Sendable {  // Owns a lock around the queue it hand
         if all { done.succeed() }
     }
 
-    /// Stores `body` under `key` in `cache` from a task, then counts the request finished.
-    func store(_ body: [UInt8], forKey key: String, in cache: DiskCache) {
+    /// Stores `body` under `key` in `cache` from a task, then writes it to the file `output` when one is given, then
+    /// counts the request finished.
+    func store(_ body: [UInt8], forKey key: String, in cache: DiskCache, output: String?) {
         Task {
             try? await cache.store(body, forKey: key)
+            if let output {
+                let descriptor = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+                if descriptor >= 0 {
+                    _ = body.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+                    close(descriptor)
+                }
+            }
             self.finish(bytes: body.count)
         }
     }
@@ -64,13 +74,15 @@ final class Fetcher: ChannelInboundHandler, @unchecked Sendable {  // Confined t
     let work: Work
     let host: String
     let cache: DiskCache?
+    let outputDirectory: String?
     var path = ""
     var body: [UInt8] = []
 
-    init(work: Work, host: String, cache: DiskCache?) {
+    init(work: Work, host: String, cache: DiskCache?, outputDirectory: String?) {
         self.work = work
         self.host = host
         self.cache = cache
+        self.outputDirectory = outputDirectory
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -102,7 +114,8 @@ final class Fetcher: ChannelInboundHandler, @unchecked Sendable {  // Confined t
             buffer.withUnsafeReadableBytes { body.append(contentsOf: $0) }
         case .end:
             if let cache {
-                work.store(body, forKey: host + path, in: cache)
+                let output = outputDirectory.map { "\($0)/\(path.split(separator: "=").last ?? "image")" }
+                work.store(body, forKey: host + path, in: cache, output: output)
             } else {
                 work.finish(bytes: body.count)
             }
@@ -113,7 +126,7 @@ final class Fetcher: ChannelInboundHandler, @unchecked Sendable {  // Confined t
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let connections = Int(arguments[2]) else {
-    print("usage: nio-floor URL_FILE CONNECTIONS [THREADS] [CACHE_DIR]")
+    print("usage: nio-floor URL_FILE CONNECTIONS [THREADS] [CACHE_DIR] [OUTPUT_DIR]")
     exit(2)
 }
 let threads = arguments.count > 3 ? Int(arguments[3]) ?? 2 : System.coreCount
@@ -126,6 +139,10 @@ let paths = urls.map { url in url.path + (url.query.map { "?" + $0 } ?? "") }
 var cacheConfiguration = DiskCache.Configuration()
 cacheConfiguration.baseDirectory = arguments.count > 4 ? arguments[4] : ""
 let cache = arguments.count > 4 ? DiskCache(configuration: cacheConfiguration) : nil
+let outputDirectory = arguments.count > 5 ? arguments[5] : nil
+if let outputDirectory {
+    try FileManager.default.createDirectory(atPath: outputDirectory, withIntermediateDirectories: true)
+}
 
 let start = ContinuousClock.now
 let group = MultiThreadedEventLoopGroup(numberOfThreads: threads)
@@ -134,7 +151,8 @@ let work = Work(paths: paths, done: done)
 for _ in 0..<connections {
     let bootstrap = ClientBootstrap(group: group).channelInitializer { channel in
         channel.pipeline.addHTTPClientHandlers().flatMap {
-            channel.pipeline.addHandler(Fetcher(work: work, host: "\(host):\(port)", cache: cache))
+            channel.pipeline.addHandler(
+                Fetcher(work: work, host: "\(host):\(port)", cache: cache, outputDirectory: outputDirectory))
         }
     }
     _ = bootstrap.connect(host: host, port: port)

@@ -2,10 +2,14 @@ import FoundationEssentials
 import OspreyCodecs
 import Synchronization
 
-/// Chooses the files `fetch` writes: a name from the URL's last path component with the extension of the format
-/// written, made unique within the run and, unless `--force`, against the files already in the directory (`cat.jpg`,
-/// then `cat-1.jpg`, `cat-2.jpg`, ...), so an unrelated file is never overwritten. Loads reserve their names as they
-/// end, from any task.
+/// Chooses the files `fetch` writes, and writes them: a name from the URL's last path component with the extension of
+/// the format written, made unique within the run and, unless `--force`, against the files already in the directory
+/// (`cat.jpg`, then `cat-1.jpg`, `cat-2.jpg`, ...), so an unrelated file is never overwritten. Loads write their files
+/// as they end, from any task.
+///
+/// A file is written whole before it is named (``OutputFile/Staged``), and a name is found free by the file taking it:
+/// the link fails on a name that exists, and the next candidate is tried. So no existence check comes first, and no
+/// other process can take the name between a check and the write.
 final class OutputNames: Sendable {
     let directory: String
     let overwrites: Bool
@@ -23,23 +27,34 @@ final class OutputNames: Sendable {
         self.overwrites = overwrites
     }
 
-    /// The path to write `url`'s image to, as `format`; reserved so no later call returns it.
-    func reserve(for url: URL, format: ImageFormat) -> String {
+    /// Writes `bytes` under the first free name for `url`'s image as `format`, and returns its path.
+    func write(_ bytes: [UInt8], for url: URL, format: ImageFormat) throws(CommandError) -> String {
         let stem = Self.stem(of: url)
         let suffix = "." + Self.fileExtension(of: format)
+        let staged = try OutputFile.Staged(bytes, in: directory, for: directory + "/" + stem + suffix)
+        while true {
+            let path = directory + "/" + reserve(stem: stem, suffix: suffix)
+            if overwrites {
+                try staged.replace(at: path)
+                return path
+            }
+            if try staged.place(at: path) { return path }
+        }
+    }
+
+    /// The next name for `stem` and `suffix` that no earlier call of this run returned.
+    private func reserve(stem: String, suffix: String) -> String {
         let first = stem + suffix
         return reserved.withLock { reserved in
             var counter = reserved.nextCounter[first] ?? 0
             var candidate = counter == 0 ? first : "\(stem)-\(counter)\(suffix)"
-            while reserved.taken.contains(candidate)
-                || (!overwrites && FileManager.default.fileExists(atPath: directory + "/" + candidate))
-            {
+            while reserved.taken.contains(candidate) {
                 counter += 1
                 candidate = "\(stem)-\(counter)\(suffix)"
             }
             reserved.taken.insert(candidate)
             reserved.nextCounter[first] = counter + 1
-            return directory + "/" + candidate
+            return candidate
         }
     }
 
