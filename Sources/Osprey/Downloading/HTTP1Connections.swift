@@ -18,6 +18,11 @@ import Synchronization
 /// bounds (``ImageDownloader/Configuration/maxConcurrentDownloads``). A connection that answered whole and keeps alive
 /// goes back to its origin's idle list for ``ImageDownloader/Configuration/idleConnectionTimeout``; a request that
 /// fails on a reused connection before any answer (the origin closed it meanwhile) is sent once more on a new one.
+///
+/// An origin's connections all run on one event loop of the group, chosen by the origin's hash (so different origins
+/// spread over the loops): one thread then reads every answer of an origin, and it sleeps and wakes less often than
+/// two each serving part of them. `osprey prefetch` of 1,000 small images at 6 connections on two cores: CPU 385 →
+/// 346 ms and 417 → 379 ms, context switches 2,600 → 1,760 (docs/benchmarks.md).
 final class HTTP1Connections: Sendable {
     /// Where a connection goes: the URL's host and port, and the address to connect to (the host's own name unless an
     /// address resolver chose one).
@@ -37,14 +42,14 @@ final class HTTP1Connections: Sendable {
     /// The most bytes of an unwanted body read to keep its connection; a longer one closes it.
     static let discardLimit = 64 << 10
 
-    private let group: any EventLoopGroup
+    private let loops: [any EventLoop]
     private let connectTimeout: TimeAmount
     private let readTimeout: TimeAmount
     private let idleTimeout: TimeAmount
     private let state = Mutex(State())
 
     init(group: any EventLoopGroup, connectTimeout: Duration, readTimeout: Duration, idleTimeout: Duration) {
-        self.group = group
+        self.loops = Array(group.makeIterator())
         self.connectTimeout = TimeAmount(connectTimeout)
         self.readTimeout = TimeAmount(readTimeout)
         self.idleTimeout = TimeAmount(idleTimeout)
@@ -125,10 +130,15 @@ final class HTTP1Connections: Sendable {
         }
     }
 
+    /// The event loop every connection to `origin` runs on.
+    private func loop(of origin: Origin) -> any EventLoop {
+        loops[Int(UInt(bitPattern: origin.hashValue) % UInt(loops.count))]
+    }
+
     private func connect(_ origin: Origin) async throws -> HTTP1Connection {
         if state.withLock({ $0.isShutDown }) { throw DownloadError.shutDown }
         let readTimeout = readTimeout
-        let channel = try await ClientBootstrap(group: group)
+        let channel = try await ClientBootstrap(group: loop(of: origin))
             .connectTimeout(connectTimeout)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
