@@ -3,8 +3,8 @@ import FoundationEssentials
 import Osprey
 import OspreyCodecs
 
-/// `osprey fetch URL... [-i FILE] [-o DIR]`: loads each URL through `ImageManager` (so a second run is served from the disk
-/// cache) and writes the image to a file.
+/// `osprey fetch URL... [-i FILE] [-o DIR]`: loads each URL through `ImageManager` (so a second run is served from the
+/// disk cache) and writes the image to a file.
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",

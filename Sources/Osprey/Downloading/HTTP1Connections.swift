@@ -21,8 +21,8 @@ import Synchronization
 ///
 /// An origin's connections all run on one event loop of the group, chosen by the origin's hash (so different origins
 /// spread over the loops): one thread then reads every answer of an origin, and it sleeps and wakes less often than
-/// two each serving part of them. `osprey prefetch` of 1,000 small images at 6 connections on two cores: CPU 385 →
-/// 346 ms and 417 → 379 ms, context switches 2,600 → 1,760 (docs/benchmarks.md).
+/// two each serving part of them. `osprey prefetch` of 1,000 small images at 6 connections on two cores, medians of
+/// 12 runs: CPU 361 → 339 ms, context switches 2,652 → 1,809; `osprey fetch` 503 → 448 ms (docs/benchmarks.md).
 final class HTTP1Connections: Sendable {
     /// Where a connection goes: the URL's host and port, and the address to connect to (the host's own name unless an
     /// address resolver chose one).

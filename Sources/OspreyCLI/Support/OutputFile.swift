@@ -14,9 +14,10 @@ import Darwin
 /// leaves nothing a user could mistake for a result: a file appears under its name whole, or not at all.
 ///
 /// On Linux the bytes go to an unnamed file in the target directory (`O_TMPFILE`), linked under its name once complete
-/// (``Staged``): a killed run leaves nothing behind. Replacing an existing file (`--force`, `convert`'s output), and filesystems
-/// without `O_TMPFILE`, go through a hidden temporary name, `.osprey-<pid>-<random>.tmp`, renamed into place; one
-/// left by a killed run is removed by the next run that writes into the directory (``removeLeftovers(in:)``).
+/// (``Staged``): a killed run leaves nothing behind. Replacing an existing file (`--force`, `convert`'s output), and
+/// filesystems without `O_TMPFILE`, go through a hidden temporary name, `.osprey-<pid>-<random>.tmp`, renamed into
+/// place; one left by a killed run is removed by the next run that writes into the directory
+/// (``removeLeftovers(in:)``).
 enum OutputFile {
     static let temporaryPrefix = ".osprey-"
     static let temporarySuffix = ".tmp"
@@ -64,10 +65,13 @@ enum OutputFile {
         }
         private var storage: Storage?
         private let directory: String
+        /// Kept (not copied) to write again under a temporary name should an unnamed file fail to link.
+        private let bytes: [UInt8]
 
         /// Writes `bytes` into a new file in `directory`; `path`, where they are headed, names the file in errors.
         init(_ bytes: [UInt8], in directory: String, for path: String) throws(CommandError) {
             self.directory = directory
+            self.bytes = bytes
             #if os(Linux)
             if let descriptor = OutputFile.openUnnamed(in: directory) {
                 storage = .unnamed(descriptor: descriptor)
@@ -75,6 +79,11 @@ enum OutputFile {
                 return
             }
             #endif
+            try writeTemporary(for: path)
+        }
+
+        /// Writes the bytes under a new hidden temporary name.
+        private func writeTemporary(for path: String) throws(CommandError) {
             let temporary = OutputFile.temporaryPath(in: directory)
             let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else { throw OutputFile.failure("cannot write \(path)") }
@@ -101,8 +110,13 @@ enum OutputFile {
                     storage = nil
                     return true
                 }
-                guard errno == EEXIST else { throw OutputFile.failure("cannot write \(path)") }
-                return false
+                if errno == EEXIST { return false }
+                // Linking through /proc refused (a filesystem or a security policy that does not allow it): the
+                // bytes are written again under a temporary name, which is linked instead.
+                close(descriptor)
+                storage = nil
+                try writeTemporary(for: path)
+                return try place(at: path)
             case .temporary(let temporary):
                 if link(temporary, path) == 0 {
                     unlink(temporary)
@@ -125,9 +139,9 @@ enum OutputFile {
 
         /// Names the file `path`, replacing a file that has that name.
         func replace(at path: String) throws(CommandError) {
+            if try place(at: path) { return }
+            // Taken: the file goes under a hidden temporary name, then is renamed over it (rename replaces atomically).
             if case .unnamed = storage {
-                if try place(at: path) { return }
-                // Taken: linked under a hidden temporary name, then renamed over it (rename replaces atomically).
                 let temporary = OutputFile.temporaryPath(in: directory)
                 guard try place(at: temporary) else { throw OutputFile.failure("cannot write \(path)") }
                 storage = .temporary(path: temporary)
