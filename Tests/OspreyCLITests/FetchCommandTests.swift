@@ -180,7 +180,7 @@ struct FetchCommandTests {
         }
     }
 
-    @Test("-i adds the URLs a list gives, after those of the command line; comments and blank lines are skipped")
+    @Test("-i adds the URLs a list gives to those of the command line, from a file or stdin; comments are skipped")
     func urlList() async throws {
         try await withOriginServer { server in
             try await withDirectory { directory in
