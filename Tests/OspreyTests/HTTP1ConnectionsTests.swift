@@ -13,10 +13,6 @@ import Testing
 struct HTTP1ConnectionsTests {
     static let body = ImageDownloaderTests.body
 
-    func request(_ server: OriginServer, _ path: String) -> DownloadRequest {
-        DownloadRequest(url: URL(string: server.url(path))!)
-    }
-
     @Test func itCarriesPlainHTTPUnlessATracerOrAConnectionLimitAsksForTheOtherClient() {
         #expect(ImageDownloader().http1 != nil)
         var limited = ImageDownloader.Configuration()

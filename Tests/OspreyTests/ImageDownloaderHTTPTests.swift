@@ -11,10 +11,6 @@ import Testing
 struct ImageDownloaderHTTPTests {
     static let body = ImageDownloaderTests.body
 
-    func request(_ server: OriginServer, _ path: String) -> DownloadRequest {
-        DownloadRequest(url: URL(string: server.url(path))!)
-    }
-
     /// The error `request` fails with, or `nil` when it succeeds.
     func failure(_ request: DownloadRequest, on downloader: ImageDownloader) async -> DownloadError? {
         await Result { () async throws(DownloadError) in try await downloader.data(for: request) }.failure

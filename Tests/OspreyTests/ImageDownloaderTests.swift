@@ -7,14 +7,15 @@ import Testing
 
 @testable import Osprey
 
+/// A request for `path` on `server`: what the downloader suites send.
+func request(_ server: OriginServer, _ path: String) -> DownloadRequest {
+    DownloadRequest(url: URL(string: server.url(path))!)
+}
+
 /// The downloader against a real HTTP origin on 127.0.0.1, each test counting what reached it.
 @Suite("ImageDownloader", .timeLimit(.minutes(2)))
 struct ImageDownloaderTests {
     static let body = Array((0..<40_000).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-
-    func request(_ server: OriginServer, _ path: String) -> DownloadRequest {
-        DownloadRequest(url: URL(string: server.url(path))!)
-    }
 
     // MARK: Coalescing
 
