@@ -250,3 +250,15 @@ let package = Package(
         ),
     ]
 )
+
+// The sanitizer suites (`make test-asan`, `make test-tsan`) run tests of the library alone. Their builds, each in a
+// folder of its own with every dependency instrumented, leave out the server, the command line, the examples and
+// those targets' tests, which they would otherwise compile for nothing.
+if Context.environment["OSPREY_LIBRARY_TESTS_ONLY"] == "1" {
+    let unused: Set = [
+        "OspreyServer", "OspreyCommandLine", "OspreyCLI", "OspreyProxyCLI", "EmbeddedProxyExample",
+        "BatchThumbnailerExample", "CustomProcessorsExample", "OspreyServerTests", "OspreyCLITests",
+    ]
+    package.targets.removeAll { unused.contains($0.name) }
+    package.products.removeAll { ["OspreyServer", "osprey", "osprey-proxy"].contains($0.name) }
+}
