@@ -40,8 +40,10 @@ struct MemoryBudgetTests {
         let budget = makeBudget(100, clock: TestClock(), arrivals: arrivals)
         let first = try await budget.reserve(70)
         let order = Log()
+        // 90 and 20 do not fit at once: the 20 gets its turn only when the 90 has been served and has let go, so the
+        // order of the log is the order of the grants (two granted at once would log in either order).
         let second = Task {
-            let reservation = try await budget.reserve(50)
+            let reservation = try await budget.reserve(90)
             order.append(2)
             reservation.release()
         }
@@ -52,7 +54,7 @@ struct MemoryBudgetTests {
             reservation.release()
         }
         await arrivals.wait(for: 2)
-        // The 20 would fit now, but waits behind the 50.
+        // The 20 would fit now, but waits behind the 90.
         #expect(budget.usage == MemoryBudget.Usage(capacity: 100, reserved: 70, waiting: 2))
         first.release()
         try await second.value
