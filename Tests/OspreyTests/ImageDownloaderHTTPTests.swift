@@ -358,7 +358,7 @@ extension ImageDownloaderHTTPTests {
 
     @Test func anUntrustedCertificateIsRefusedUnlessTheRequestAllowsIt() async throws {
         try await withOriginServer(tls: true) { server in
-            try await withImageDownloader(configuration: Self.patientWithHandshakes) { downloader in
+            try await withImageDownloader { downloader in
                 server.route("/tls.jpg", .ok(Self.body))
                 #expect(server.baseURL.hasPrefix("https://"))
                 // By default the self-signed certificate is refused before any request is sent
@@ -384,17 +384,9 @@ extension ImageDownloaderHTTPTests {
 }
 
 extension ImageDownloaderHTTPTests {
-    /// The TLS tests' downloader: under ThreadSanitizer, with the test origin's BoringSSL instrumented too and the
-    /// stress tests on both cores, a download of the HTTP/2 test once took longer than the default 15 s.
-    static var patientWithHandshakes: ImageDownloader.Configuration {
-        var configuration = ImageDownloader.Configuration()
-        configuration.timeout = .seconds(120)
-        return configuration
-    }
-
     @Test func speaksHTTP2WithAnOriginThatOffersItAndMultiplexesOneConnection() async throws {
         try await withOriginServer(http2: true) { server in
-            try await withImageDownloader(configuration: Self.patientWithHandshakes) { downloader in
+            try await withImageDownloader { downloader in
                 server.route("/h2.jpg", OriginResponse.ok(Self.body).withETag("\"h2\""))
                 // Given an origin that speaks only HTTP/2, and a first download that opens a connection to it
                 var requests = (0..<7).map { request(server, "/h2.jpg?i=\($0)") }
