@@ -101,7 +101,7 @@ test-asan: deps
 ## ThreadSanitizer (separate build folder .build-tsan). OSPREY_TSAN swaps the standard library's Mutex, which TSan cannot see, for a pthread
 ## mutex, which it can (Sources/OspreyCodecs/Mutex+ThreadSanitizer.swift). The tests run one at a time: all at once,
 ## instrumented, on two cores, tests that take a second alone took 41-44 s, and in one CI run three downloads passed
-## their 15 s timeout; one at a time the suites take 76-82 s instead of 56.
+## their 15 s timeout; one at a time the suites take 76-94 s instead of 56.
 TSAN_FLAGS = --sanitize=thread --scratch-path .build-tsan -Xswiftc -DOSPREY_TSAN
 test-tsan: deps
 	$(LIBRARY_TESTS) $(SWIFT) build --build-tests $(TSAN_FLAGS)
