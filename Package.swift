@@ -251,6 +251,23 @@ let package = Package(
     ]
 )
 
+// The sanitizer suites (`make test-asan`, `make test-tsan`): OSPREY_SANITIZER=address or thread instruments Osprey's
+// own targets, Swift and C, and links the sanitizer's runtime; the dependencies stay as `make test` built them, so a
+// sanitizer build in the same folder compiles only our targets again (the C libraries the codecs open are not
+// instrumented either way). Under ThreadSanitizer, OSPREY_TSAN swaps the standard library's Mutex, which TSan cannot
+// see, for a pthread mutex, which it can (Sources/OspreyCodecs/Mutex+ThreadSanitizer.swift).
+if let sanitizer = Context.environment["OSPREY_SANITIZER"] {
+    let tsan: [SwiftSetting] = sanitizer == "thread" ? [.define("OSPREY_TSAN")] : []
+    for target in package.targets {
+        if ["COspreyLibraryLoader", "COspreyCodecShims"].contains(target.name) {
+            target.cSettings = (target.cSettings ?? []) + [.unsafeFlags(["-fsanitize=\(sanitizer)"])]
+        } else {
+            target.swiftSettings = (target.swiftSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])] + tsan
+        }
+        target.linkerSettings = (target.linkerSettings ?? []) + [.unsafeFlags(["-sanitize=\(sanitizer)"])]
+    }
+}
+
 // The sanitizer suites (`make test-asan`, `make test-tsan`) run tests of the library alone. Their builds, each in a
 // folder of its own with every dependency instrumented, leave out the server, the command line, the examples and
 // those targets' tests, which they would otherwise compile for nothing.

@@ -7,7 +7,7 @@ public import Musl
 public import Darwin
 #endif
 
-/// Only in the ThreadSanitizer build (`make test-tsan` compiles with `-DOSPREY_TSAN`): a pthread mutex standing in
+/// Only in the ThreadSanitizer build (`make test-tsan` defines `OSPREY_TSAN`): a pthread mutex standing in
 /// for the standard library's `Mutex`, which it shadows within this module.
 ///
 /// The standard library's `Mutex` locks with atomics and futexes inside the standard library, which is not built with

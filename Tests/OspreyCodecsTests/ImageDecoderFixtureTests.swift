@@ -97,9 +97,15 @@ import Testing
 /// Mean absolute difference per channel between two buffers of the same size and format.
 func meanAbsoluteDifference(_ a: PixelBuffer, _ b: PixelBuffer) -> Double {
     guard a.width == b.width, a.height == b.height, a.format == b.format else { return .infinity }
+    let rowBytes = a.width * a.format.bytesPerPixel
     var total = 0
-    for y in 0..<a.height {
-        for (x, y2) in zip(a.row(y), b.row(y)) { total += abs(Int(x) - Int(y2)) }
+    a.withUnsafeBytes { one in
+        b.withUnsafeBytes { two in
+            for y in 0..<a.height {
+                let (start, other) = (y * a.bytesPerRow, y * b.bytesPerRow)
+                for x in 0..<rowBytes { total += abs(Int(one[start + x]) - Int(two[other + x])) }
+            }
+        }
     }
-    return Double(total) / Double(a.width * a.height * a.format.bytesPerPixel)
+    return Double(total) / Double(rowBytes * a.height)
 }
