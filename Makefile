@@ -100,16 +100,16 @@ test-asan: deps
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt $(ASAN) $(SWIFT) test --skip-build \
 		--filter 'OspreyTestingTests'
 
-## test-tsan: the concurrent parts (the manager and its stress test, the prefetcher, the downloader, its queue and its
-## HTTP/1.1 connections, the memory cache, the memory budget, colour conversions on many threads) under
-## ThreadSanitizer. Its build defines OSPREY_TSAN, which swaps the standard library's Mutex, which TSan cannot see, for a
-## pthread mutex, which it can (Sources/OspreyCodecs/Mutex+ThreadSanitizer.swift); NIO's locks are pthread mutexes,
-## which TSan sees uninstrumented. The tests run one at a time: all at once, with every dependency instrumented, tests
+## test-tsan: the concurrent parts (the manager, its worker pools and its stress test, the prefetcher, the downloader,
+## its queue and its HTTP/1.1 connections, the memory cache, the memory budget, colour conversions on many threads)
+## under ThreadSanitizer. Its build defines OSPREY_TSAN, which swaps the standard library's Mutex, which TSan cannot
+## see, for a pthread mutex, which it can (Sources/OspreyCodecs/Mutex+ThreadSanitizer.swift); NIO's locks are pthread
+## mutexes, which TSan sees uninstrumented. The tests run one at a time: all at once, with every dependency instrumented, tests
 ## that take a second alone took 41-44 s on two cores, and in one CI run three downloads passed their 15 s timeout.
 test-tsan: deps
 	$(TSAN) $(SWIFT) build --build-tests
 	$(TSAN) $(SWIFT) test --skip-build --no-parallel \
-		--filter 'ImageManager|CacheSeams|ImagePrefetcher|PublicAPI|ImageDownloaderTests|ImageDownloaderHTTPTests|HTTP1ConnectionsTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget|concurrentConversionsMatchSequentialOnes'
+		--filter 'ImageManager|CacheSeams|ImagePrefetcher|PublicAPI|ImageDownloaderTests|ImageDownloaderHTTPTests|HTTP1ConnectionsTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget|WorkerPoolTests|concurrentConversionsMatchSequentialOnes'
 
 ## test-otlp: osprey built with the OTLP trait against an OpenTelemetry collector stand-in and an origin: the
 ## client's traceparent continued and sent on to the origin, the spans exported over OTLP/HTTP (scripts/otlp-demo.py)

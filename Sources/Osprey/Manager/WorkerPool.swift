@@ -27,10 +27,16 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
     private var idleThreads = 0
     private var isShutDown = false
 
+    /// Starts a thread that runs `body`; `false` when the system starts none.
+    typealias ThreadStarter = @Sendable (_ body: @escaping @Sendable () -> Void) -> Bool
+    private let startsThread: ThreadStarter
+
     /// Makes a pool of at most `threadCount` threads (at least 1), named `name` for debuggers and `perf`.
-    init(name: String, threadCount: Int) {
+    /// `startsThread` starts each (a detached pthread; tests pass one that fails, to see the pool without threads).
+    init(name: String, threadCount: Int, startsThread: @escaping ThreadStarter = WorkerPool.startDetachedThread) {
         self.name = name
         self.threadCount = max(1, threadCount)
+        self.startsThread = startsThread
         pthread_mutex_init(mutex, nil)
         pthread_cond_init(condition, nil)
     }
@@ -66,7 +72,26 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
 
     private func startThread(number: Int) {
         // The thread holds the pool until shutdown() lets it return.
-        let start = Unmanaged.passRetained(ThreadStart(pool: self, name: "\(name)-\(number)")).toOpaque()
+        let threadName = "\(name)-\(number)"
+        if startsThread({ [self] in
+            Self.nameThread(threadName)
+            run()
+        }) {
+            return
+        }
+        // No thread (the system's limit on threads or memory): the pool stays a thread smaller and tries again on a
+        // later job. If no thread serves it at all, the queued jobs run here, on the caller's thread, rather than
+        // leave their tasks waiting forever.
+        pthread_mutex_lock(mutex)
+        startedThreads -= 1
+        let unserved = startedThreads == 0
+        pthread_mutex_unlock(mutex)
+        if unserved { runQueuedJobs() }
+    }
+
+    /// Starts a detached pthread running `body`.
+    static func startDetachedThread(_ body: @escaping @Sendable () -> Void) -> Bool {
+        let context = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
@@ -74,22 +99,12 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
         let result = pthread_create(
             &thread, &attributes,
             { context in
-                let start = Unmanaged<ThreadStart>.fromOpaque(context!).takeRetainedValue()
-                start.nameThread()
-                start.pool.run()
+                Unmanaged<ThreadBody>.fromOpaque(context!).takeRetainedValue().body()
                 return nil
-            }, start)
+            }, context)
         pthread_attr_destroy(&attributes)
-        guard result != 0 else { return }
-        // No thread (the system's limit on threads or memory): the pool stays a thread smaller and tries again on a
-        // later job. If no thread serves it at all, the queued jobs run here, on the caller's thread, rather than
-        // leave their tasks waiting forever.
-        Unmanaged<ThreadStart>.fromOpaque(start).release()
-        pthread_mutex_lock(mutex)
-        startedThreads -= 1
-        let unserved = startedThreads == 0
-        pthread_mutex_unlock(mutex)
-        if unserved { runQueuedJobs() }
+        if result != 0 { Unmanaged<ThreadBody>.fromOpaque(context).release() }
+        return result == 0
     }
 
     private func runQueuedJobs() {
@@ -129,20 +144,20 @@ final class WorkerPool: TaskExecutor, @unchecked Sendable {
     }
 }
 
-/// What a new pool thread is started with: the pool it serves and the name it gives itself.
-private final class ThreadStart {
-    let pool: WorkerPool
-    let name: String
+/// What a new pool thread runs, passed through `pthread_create`'s context pointer.
+private final class ThreadBody {
+    let body: @Sendable () -> Void
 
-    init(pool: WorkerPool, name: String) {
-        self.pool = pool
-        self.name = name
+    init(_ body: @escaping @Sendable () -> Void) {
+        self.body = body
     }
+}
 
+extension WorkerPool {
     /// Names the calling thread, from inside: Linux threads otherwise keep their creator's name (`top`, `perf` and
     /// debuggers show it). Through `/proc` because glibc's `pthread_setname_np` is not visible to Swift; the kernel
     /// keeps the first 15 bytes.
-    func nameThread() {
+    static func nameThread(_ name: String) {
         let descriptor = open("/proc/thread-self/comm", O_WRONLY)
         guard descriptor >= 0 else { return }
         let bytes = Array(name.utf8.prefix(15))
