@@ -81,8 +81,8 @@ test: deps
 # The sanitizer suites build the library and its tests only (Package.swift leaves the server, the command line and
 # the examples out when OSPREY_LIBRARY_TESTS_ONLY is set), in the same folder as `make test`: OSPREY_SANITIZER
 # instruments Osprey's own targets, Swift and C, and the dependencies stay as `make test` built them, so only our
-# targets are compiled again (about 1.5 minutes instead of 5 for a build of everything instrumented, measured on two
-# cores), and a `make test` afterwards compiles them again without the sanitizer. The dependencies (NIO,
+# targets are compiled again (78-135 s on two cores, where a folder of its own with everything instrumented took
+# 284 s), and a `make test` afterwards compiles them again without the sanitizer (77 s). The dependencies (NIO,
 # AsyncHTTPClient, swift-crypto) are not checked, as the C libraries the codecs open never were.
 ASAN = OSPREY_LIBRARY_TESTS_ONLY=1 OSPREY_SANITIZER=address
 TSAN = OSPREY_LIBRARY_TESTS_ONLY=1 OSPREY_SANITIZER=thread
@@ -104,8 +104,9 @@ test-asan: deps
 ## its queue and its HTTP/1.1 connections, the memory cache, the memory budget, colour conversions on many threads)
 ## under ThreadSanitizer. Its build defines OSPREY_TSAN, which swaps the standard library's Mutex, which TSan cannot
 ## see, for a pthread mutex, which it can (Sources/OspreyCodecs/Mutex+ThreadSanitizer.swift); NIO's locks are pthread
-## mutexes, which TSan sees uninstrumented. The tests run one at a time: all at once, with every dependency instrumented, tests
-## that take a second alone took 41-44 s on two cores, and in one CI run three downloads passed their 15 s timeout.
+## mutexes, which TSan sees uninstrumented. The tests run one at a time: all at once (when every dependency was
+## instrumented too), tests that take a second alone took 41-44 s on two cores, and in one CI run three downloads
+## passed their 15 s timeout; one at a time the run takes 35-45 s.
 test-tsan: deps
 	$(TSAN) $(SWIFT) build --build-tests
 	$(TSAN) $(SWIFT) test --skip-build --no-parallel \

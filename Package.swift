@@ -268,9 +268,9 @@ if let sanitizer = Context.environment["OSPREY_SANITIZER"] {
     }
 }
 
-// The sanitizer suites (`make test-asan`, `make test-tsan`) run tests of the library alone. Their builds, each in a
-// folder of its own with every dependency instrumented, leave out the server, the command line, the examples and
-// those targets' tests, which they would otherwise compile for nothing.
+// The sanitizer suites (`make test-asan`, `make test-tsan`) run tests of the library alone. Their builds leave out the
+// server, the command line, the examples and those targets' tests, which they would otherwise compile again,
+// instrumented, for nothing.
 if Context.environment["OSPREY_LIBRARY_TESTS_ONLY"] == "1" {
     let unused: Set = [
         "OspreyServer", "OspreyCommandLine", "OspreyCLI", "OspreyProxyCLI", "EmbeddedProxyExample",
