@@ -84,8 +84,9 @@ test: deps
 # targets are compiled again (78-135 s on two cores, where a folder of its own with everything instrumented took
 # 284 s), and a `make test` afterwards compiles them again without the sanitizer (77 s). The dependencies (NIO,
 # AsyncHTTPClient, swift-crypto) are not checked, as the C libraries the codecs open never were.
-ASAN = OSPREY_LIBRARY_TESTS_ONLY=1 OSPREY_SANITIZER=address
-TSAN = OSPREY_LIBRARY_TESTS_ONLY=1 OSPREY_SANITIZER=thread
+LIBRARY_TESTS = OSPREY_LIBRARY_TESTS_ONLY=1
+ASAN = $(LIBRARY_TESTS) OSPREY_SANITIZER=address
+TSAN = $(LIBRARY_TESTS) OSPREY_SANITIZER=thread
 
 ## test-asan: the codec and test-support suites, the processors' hostile parameters, and the pixel loops of pad, extend,
 ## sharpen, watermark and the smart crop, under AddressSanitizer. The test-support suite runs on its own: its HTTP

@@ -268,7 +268,7 @@ if let sanitizer = Context.environment["OSPREY_SANITIZER"] {
     }
 }
 
-// The sanitizer suites (`make test-asan`, `make test-tsan`) run tests of the library alone. Their builds leave out the
+// OSPREY_LIBRARY_TESTS_ONLY=1, which the sanitizer suites also set (they test the library alone), leaves out the
 // server, the command line, the examples and those targets' tests, which they would otherwise compile again,
 // instrumented, for nothing.
 if Context.environment["OSPREY_LIBRARY_TESTS_ONLY"] == "1" {
