@@ -12,8 +12,13 @@ struct ImageManagerLifetimeTests {
     @Test("shutdown with loads in flight ends each exactly once, cancelled; later loads fail at once")
     func shutdownWithLoadsInFlight() async throws {
         // The held responses send nothing until shutdown: a downloader that waits minutes, so that on a loaded
-        // machine none times out (15 s by default) before the test gets to shut the manager down.
-        try await withManager(downloading: { $0.timeout = .seconds(600) }) { harness in
+        // machine none times out (15 s by default) before the test gets to shut the manager down. All eight
+        // downloads run at once (6 by default), so /0.png, which the test waits for, is never queued behind the
+        // others, held forever (it was, when its load happened to start seventh or eighth: a 2-minute hang).
+        try await withManager(downloading: {
+            $0.timeout = .seconds(600)
+            $0.maxConcurrentDownloads = 8
+        }) { harness in
             let gate = OriginGate()
             defer { gate.open() }
             for index in 0..<8 {
