@@ -13,7 +13,7 @@ DESTDIR ?=
 # The build `make install` installs: release (what `make build` makes), or debug for a quick check.
 CONFIGURATION ?= release
 
-.PHONY: all deps build run install uninstall docs test test-asan test-tsan test-otlp fleet fuzz bench lint format clean
+.PHONY: all deps build run install uninstall docs test sweep test-asan test-tsan test-otlp fleet fuzz bench lint format clean
 
 all: build
 
@@ -77,6 +77,14 @@ docs: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+
+## sweep: the corpus sweep over the paths users take (info, convert, convert --resize 64x64, --format webp and avif),
+## on every file of both manifests, as this user and, run as root, as the unprivileged account 65534: no death by a
+## signal, no run over 20 s. `make test` runs its quick part (info and convert as this user); this is a CI step of its
+## own, the debug build `make test` made (about 16,000 processes, some eight minutes of CPU).
+sweep: deps
+	$(SWIFT) build --build-tests
+	OSPREY_FULL_SWEEP=1 $(SWIFT) test --skip-build --filter CorpusSweepTests
 
 # The sanitizer suites build the library and its tests only (Package.swift leaves the server, the command line and
 # the examples out when OSPREY_LIBRARY_TESTS_ONLY is set), in the same folder as `make test`: OSPREY_SANITIZER

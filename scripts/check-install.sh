@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make install` into a staging directory, then checks what it put there: the binary runs (and finds osprey-proxy,
 # which runs sign and serve), the manual page renders with every subcommand, and the bash completion completes a
-# subcommand and a flag of it (zsh's and fish's are checked for syntax when those shells are installed).
+# subcommand and a flag of it (zsh's and fish's are checked for syntax when those shells are installed), and the
+# systemd unit docs/deploy/osprey.service passes `systemd-analyze verify` with its ExecStart on the staged binary.
 # CONFIGURATION picks the build (default: debug, already built by `make test`). Exits non-zero when any of it does
 # not hold.
 set -euo pipefail
@@ -38,4 +39,19 @@ offered=$(complete osprey serve --allow-p)
 }
 if command -v zsh >/dev/null; then zsh -n "$root/share/zsh/site-functions/_osprey"; fi
 if command -v fish >/dev/null; then fish -n "$root/share/fish/vendor_completions.d/osprey.fish"; fi
+# The unit as shipped, but for where its binary is: verify checks that ExecStart's program exists.
+if command -v systemd-analyze >/dev/null; then
+    sed "s|/usr/local/bin/osprey|$root/bin/osprey|" docs/deploy/osprey.service >"$stage/osprey.service"
+    # Its Documentation= (man:osprey(1)) is looked up by man: the staged manual page. verify exits 0 for an unknown key
+    # or a value it cannot parse ("ignoring"), so anything it says fails the check.
+    said=$(MANPATH="$root/share/man" systemd-analyze verify "$stage/osprey.service" 2>&1) || {
+        echo "$said" >&2
+        exit 1
+    }
+    [[ -z "$said" ]] || { echo "systemd-analyze verify docs/deploy/osprey.service: $said" >&2; exit 1; }
+    echo "ok: systemd-analyze verify docs/deploy/osprey.service"
+elif [[ -n "${OSPREY_REQUIRE_SYSTEMD_ANALYZE:-}" ]]; then
+    echo "systemd-analyze is not installed: docs/deploy/osprey.service is not checked" >&2
+    exit 1
+fi
 echo "ok: make install put osprey, osprey.1 (7 subcommands) and completions (bash completes 'ser' and '--allow-p')"

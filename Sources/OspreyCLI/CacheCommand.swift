@@ -24,12 +24,15 @@ struct CacheCommand: AsyncParsableCommand {
     struct Location: ParsableArguments {
         @OptionGroup var cacheDirectory: CacheDirectoryOption
 
-        @Option(name: .customLong("size-limit"), help: "Size limit in bytes (default: the library's, 1 GiB).")
+        @Option(
+            name: .customLong("size-limit"), help: "Size limit in bytes (default: the library's, 1 GiB).",
+            transform: DecimalArgument.integer)
         var sizeLimit: Int?
 
         @Option(
             name: .customLong("max-age"),
-            help: "Seconds an entry may go unread (default: the library's, 7 days).")
+            help: "Seconds an entry may go unread (default: the library's, 7 days).", transform: DecimalArgument.integer
+        )
         var maxAge: Int?
 
         @Flag(help: "Print JSON.")

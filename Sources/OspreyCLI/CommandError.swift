@@ -16,8 +16,10 @@ func printError(_ message: String) {
 
 /// `--max-bytes`: how much the reading commands (`info`, `convert`) read of one file or URL.
 struct ByteLimitOption: ParsableArguments {
-    @Option(help: "The most bytes read of one file or URL (default: 67108864, 64 MiB); a larger one is an error.")
-    var maxBytes = InputFile.defaultByteLimit
+    @Option(
+        help: "The most bytes read of one file or URL (default: 67108864, 64 MiB); a larger one is an error.",
+        transform: DecimalArgument.integer)
+    var maxBytes: Int = InputFile.defaultByteLimit
 
     func validate() throws {
         guard maxBytes > 0 else { throw ValidationError("--max-bytes must be at least 1") }
@@ -29,10 +31,13 @@ struct ByteLimitOption: ParsableArguments {
 /// bytes of each. The manager, and with it the cache, is made at the first URL and serves the rest of the run.
 final class SourceReader {
     let byteLimit: Int
+    /// The `--ca-file` given, if any.
+    let certificateAuthorityFile: String?
     private var loaded: (manager: ImageManager, options: ImageRequest.Options)?
 
-    init(byteLimit: Int = InputFile.defaultByteLimit) {
+    init(byteLimit: Int = InputFile.defaultByteLimit, certificateAuthorityFile: String? = nil) {
         self.byteLimit = byteLimit
+        self.certificateAuthorityFile = certificateAuthorityFile
     }
 
     /// The bytes of `source`.
@@ -82,7 +87,8 @@ final class SourceReader {
 
     private func loader() throws -> (manager: ImageManager, options: ImageRequest.Options) {
         if let loaded { return loaded }
-        let loading = try LoadingOptions.parse([])  // the defaults, with the environment's overrides
+        // The defaults, with the environment's overrides.
+        let loading = try LoadingOptions.parse(certificateAuthorityFile.map { ["--ca-file", $0] } ?? [])
         let made = (try loading.makeManager(maximumBodySize: byteLimit), loading.requestOptions)
         loaded = made
         return made

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Osprey
 import OspreyCodecs
+import OspreyCommandLine
 
 /// `osprey convert IN OUT`: decodes an image and encodes it again, in the format `--format` or OUT's extension names.
 struct ConvertCommand: AsyncParsableCommand {
@@ -31,7 +32,8 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: "Output format: jpeg, png, webp, gif, avif or jxl. Default: from OUT's extension.")
     var format: OutputFormat?
 
-    @Option(help: "Quality 0-100 for JPEG, lossy WebP, AVIF and JPEG XL (default 85).")
+    @Option(
+        help: "Quality 0-100 for JPEG, lossy WebP, AVIF and JPEG XL (default 85).", transform: DecimalArgument.integer)
     var quality: Int?
 
     @Flag(help: "Encode WebP, AVIF or JPEG XL losslessly.")
@@ -51,6 +53,8 @@ struct ConvertCommand: AsyncParsableCommand {
     var fit: FitArgument?
 
     @OptionGroup var limit: ByteLimitOption
+
+    @OptionGroup var certificateAuthority: CertificateAuthorityOption
 
     @OptionGroup var metadata: MetadataOptions
 
@@ -79,7 +83,7 @@ struct ConvertCommand: AsyncParsableCommand {
         if let quality { options.quality = quality }
         options.isLossless = lossless
         do {
-            let reader = SourceReader(byteLimit: limit.maxBytes)
+            let reader = SourceReader(byteLimit: limit.maxBytes, certificateAuthorityFile: certificateAuthority.path)
             let read: Result<[UInt8], CommandError>
             do throws(CommandError) {
                 read = .success(try await reader.bytes(of: input))
@@ -105,7 +109,10 @@ struct ConvertCommand: AsyncParsableCommand {
             decoding.colorHandling = metadata.colorHandling
             let estimate = try ImageDecoder.memoryEstimate(
                 for: bytes, options: downsample?.decodingOptions(for: bytes, options: decoding) ?? decoding)
-            let needed = downsample == nil ? estimate.peakBytes : estimate.peakBytes + estimate.imageBytes
+            // Saturating: a hostile header's estimate is Int.max, refused by the budget, not an overflow trap.
+            let needed =
+                downsample == nil
+                ? estimate.peakBytes : ImageDecoder.saturating(sum: estimate.peakBytes, estimate.imageBytes)
             let reservation: MemoryBudget.Reservation
             do throws(MemoryBudget.Refusal) {
                 reservation = try await MemoryBudget.shared.reserve(needed)

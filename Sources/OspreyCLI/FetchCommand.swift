@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import Osprey
 import OspreyCodecs
+import OspreyCommandLine
 
 /// `osprey fetch URL... [-i FILE] [-o DIR]`: loads each URL through `ImageManager` (so a second run is served from the
 /// disk cache) and writes the image to a file.
@@ -20,7 +21,8 @@ struct FetchCommand: AsyncParsableCommand {
             a usage error.
 
             -i FILE adds the URLs it lists, one per line (blank lines and lines starting with # skipped), after \
-            those given as arguments: a list of thousands is read from a file far faster than from the command \
+            those given as arguments; a line that is not a URL is an error line of its own (its number said), and \
+            the rest are fetched. A list of thousands is read from a file far faster than from the command \
             line.
 
             Examples:
@@ -51,7 +53,7 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Format written: jpeg, png, webp, gif, or original (the default: the bytes as downloaded).")
     var format: FetchFormat = .original
 
-    @Option(help: "Quality 0-100 for JPEG and lossy WebP (default 85).")
+    @Option(help: "Quality 0-100 for JPEG and lossy WebP (default 85).", transform: DecimalArgument.integer)
     var quality: Int?
 
     @Flag(help: "Overwrite existing files instead of choosing a new name.")
@@ -113,8 +115,10 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        // A list is read, and every line of it checked, before anything is written.
-        let listed = try input.map(URLList.read) ?? []
+        // A list is read before anything is written; a line of it that is not a URL is reported and counted as failed,
+        // and the others are fetched all the same.
+        let list = try input.map(URLList.read) ?? (entries: [], rejected: [])
+        let listed = list.entries
         let urls = self.urls + listed.map(\.text)
         do throws(CommandError) {
             try OutputFile.createDirectory(outputDirectory)
@@ -132,7 +136,12 @@ struct FetchCommand: AsyncParsableCommand {
             requests[index].options = options
             requests[index].processors = processors
         }
-        var failures = 0
+        var failures = list.rejected.count
+        for rejected in list.rejected {
+            var line = FetchLine(url: rejected.text, ms: 0)
+            line.error = rejected.message
+            print(json ? line.json : line.text)
+        }
         let progress = TerminalProgress(total: requests.count, verb: "fetched", quiet: quiet)
         defer { progress.finish() }
         // The downloader runs --max-concurrent transfers at once, in --lifo or FIFO order, from a queue the loads fill:

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import OspreyCodecs
+import OspreyCommandLine
 
 /// `osprey info FILE...`: each image's format, displayed size, frames, loop count, orientation and frame durations.
 struct InfoCommand: AsyncParsableCommand {
@@ -33,9 +34,11 @@ struct InfoCommand: AsyncParsableCommand {
 
     @OptionGroup var limit: ByteLimitOption
 
+    @OptionGroup var certificateAuthority: CertificateAuthorityOption
+
     func run() async throws {
         var failures = 0
-        let reader = SourceReader(byteLimit: limit.maxBytes)
+        let reader = SourceReader(byteLimit: limit.maxBytes, certificateAuthorityFile: certificateAuthority.path)
         for file in files {
             let info: Result<Info, CommandError>
             do throws(CommandError) {

@@ -9,7 +9,8 @@ struct PrefetchCommand: AsyncParsableCommand {
         abstract: "Load a list of URLs into the cache, at low priority.",
         discussion: """
             Reads URLs one per line from FILE (a file, a pipe, /dev/stdin, <(cmd); standard input with - or without \
-            -i); blank lines and lines starting with # are ignored. URLs already cached are skipped. Prints a \
+            -i); blank lines and lines starting with # are ignored, and a line that is not a URL is reported on \
+            standard error with its number and counted as failed. URLs already cached are skipped. Prints a \
             summary: finished (loaded and written to the disk cache), skipped, failed, not stored (loaded, but the \
             disk cache could not keep it: a full disk, an unwritable directory, or the origin's no-store), bytes \
             downloaded, time; with --json, {"finished","skipped","failed","notStored","bytes","ms"}. Exits 0 when \
@@ -37,7 +38,10 @@ struct PrefetchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let urls = try URLList.read(input).map(\.request.url)
+        // A line that is not a URL is reported and counted as failed; the others are prefetched all the same.
+        let list = try URLList.read(input)
+        for rejected in list.rejected { printError(rejected.message) }
+        let urls = list.entries.map(\.request.url)
         let manager = try loading.makeManager()
         // More loads under way than downloads, as fetch keeps (LoadingOptions.loadsUnderWay says why).
         let prefetcher = ImagePrefetcher(
@@ -54,16 +58,17 @@ struct PrefetchCommand: AsyncParsableCommand {
             var line = JSONLine()
             line.add("finished", summary.finished)
             line.add("skipped", summary.skipped)
-            line.add("failed", summary.failed)
+            line.add("failed", summary.failed + list.rejected.count)
             line.add("notStored", summary.notStored)
             line.add("bytes", summary.bytes)
             line.add("ms", ms)
             print(line.text)
         } else {
             print(
-                "\(summary.finished) finished, \(summary.skipped) skipped, \(summary.failed) failed, "
+                "\(summary.finished) finished, \(summary.skipped) skipped, "
+                    + "\(summary.failed + list.rejected.count) failed, "
                     + "\(summary.notStored) not stored, \(summary.bytes) bytes in \(ms) ms")
         }
-        if summary.failed > 0 || summary.notStored > 0 { throw ExitCode(1) }
+        if summary.failed > 0 || summary.notStored > 0 || !list.rejected.isEmpty { throw ExitCode(1) }
     }
 }

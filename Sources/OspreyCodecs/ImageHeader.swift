@@ -52,8 +52,8 @@ public struct ImageHeader: Sendable, Hashable {
         self = try result.get()
     }
 
-    /// Width times height.
-    public var pixelCount: Int { width * height }
+    /// Width times height, or `Int.max` when that overflows (a hostile header's sides can be 2³² each).
+    public var pixelCount: Int { ImageDecoder.saturating(width, height) }
 
     /// Headers are equal when what they say publicly is: format, size and orientation.
     public static func == (lhs: ImageHeader, rhs: ImageHeader) -> Bool {

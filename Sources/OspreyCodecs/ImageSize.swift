@@ -11,8 +11,8 @@ public struct ImageSize: Sendable, Hashable, CustomStringConvertible {
         self.height = height
     }
 
-    /// Width times height.
-    public var pixelCount: Int { width * height }
+    /// Width times height, or `Int.max` when that overflows (a hostile header's sides can be 2³² each).
+    public var pixelCount: Int { ImageDecoder.saturating(width, height) }
 
     /// The size with width and height exchanged.
     public var transposed: ImageSize { ImageSize(width: height, height: width) }

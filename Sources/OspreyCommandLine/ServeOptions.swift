@@ -30,10 +30,12 @@ package struct ServeOptions: ParsableArguments {
     @Option(help: "Address to listen on (default: 127.0.0.1; 0.0.0.0 for every interface).")
     package var host: String?
 
-    @Option(help: "Port to listen on (default: 8080; 0 picks a free one).")
+    @Option(help: "Port to listen on (default: 8080; 0 picks a free one).", transform: DecimalArgument.integer)
     package var port: Int?
 
     @OptionGroup package var cacheDirectory: CacheDirectoryOption
+
+    @OptionGroup package var certificateAuthority: CertificateAuthorityOption
 
     @Option(
         name: .customLong("secret"),
@@ -75,7 +77,7 @@ package struct ServeOptions: ParsableArguments {
     @Option(help: "An image to answer with, rendered as asked, when a source cannot be had (default: the error).")
     package var fallbackImage: String?
 
-    @Option(help: "The status the fallback image is sent with (default: 200).")
+    @Option(help: "The status the fallback image is sent with (default: 200).", transform: DecimalArgument.integer)
     package var fallbackStatus: Int?
 
     @Option(help: "An image wm= lays over results (a logo, a copyright mark); read once (default: none).")
@@ -94,16 +96,20 @@ package struct ServeOptions: ParsableArguments {
             """)
     package var autoFormats: [String] = []
 
-    @Option(help: "Largest source in bytes (default: 33554432).")
+    @Option(help: "Largest source in bytes (default: 33554432).", transform: DecimalArgument.integer)
     package var maxSourceBytes: Int?
 
-    @Option(help: "Most pixels a source may have, read from its header (default: 50000000).")
+    @Option(
+        help: "Most pixels a source may have, read from its header (default: 50000000).",
+        transform: DecimalArgument.integer)
     package var maxSourcePixels: Int?
 
-    @Option(help: "Most pixels an output may have (default: 16777216).")
+    @Option(help: "Most pixels an output may have (default: 16777216).", transform: DecimalArgument.integer)
     package var maxOutputPixels: Int?
 
-    @Option(help: "Most /img requests at once; more get 503 with Retry-After (default: 256).")
+    @Option(
+        help: "Most /img requests at once; more get 503 with Retry-After (default: 256).",
+        transform: DecimalArgument.integer)
     package var maxInFlight: Int?
 
     @Option(
@@ -113,10 +119,13 @@ package struct ServeOptions: ParsableArguments {
             """)
     package var maxMemory: String?
 
-    @Option(help: "Most renders waiting for memory; more get 503 with Retry-After (default: 64).")
+    @Option(
+        help: "Most renders waiting for memory; more get 503 with Retry-After (default: 64).",
+        transform: DecimalArgument.integer)
     package var maxMemoryWaiting: Int?
 
-    @Option(help: "Cache-Control max-age of images, in seconds (default: 31536000).")
+    @Option(
+        help: "Cache-Control max-age of images, in seconds (default: 31536000).", transform: DecimalArgument.integer)
     package var cacheMaxAge: Int?
 
     @Option(

@@ -30,10 +30,12 @@ package struct SignOptions: ParsableArguments {
     @Option(help: "The proxy's address, to print a whole URL: https://img.example.com (default: the path alone).")
     package var base: String?
 
-    @Option(help: "Expire the URL this many seconds from now: the server answers 410 after (exp=).")
+    @Option(
+        help: "Expire the URL this many seconds from now: the server answers 410 after (exp=).",
+        transform: DecimalArgument.integer)
     package var expiresIn: Int?
 
-    @Option(help: "Expire the URL at this Unix time, in seconds (exp=).")
+    @Option(help: "Expire the URL at this Unix time, in seconds (exp=).", transform: DecimalArgument.integer)
     package var expiresAt: Int?
 
     @Option(

@@ -9,7 +9,8 @@ enum ByteSize {
     static func parse(_ text: String, available: () -> Int? = { SystemMemory.current()?.limit }) -> Int? {
         let trimmed = text.trimmingWhitespace()
         if trimmed.hasSuffix("%") {
-            guard let percent = Double(trimmed.dropLast()), percent > 0, percent <= 100, let total = available()
+            guard let percent = DecimalText.number(trimmed.dropLast()), percent > 0, percent <= 100,
+                let total = available()
             else { return nil }
             return Int(Double(total) * percent / 100)
         }
@@ -19,7 +20,7 @@ enum ByteSize {
             "": 0, "b": 0, "k": 10, "kb": 10, "kib": 10, "m": 20, "mb": 20, "mib": 20, "g": 30, "gb": 30, "gib": 30,
             "t": 40, "tb": 40, "tib": 40,
         ]
-        guard let value = Double(digits), let power = powers[unit] else { return nil }
+        guard let value = DecimalText.number(digits), let power = powers[unit] else { return nil }
         let bytes = value * Double(1 << power)
         guard bytes >= 1, bytes < Double(Int.max) else { return nil }
         return Int(bytes)

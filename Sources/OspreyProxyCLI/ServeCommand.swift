@@ -64,7 +64,7 @@ extension ServeOptions {
             guard
                 let value = try value
                     ?? env(name).map({ text in
-                        guard let number = Int(text) else {
+                        guard let number = DecimalText.integer(text) else {
                             throw ValidationError("\(name) must be an integer, not '\(text)'")
                         }
                         return number
@@ -81,6 +81,7 @@ extension ServeOptions {
             configuration.port = port
         }
         configuration.cacheDirectory = cacheDirectory.resolved(environment: environment)
+        configuration.certificateAuthorities = try certificateAuthority.resolved(environment: environment)
         configuration.secrets = Self.secrets(flags: secrets, environment: environment)
         configuration.allowsUnsigned = flag(allowUnsigned, "OSPREY_ALLOW_UNSIGNED")
         if configuration.secrets.isEmpty, !configuration.allowsUnsigned {

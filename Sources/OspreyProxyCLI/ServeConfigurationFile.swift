@@ -27,7 +27,7 @@ enum ServeConfigurationFile {
 
     /// Every key the file may hold, with its kind; the variable is `OSPREY_` and the key in upper case with `_`.
     static let keys: [String: Kind] = [
-        "host": .string, "port": .integer, "cache-dir": .string, "secret": .list(separator: ","),
+        "host": .string, "port": .integer, "cache-dir": .string, "ca-file": .string, "secret": .list(separator: ","),
         "allow-unsigned": .flag, "allow-hosts": .list(separator: ","), "allow-private-networks": .flag,
         "allow-source-addresses": .list(separator: ","), "local-root": .string, "fallback-image": .string,
         "fallback-status": .integer, "watermark": .string, "presets": .list(separator: ";"), "presets-only": .flag,

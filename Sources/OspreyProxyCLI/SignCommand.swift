@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import Osprey
+import OspreyCodecs
 import OspreyCommandLine
 import OspreyServer
 
@@ -38,7 +39,10 @@ extension SignOptions {
         if let expiresAt {
             pairs.append(("exp", String(expiresAt)))
         } else if let expiresIn {
-            pairs.append(("exp", String(Int(now.seconds.rounded(.down)) + expiresIn)))
+            // Checked: a huge --expires-in is a usage error (the server takes no exp past the year 9999), not a trap.
+            let (expires, overflow) = Int(saturating: now.seconds.rounded(.down)).addingReportingOverflow(expiresIn)
+            guard !overflow else { throw ValidationError("--expires-in \(expiresIn) is past the year 9999") }
+            pairs.append(("exp", String(expires)))
         }
         do {
             let presets = try ServeOptions.presets(flags: presetSpecifications, environment: environment)

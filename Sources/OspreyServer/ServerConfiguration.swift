@@ -75,6 +75,9 @@ public struct ServerConfiguration: Sendable {
     public var watermark: WatermarkImage?
     /// Resolves source host names; the system's resolver (`getaddrinfo`) by default.
     public var hostResolver: any HostResolving = SystemHostResolver()
+    /// The certificate authorities an `https` source's certificate must chain to: the system's by default; a PEM
+    /// file's for origins signed by a private CA (they then replace the system's).
+    public var certificateAuthorities = CertificateAuthorities.system
 
     // MARK: Formats
 

@@ -1,12 +1,14 @@
 import NIOSSL
 
 /// A self-signed certificate for `localhost` and `127.0.0.1` (P-256, valid until 2126), for the origin server's
-/// `https` mode: no client trusts it, which is the point of the tests that use it. Made once with
+/// `https` mode: no client trusts it unless told to (`--ca-file`), which is the point of the tests that use it. Made
+/// once with
 ///
 ///     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 36500 -subj "/CN=localhost" \
 ///         -addext "subjectAltName=DNS:localhost,IP:127.0.0.1"
-enum TestCertificate {
-    static let certificatePEM = """
+public enum TestCertificate {
+    /// The certificate, PEM-encoded: also its own certificate authority (`CA:TRUE`), for a client's `--ca-file`.
+    public static let certificatePEM = """
         -----BEGIN CERTIFICATE-----
         MIIBmzCCAUGgAwIBAgIUI3b0SzMNrfCbFRq98TmSXUZxBPAwCgYIKoZIzj0EAwIw
         FDESMBAGA1UEAwwJbG9jYWxob3N0MCAXDTI2MTEyMTE5NTAwMloYDzIxMjYxMDI4

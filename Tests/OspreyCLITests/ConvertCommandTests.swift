@@ -80,6 +80,23 @@ import Testing
     }
 
     @Test(
+        "a header whose memory estimate is Int.max is refused by the memory budget, with --resize too (no overflow trap)",
+        .requiresTestData)
+    func hostileEstimateWithResize() throws {
+        try withTemporaryDirectory { directory in
+            // 2147483586 × 1073741793 pixels: the estimate saturates at Int.max, and the downsample adds the image's bytes.
+            let input = try #require(TestData.imagesDirectory) + "/invalid/jxl/fuzz/num_groups_overflow.fuzz"
+            for resize in [[], ["--resize", "64x64"]] {
+                let run = try OspreyBinary.run(["convert", input, directory + "/o.jpg"] + resize)
+                #expect(run.signal == nil && run.status == 1, "\(resize): \(run.status) \(run.standardError)")
+                #expect(
+                    run.standardError.contains("decoding needs about 9223372036854775807 bytes, more than the memory"))
+                #expect(!FileManager.default.fileExists(atPath: directory + "/o.jpg"))
+            }
+        }
+    }
+
+    @Test(
         "P3 in: sRGB pixels and no profile by default, the profile and the stored pixels with --keep-profile",
         .requiresTestData)
     func profiles() throws {

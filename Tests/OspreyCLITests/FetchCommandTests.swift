@@ -164,7 +164,6 @@ struct FetchCommandTests {
             (["--max-concurrent", "0", "http://example.com/a.png"], "--max-concurrent"),
             ([String](), "give the URLs to fetch, or -i FILE listing them"),
             (["-i", "/nonexistent/urls.txt"], "cannot read -i /nonexistent/urls.txt"),
-            (["-i", "-", "http://example.com/a.png"], "line 2: invalid URL 'not a url'"),
         ])
     func usageErrors(arguments: [String], expected: String) async throws {
         try await withDirectory { directory in
@@ -204,6 +203,49 @@ struct FetchCommandTests {
                         "a.png", "b.png", "c.png",
                     ])
                 #expect(server.requests(to: "/b.png").count == 2)
+            }
+        }
+    }
+
+    @Test(
+        "a list's line that is not a URL is an error line of its own, with its number; the others are fetched, exit 1")
+    func badLineInAList() async throws {
+        try await withOriginServer { server in
+            try await withDirectory { directory in
+                for name in ["a", "b"] { server.route("/\(name).png", .ok(Self.png)) }
+                // Given a list whose second and fourth lines are not URLs
+                let list = "\(server.url("/a.png"))\nnot a url\n\(server.url("/b.png"))\nftp://example.com/c.png\n"
+                // When it is fetched, as text and as JSON
+                for json in [false, true] {
+                    let run = try OspreyBinary.run(
+                        ["fetch", "--force", "-o", directory + "/out", "--no-cache", "-i", "-"]
+                            + (json ? ["--json"] : []),
+                        input: list)
+                    // Then both URLs are written, each bad line is reported with its number, and the status is 1
+                    #expect(run.status == 1, "\(run.standardError)")
+                    let lines = run.standardOutput.split(separator: "\n").map(String.init)
+                    #expect(lines.count == 4, "\(lines)")
+                    if json {
+                        let results = try objects(run)
+                        #expect(
+                            results["not a url"]?["error"] as? String
+                                == "line 2: invalid URL 'not a url': not an absolute URL")
+                        #expect(
+                            (results["ftp://example.com/c.png"]?["error"] as? String)?.hasPrefix("line 4: ") == true)
+                        #expect(results[server.url("/a.png")]?["status"] as? String == "ok")
+                        #expect(results[server.url("/b.png")]?["status"] as? String == "ok")
+                    } else {
+                        #expect(
+                            lines.contains("error  not a url: line 2: invalid URL 'not a url': not an absolute URL"))
+                        #expect(lines.contains { $0.hasPrefix("error  ftp://example.com/c.png: line 4: ") })
+                        #expect(lines.filter { $0.hasPrefix("ok ") }.count == 2)
+                    }
+                }
+                #expect(
+                    try FileManager.default.contentsOfDirectory(atPath: directory + "/out").sorted() == [
+                        "a.png", "b.png",
+                    ])
+                #expect(server.requests(to: "/a.png").count == 2)
             }
         }
     }

@@ -14,7 +14,7 @@ struct PrefetchCommandTests {
                 .path
             defer { try? FileManager.default.removeItem(atPath: directory) }
             let png = SyntheticImages.png(width: 10, height: 10)
-            for name in ["a", "b", "c"] { server.route("/\(name).png", .ok(png)) }
+            for name in ["a", "b", "c", "d"] { server.route("/\(name).png", .ok(png)) }
             let list = """
                 # images for the front page
 
@@ -42,8 +42,14 @@ struct PrefetchCommandTests {
             #expect(server.requestCount() == counted + 1)
             #expect(server.requests(to: "/c.png").count == 1)
 
-            let bad = try OspreyBinary.run(["prefetch"] + cache, input: "https://example.com/a.png\nnot a url\n")
-            #expect(bad.status == 2 && bad.standardError.hasPrefix("osprey: line 2: invalid URL 'not a url'"))
+            // A line that is not a URL is reported with its number and counted as failed; the rest are prefetched.
+            let bad = try OspreyBinary.run(
+                ["prefetch"] + cache, input: "\(server.url("/d.png"))\nnot a url\n\(server.url("/a.png"))\n")
+            #expect(bad.status == 1)
+            #expect(bad.standardError == "line 2: invalid URL 'not a url': not an absolute URL\n")
+            #expect(
+                bad.standardOutput.hasPrefix("1 finished, 1 skipped, 1 failed, 0 not stored, \(png.count) bytes in "))
+            #expect(server.requests(to: "/d.png").count == 1)
             let missing = try OspreyBinary.run(["prefetch", "-i", directory + "/nope.txt"] + cache)
             #expect(missing.status == 2 && missing.standardError.contains("cannot read -i"))
         }

@@ -51,6 +51,9 @@ import Testing
             (["ftp://example.com/a.jpg"], "'url' must be an absolute http or https URL"),
             (["https://example.com/a.jpg", "w300"], "'w300' is not NAME=VALUE"),
             (["https://example.com/a.jpg", "sig=x"], "'sig' is set by osprey sign itself"),
+            // Now plus this overflows Int: a usage error, where the sum used to trap.
+            (["https://example.com/a.jpg", "--expires-in", "9223372036854775807"], "is past the year 9999"),
+            (["https://example.com/a.jpg", "--expires-in", "9999999999999"], "'exp' must be an integer"),
         ]
         for (arguments, message) in cases {
             let command = try SignOptions.parse(arguments)

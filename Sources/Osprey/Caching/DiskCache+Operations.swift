@@ -1,4 +1,5 @@
 import Logging
+import OspreyCodecs
 import Synchronization
 
 #if canImport(Glibc)
@@ -483,7 +484,7 @@ extension DiskCache {
             }
         }
         guard loadTotals().size > configuration.sizeLimit else { return events }
-        let target = Int(Double(configuration.sizeLimit) * configuration.sizeTargetRatio)
+        let target = Int(saturating: Double(configuration.sizeLimit) * configuration.sizeTargetRatio)
         while case let size = loadTotals().size, size > target,
             let batch = withIndex({ index throws(SQLiteDatabase.Error) in
                 try index.leastRecentlyUsed(limit: Self.cleaningBatch)

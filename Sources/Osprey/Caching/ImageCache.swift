@@ -1,3 +1,5 @@
+import FoundationEssentials
+import Logging
 internal import NIOPosix
 public import OspreyCodecs
 
@@ -73,6 +75,15 @@ public final class ImageCache: Sendable {
     /// The disk level when it is the default store: for what only a ``DiskCache`` has (totals, entries, events,
     /// ``DiskCache/close()``); `nil` when another store was plugged in.
     public var diskCache: DiskCache? { dataCache as? DiskCache }
+
+    /// Logs a disk store that failed: a warning, unless the disk cache works in memory only, which it said once when
+    /// it opened (its directory unusable: every store fails the same way, and a warning per image would bury the one
+    /// that says why); then a debug message.
+    func logStoreFailure(_ error: any Error, url: URL, to logger: Logger) {
+        let level: Logger.Level = diskCache?.isMemoryOnly == true ? .debug : .warning
+        logger.log(
+            level: level, "cannot cache the image", metadata: ["osprey.url": "\(url)", "osprey.error": "\(error)"])
+    }
     /// Decoded sources, by base key, for the variants that follow.
     let decodedSources: MemoryCache<String, DecodedSource>
     /// Encoded variants, by their key.

@@ -48,8 +48,11 @@ extension MemoryCache {
         }
 
         /// The cost above which an entry is not cached, under a cost limit of `costLimit`.
+        /// Saturating: a limit of `Int.max` with a fraction of 1 or more is `Int.max`, a NaN or negative fraction 0.
         @inlinable func maximumEntryCost(of costLimit: Int) -> Int {
-            Int((Double(costLimit) * maximumEntryCostFraction).rounded(.down))
+            let cost = (Double(costLimit) * maximumEntryCostFraction).rounded(.down)
+            guard cost > 0 else { return 0 }  // NaN too
+            return cost < 0x1p63 ? Int(cost) : .max
         }
     }
 }

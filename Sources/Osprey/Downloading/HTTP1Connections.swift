@@ -140,7 +140,9 @@ final class HTTP1Connections: Sendable {
         let readTimeout = readTimeout
         let channel = try await ClientBootstrap(group: loop(of: origin))
             .connectTimeout(connectTimeout)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            // TCP_NODELAY at the TCP level (ClientBootstrap sets it so by default; said here so that nobody moves it
+            // to `.socketOption`, which is SOL_SOCKET, where option 1 is SO_DEBUG: EACCES for anyone but root).
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHTTPClientHandlers()

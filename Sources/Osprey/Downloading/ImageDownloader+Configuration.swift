@@ -74,6 +74,9 @@ extension ImageDownloader {
         /// it (``AddressResolving``). `nil` (the HTTP client resolves names itself) by default; an image proxy sets one
         /// that refuses private addresses.
         public var addressResolver: (any AddressResolving)?
+        /// The certificate authorities an `https` origin's certificate must chain to. ``CertificateAuthorities/system``
+        /// by default; a request that allows invalid certificates checks none.
+        public var certificateAuthorities = CertificateAuthorities.system
         /// How many interrupted bodies are kept to resume from (by `Range`, when the origin supports it). 16 by
         /// default; 0 turns resuming off.
         public var resumableDataCount = 16

@@ -117,6 +117,9 @@ public final class ImageDownloader: DataLoading {
         // retried until the connect timeout.
         clientConfiguration.connectionPool.retryConnectionEstablishment = false
         clientConfiguration.httpVersion = .automatic
+        if configuration.certificateAuthorities.path != nil {
+            clientConfiguration.tlsConfiguration = configuration.certificateAuthorities.tlsConfiguration
+        }
         // The client's span of each HTTP request nests under the transfer's, and it sends the trace on to the origin
         // (W3C `traceparent` with an OpenTelemetry tracer). With no tracer the client makes none: a no-op span per
         // request still fills in its attributes (the URL taken apart again, the method, the body size), 4% of a

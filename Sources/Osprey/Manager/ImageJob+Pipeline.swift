@@ -496,8 +496,7 @@ extension ImageJob {
                     return .stored
                 } catch {
                     span.fail(error)
-                    logger.warning(
-                        "cannot cache the image", metadata: ["osprey.url": "\(url)", "osprey.error": "\(error)"])
+                    cache.logStoreFailure(error, url: url, to: logger)
                     return .failed(error)
                 }
             }

@@ -102,8 +102,7 @@ extension ImageManager {
             )
             loaded.diskStore = .stored
         } catch {
-            configuration.logger.warning(
-                "cannot cache the image", metadata: ["osprey.url": "\(url)", "osprey.error": "\(error)"])
+            cache.logStoreFailure(error, url: url, to: configuration.logger)
             loaded.diskStore = .failed(error)
         }
         return loaded

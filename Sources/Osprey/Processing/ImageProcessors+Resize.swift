@@ -95,7 +95,7 @@ extension ImageProcessors {
         func reductionFactors(_ plan: (rect: PixelRect, width: Int, height: Int)) -> (Int, Int) {
             guard let reducingGap, !reducingGap.isNaN else { return (1, 1) }
             func factor(_ span: Double, _ output: Int) -> Int {
-                min(max(Int(span / Double(output) / reducingGap), 1), 255)
+                min(max(Int(saturating: span / Double(output) / reducingGap), 1), 255)
             }
             return (factor(plan.rect.width, plan.width), factor(plan.rect.height, plan.height))
         }

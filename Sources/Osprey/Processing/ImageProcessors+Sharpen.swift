@@ -28,7 +28,8 @@ extension ImageProcessors {
                 let colours = pixels.format.hasAlpha ? channels - 1 : channels
                 let count = pixels.width * pixels.height
                 // Fixed point, 8 fractional bits: the amount scaled once.
-                let scaled = Int((amount * 256).rounded())
+                // At most 256 × 64: no sharper is visible, and the products below stay within Int.
+                let scaled = Int(saturating: (min(amount, 64) * 256).rounded())
                 blurred.withUnsafeBytes { smooth in
                     output.withUnsafeMutableBytes { sharp in
                         for pixel in 0..<count {

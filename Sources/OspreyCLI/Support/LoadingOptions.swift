@@ -33,13 +33,15 @@ struct LoadingOptions: ParsableArguments {
 
     @Option(
         name: .customLong("max-concurrent"),
-        help: "Downloads at once (default: $OSPREY_MAX_CONCURRENT, else 6).")
+        help: "Downloads at once (default: $OSPREY_MAX_CONCURRENT, else 6).", transform: DecimalArgument.integer)
     var maxConcurrent: Int?
 
     @Flag(help: "Start the most recently queued download first.")
     var lifo = false
 
-    @Option(help: "Seconds without progress before a download fails (default: $OSPREY_TIMEOUT, else 15).")
+    @Option(
+        help: "Seconds without progress before a download fails (default: $OSPREY_TIMEOUT, else 15).",
+        transform: DecimalArgument.number)
     var timeout: Double?
 
     @Option(name: .customLong("header"), help: "An HTTP header 'Name: value' sent with every request (repeatable).")
@@ -47,6 +49,8 @@ struct LoadingOptions: ParsableArguments {
 
     @Flag(help: "Accept invalid TLS certificates.")
     var insecure = false
+
+    @OptionGroup var certificateAuthority: CertificateAuthorityOption
 
     @Flag(help: "Log each request on standard error.")
     var verbose = false
@@ -84,6 +88,7 @@ struct LoadingOptions: ParsableArguments {
         var cacheDirectory: String
         var maxConcurrent: Int
         var timeout: Double
+        var certificateAuthorities: CertificateAuthorities
     }
 
     func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Settings {
@@ -92,15 +97,16 @@ struct LoadingOptions: ParsableArguments {
             guard let value = parse(text) else { throw ValidationError("\(name)='\(text)' is not valid") }
             return value
         }
-        let maxConcurrent = try maxConcurrent ?? fromEnvironment("OSPREY_MAX_CONCURRENT") { Int($0) } ?? 6
-        let timeout = try timeout ?? fromEnvironment("OSPREY_TIMEOUT") { Double($0) } ?? 15
+        let maxConcurrent =
+            try maxConcurrent ?? fromEnvironment("OSPREY_MAX_CONCURRENT") { DecimalText.integer($0) } ?? 6
+        let timeout = try timeout ?? fromEnvironment("OSPREY_TIMEOUT") { DecimalText.number($0) } ?? 15
         guard (1...256).contains(maxConcurrent) else {
             throw ValidationError("OSPREY_MAX_CONCURRENT must be between 1 and 256")
         }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("OSPREY_TIMEOUT must be 0-3600 seconds") }
         return Settings(
             cacheDirectory: cacheDirectory.resolved(environment: environment), maxConcurrent: maxConcurrent,
-            timeout: timeout)
+            timeout: timeout, certificateAuthorities: try certificateAuthority.resolved(environment: environment))
     }
 
     /// The options every load of this run carries. A load counts as done once its image is on disk
@@ -147,6 +153,7 @@ struct LoadingOptions: ParsableArguments {
         var downloading = ImageDownloader.Configuration()
         downloading.maxConcurrentDownloads = settings.maxConcurrent
         downloading.order = lifo ? .lifo : .fifo
+        downloading.certificateAuthorities = settings.certificateAuthorities
         downloading.timeout = .milliseconds(Int64(settings.timeout * 1000))
         for (name, value) in headers.compactMap(Self.parseHeader) {
             downloading.headers[name] = value

@@ -10,7 +10,7 @@ struct ResizeSpec: Equatable {
         let parts = argument.lowercased().split(separator: "x", maxSplits: 1, omittingEmptySubsequences: false)
         func side(_ text: Substring) -> Int?? {
             if text.isEmpty { return .some(nil) }
-            guard let value = Int(text), value > 0, value <= 65_535 else { return nil }
+            guard let value = DecimalText.integer(text), value > 0, value <= 65_535 else { return nil }
             return .some(value)
         }
         guard let first = parts.first, let width = side(first) else { return nil }

@@ -17,35 +17,45 @@ enum URLList {
         let request: ImageRequest
     }
 
-    /// The URLs listed in `path` (`-` for standard input).
+    /// A line that is not an http or https URL: reported, and the rest of the list goes on, as curl goes on with a
+    /// list.
+    struct Rejected {
+        /// 1-based.
+        let line: Int
+        let text: String
+        let reason: String
+
+        /// `line N: invalid URL '…': why`.
+        var message: String { "line \(line): \(reason)" }
+    }
+
+    /// The URLs listed in `path` (`-` for standard input), and the lines that are not URLs.
     ///
-    /// - Throws: `ValidationError` when the list cannot be read, or naming the first line that is not an http or https
-    ///   URL.
-    static func read(_ path: String) throws -> [Entry] {
+    /// - Throws: `ValidationError` when the list cannot be read.
+    static func read(_ path: String) throws -> (entries: [Entry], rejected: [Rejected]) {
         let data: [UInt8]
         do {
             data = try InputFile.read(path, limit: byteLimit)
         } catch {
             throw ValidationError("cannot read -i \(path): \(error.message)")
         }
-        return try entries(in: String(decoding: data, as: UTF8.self))
+        return entries(in: String(decoding: data, as: UTF8.self))
     }
 
-    /// The URLs of `text`.
-    ///
-    /// - Throws: `ValidationError` naming the first line that is not an http or https URL.
-    static func entries(in text: String) throws -> [Entry] {
+    /// The URLs of `text`, and its lines that are not http or https URLs.
+    static func entries(in text: String) -> (entries: [Entry], rejected: [Rejected]) {
         var entries: [Entry] = []
+        var rejected: [Rejected] = []
         for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let trimmed = line.trimmingWhitespace()
             guard !trimmed.isEmpty, !trimmed.hasPrefix("#") else { continue }
             do {
                 entries.append(Entry(text: trimmed, request: try ImageRequest(string: trimmed)))
             } catch {
-                throw ValidationError("line \(number + 1): \(error): give one absolute http or https URL per line")
+                rejected.append(Rejected(line: number + 1, text: trimmed, reason: "\(error)"))
             }
         }
-        return entries
+        return (entries, rejected)
     }
 
     /// Fails unless `path` is `-` or a readable file.

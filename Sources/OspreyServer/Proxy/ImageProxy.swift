@@ -117,6 +117,7 @@ final class ImageProxy: Sendable {
         downloading.timeout = min(configuration.sourceTimeout, .seconds(10))
         downloading.maxConcurrentDownloads = max(64, configuration.maxInFlight)
         downloading.addressResolver = policy
+        downloading.certificateAuthorities = configuration.certificateAuthorities
         downloading.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry)
         downloading.logger = logger
         downloading.tracer = configuration.tracer
@@ -325,7 +326,7 @@ final class ImageProxy: Sendable {
     func maxAge(expires: Int?) -> Int {
         guard let expires else { return configuration.cacheMaxAge }
         let left = Double(expires) - configuration.now().seconds
-        return max(0, min(configuration.cacheMaxAge, Int(left.rounded(.down))))
+        return max(0, min(configuration.cacheMaxAge, Int(saturating: left.rounded(.down))))
     }
 
     /// The manager's request for `parameters` (read from `local` for a local source): the source, the frame and the
@@ -407,7 +408,7 @@ final class ImageProxy: Sendable {
             guard let type = parts.first, type.hasPrefix("image/"), !type.hasSuffix("/*") else { continue }
             let refused = parts.dropFirst().contains {
                 let parameter = $0.replacing(" ", with: "")
-                return parameter.hasPrefix("q=") && (Double(parameter.dropFirst(2)) ?? 1) <= 0
+                return parameter.hasPrefix("q=") && (DecimalText.number(parameter.dropFirst(2)) ?? 1) <= 0
             }
             if !refused { named.insert(type) }
         }

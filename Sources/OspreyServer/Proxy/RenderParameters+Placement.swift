@@ -36,7 +36,7 @@ extension RenderParameters {
             }
         }
         if let text = values["fp"] {
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { DecimalText.number($0) }
             guard parts.count == 2, let x = parts[0], let y = parts[1], (0...1).contains(x), (0...1).contains(y) else {
                 throw .badRequest("'fp' must be x:y, each from 0 to 1")
             }
@@ -44,7 +44,7 @@ extension RenderParameters {
             focus = Anchor(x: x, y: y)
         }
         if let text = values["crop"] {
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { DecimalText.integer($0) }
             guard parts.count == 4, let x = parts[0], let y = parts[1], let w = parts[2], let h = parts[3],
                 (0...Self.maximumCropSide).contains(x), (0...Self.maximumCropSide).contains(y),
                 (1...Self.maximumCropSide).contains(w), (1...Self.maximumCropSide).contains(h)
@@ -54,7 +54,7 @@ extension RenderParameters {
         extends = try Self.integer(values["extend"], name: "extend", in: 0...1) == 1
         if extends, width == nil || height == nil { throw .badRequest("'extend' needs both 'w' and 'h'") }
         if let text = values["pad"] {
-            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Int($0) }
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { DecimalText.integer($0) }
             let range = 0...Self.maximumPadding
             guard parts.count == 1 || parts.count == 4, parts.allSatisfy({ $0.map(range.contains) ?? false }) else {
                 throw .badRequest("'pad' must be N or top:right:bottom:left, each from 0 to \(Self.maximumPadding)")
@@ -76,7 +76,7 @@ extension RenderParameters {
             (flipsHorizontally, flipsVertically) = (text.contains("h"), text.contains("v"))
         }
         if let text = values["sharpen"] {
-            guard let sigma = Double(text), sigma.isFinite, (0.1...10).contains(sigma) else {
+            guard let sigma = DecimalText.number(text), sigma.isFinite, (0.1...10).contains(sigma) else {
                 throw .badRequest("'sharpen' must be a number from 0.1 to 10")
             }
             sharpen = sigma
@@ -91,7 +91,7 @@ extension RenderParameters {
             throw .badRequest("'fp' places a fit=cover crop: give fit=cover, 'w' and 'h'")
         }
         if let text = values["dpr"] {
-            guard let ratio = Double(text), ratio.isFinite, (1...4).contains(ratio) else {
+            guard let ratio = DecimalText.number(text), ratio.isFinite, (1...4).contains(ratio) else {
                 throw .badRequest("'dpr' must be a number from 1 to 4")
             }
             applyPixelRatio(ratio, maxOutputPixels: maxOutputPixels)
@@ -181,7 +181,8 @@ struct WatermarkPlacement: Sendable {
         let form =
             "'wm' must be OPACITY[:POSITION[:X:Y[:SCALE]]]: opacity 0 to 1, a gravity, offsets 0 to "
             + "\(RenderParameters.maximumPadding), scale 0 to 1"
-        guard [1, 2, 4, 5].contains(parts.count), let opacity = Double(parts[0]), (0...1).contains(opacity) else {
+        guard [1, 2, 4, 5].contains(parts.count), let opacity = DecimalText.number(parts[0]), (0...1).contains(opacity)
+        else {
             throw .badRequest(form)
         }
         self.opacity = opacity
@@ -191,13 +192,15 @@ struct WatermarkPlacement: Sendable {
         }
         if parts.count >= 4 {
             let range = 0...RenderParameters.maximumPadding
-            guard let x = Int(parts[2]), let y = Int(parts[3]), range.contains(x), range.contains(y) else {
+            guard let x = DecimalText.integer(parts[2]), let y = DecimalText.integer(parts[3]), range.contains(x),
+                range.contains(y)
+            else {
                 throw .badRequest(form)
             }
             (self.x, self.y) = (x, y)
         }
         if parts.count == 5 {
-            guard let scale = Double(parts[4]), (0...1).contains(scale) else { throw .badRequest(form) }
+            guard let scale = DecimalText.number(parts[4]), (0...1).contains(scale) else { throw .badRequest(form) }
             self.scale = scale > 0 ? scale : nil
         }
     }

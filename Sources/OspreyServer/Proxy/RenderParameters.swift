@@ -143,7 +143,7 @@ struct RenderParameters: Sendable {
         }
         quality = try Self.integer(values["q"], name: "q", in: 1...100)
         if let text = values["blur"] {
-            guard let sigma = Double(text), sigma.isFinite, (0.1...100).contains(sigma) else {
+            guard let sigma = DecimalText.number(text), sigma.isFinite, (0.1...100).contains(sigma) else {
                 throw .badRequest("'blur' must be a number from 0.1 to 100")
             }
             blur = sigma
@@ -308,7 +308,7 @@ struct RenderParameters: Sendable {
 
     static func integer(_ text: String?, name: String, in range: ClosedRange<Int>) throws(ProxyError) -> Int? {
         guard let text else { return nil }
-        guard text.allSatisfy(\.isASCII), let value = Int(text), range.contains(value) else {
+        guard let value = DecimalText.integer(text), range.contains(value) else {
             throw .badRequest("'\(name)' must be an integer from \(range.lowerBound) to \(range.upperBound)")
         }
         return value

@@ -1,0 +1,35 @@
+package import ArgumentParser
+import FoundationEssentials
+package import Osprey
+
+/// `--ca-file FILE`: the certificate authorities `https` origins must chain to, for every command that downloads. The
+/// flag overrides `OSPREY_CA_FILE`, which overrides `SSL_CERT_FILE` (honoured as curl honours it), which overrides the
+/// system's bundle. A file replaces the system's authorities, as curl's `--cacert` does.
+package struct CertificateAuthorityOption: ParsableArguments {
+    @Option(
+        name: .customLong("ca-file"),
+        help: ArgumentHelp(
+            "PEM file of the certificate authorities https origins must chain to, instead of the system's.",
+            discussion: "Default: $OSPREY_CA_FILE, else $SSL_CERT_FILE, else the system's bundle.",
+            valueName: "file"))
+    package var path: String?
+
+    package init() {}
+
+    /// The path the flag or `environment` names, if any.
+    package func resolvedPath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        path ?? ["OSPREY_CA_FILE", "SSL_CERT_FILE"].lazy.compactMap { environment[$0] }.first { !$0.isEmpty }
+    }
+
+    /// The authorities the flag, `environment` or the system give; a file that gives none is a usage error.
+    package func resolved(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> CertificateAuthorities {
+        guard let path = resolvedPath(environment: environment) else { return .system }
+        do {
+            return try CertificateAuthorities(pemFile: path)
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+import NIOHTTP1
+import OspreyCodecs
+import OspreyTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The command line and the proxy as an ordinary account runs them (uid and gid 65534, `nobody`, no supplementary
+/// groups), against the in-process origin: downloads over http and https, the disk cache in a directory the account
+/// owns and in one it cannot write. Services, containers and laptops run Osprey so; every other test runs as whoever
+/// runs the suite, in CI root, which is how a socket option only root may set went unnoticed.
+///
+/// Run as root (CI), each command goes through `setpriv --reuid=65534 --regid=65534 --clear-groups`; run as another
+/// user, the commands already run unprivileged and go as they are.
+@Suite("as an unprivileged user (uid 65534)", .timeLimit(.minutes(3)))
+struct UnprivilegedTests {
+    static let account: UInt32 = 65534
+
+    /// What runs a command as the account: `setpriv` when this process is root, nothing otherwise.
+    static var prefix: [String] {
+        geteuid() == 0 ? ["/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"] : []
+    }
+
+    /// The account commands run as: 65534, or this process's own when it is not root.
+    static var runningAccount: UInt32 { geteuid() == 0 ? account : geteuid() }
+
+    /// Runs `osprey arguments...` as the account, with `home` as its home directory.
+    static func run(
+        _ arguments: [String], home: String, environment: [String: String] = [:], input: String? = nil
+    ) throws -> OspreyBinary.Run {
+        let command = prefix + [try OspreyBinary.path] + arguments
+        return try OspreyBinary.run(
+            command[0], Array(command.dropFirst()),
+            environment: ["HOME": home, "XDG_CACHE_HOME": ""].merging(environment) { $1 }, input: input)
+    }
+
+    /// A new directory the account owns (its home in these tests), removed after `body`.
+    static func withAccountDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
+        try await withDirectory { directory in
+            if geteuid() == 0 { #expect(chown(directory, account, account) == 0) }
+            return try await body(directory)
+        }
+    }
+
+    /// The owner of the file at `path`.
+    static func owner(_ path: String) throws -> UInt32 {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw POSIXError(.ENOENT) }
+        return status.st_uid
+    }
+
+    static let png = SyntheticImages.png(width: 48, height: 32)
+
+    @Test("fetch, prefetch, info URL, convert and cache info work as the account, the cache and files owned by it")
+    func commandsWithAnOwnedCache() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            for name in ["a", "b", "c"] { origin.route("/\(name).png", .ok(Self.png, contentType: "image/png")) }
+            try await Self.withAccountDirectory { home in
+                let cache = ["--cache-dir", home + "/cache"]
+
+                // fetch: over http (the lean client), written and cached as the account
+                let fetched = try Self.run(["fetch", "-o", home + "/out"] + cache + [origin.url("/a.png")], home: home)
+                #expect(fetched.status == 0, "\(fetched.standardOutput) \(fetched.standardError)")
+                #expect(fetched.standardOutput.hasPrefix("ok "), "\(fetched.standardOutput)")
+                #expect(!fetched.standardError.contains("Permission denied"), "\(fetched.standardError)")
+                #expect(try Self.owner(home + "/out/a.png") == Self.runningAccount)
+                #expect(try Self.owner(home + "/cache") == Self.runningAccount)
+
+                // prefetch: a list from standard input
+                let list = origin.url("/b.png") + "\n" + origin.url("/c.png") + "\n"
+                let prefetched = try Self.run(["prefetch"] + cache, home: home, input: list)
+                #expect(prefetched.status == 0, "\(prefetched.standardError)")
+                #expect(prefetched.standardOutput.hasPrefix("2 finished, 0 skipped, 0 failed, 0 not stored"))
+
+                // cache info: what the two commands stored
+                let info = try Self.run(["cache", "info", "--json"] + cache, home: home)
+                #expect(info.status == 0, "\(info.standardError)")
+                #expect(info.standardOutput.contains(#""count":3,"#), "\(info.standardOutput)")
+
+                // info URL and convert URL: from the cache the others filled (OSPREY_CACHE_DIR), no new request
+                let environment = ["OSPREY_CACHE_DIR": home + "/cache"]
+                let described = try Self.run(["info", origin.url("/c.png")], home: home, environment: environment)
+                #expect(described.status == 0, "\(described.standardError)")
+                #expect(described.standardOutput.contains("png") && described.standardOutput.contains("48x32"))
+                let converted = try Self.run(
+                    ["convert", origin.url("/b.png"), home + "/out/b.webp"], home: home, environment: environment)
+                #expect(converted.status == 0, "\(converted.standardError)")
+                #expect(
+                    try ImageDecoder.decode(Array(Data(contentsOf: URL(fileURLWithPath: home + "/out/b.webp"))))
+                        .sourceFormat == .webp)
+                #expect(origin.requestCount() == 3)
+
+                // convert a file to a file, and fetch again: from the disk cache
+                let local = try Self.run(["convert", home + "/out/a.png", home + "/out/a.jpg"], home: home)
+                #expect(local.status == 0, "\(local.standardError)")
+                #expect(try Self.owner(home + "/out/a.jpg") == Self.runningAccount)
+                let again = try Self.run(
+                    ["fetch", "--force", "-o", home + "/out"] + cache + [origin.url("/a.png")], home: home)
+                #expect(again.status == 0 && again.standardOutput.contains(" disk "), "\(again.standardOutput)")
+                #expect(origin.requestCount() == 3)
+            }
+        }
+    }
+
+    @Test("a cache directory the account cannot write: one clear warning, memory only, downloads still work")
+    func unwritableCache() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/a.png", .ok(Self.png, contentType: "image/png"))
+            try await Self.withAccountDirectory { home in
+                // Given a cache directory nobody but its owner (root, or nobody at all with mode 0555) may write
+                let locked = home + "/locked"
+                try FileManager.default.createDirectory(atPath: locked, withIntermediateDirectories: false)
+                #expect(chmod(locked, 0o555) == 0)
+                defer { chmod(locked, 0o755) }
+                let arguments = ["fetch", "-o", home + "/out", "--cache-dir", locked, origin.url("/a.png")]
+
+                // When the account fetches through it
+                let fetched = try Self.run(arguments, home: home)
+
+                // Then the image is written, the line says why it is not cached, the log says once that the cache
+                // is memory-only, and nothing appeared in the directory
+                #expect(fetched.status == 0, "\(fetched.standardError)")
+                #expect(fetched.standardOutput.contains("(not cached: "), "\(fetched.standardOutput)")
+                let warnings = fetched.standardError.components(
+                    separatedBy: "disk cache unavailable, caching in memory only")
+                #expect(warnings.count == 2, "\(fetched.standardError)")
+                // (the store that fails because of it is not a warning of its own for every image)
+                #expect(!fetched.standardError.contains("cannot cache the image"), "\(fetched.standardError)")
+                #expect(fetched.standardError.contains("Permission denied"))
+                #expect(try Self.owner(home + "/out/a.png") == Self.runningAccount)
+                #expect(try FileManager.default.contentsOfDirectory(atPath: locked).isEmpty)
+
+                // and the default cache under a home it cannot write is the same: a warning, the image written
+                let homeless = try Self.run(
+                    ["fetch", "-o", home + "/out2", origin.url("/a.png")], home: "/nonexistent")
+                #expect(homeless.status == 0, "\(homeless.standardError)")
+                #expect(homeless.standardError.contains("disk cache unavailable, caching in memory only"))
+                #expect(FileManager.default.fileExists(atPath: home + "/out2/a.png"))
+            }
+        }
+    }
+
+    @Test("osprey serve as the account answers /img from an http origin and, with --ca-file, an https one")
+    func serveOverHTTPAndHTTPS() async throws {
+        try await withOriginServer(testDataDirectory: nil) { plain in
+            try await withOriginServer(testDataDirectory: nil, tls: true) { secure in
+                plain.route("/a.png", .ok(Self.png, contentType: "image/png"))
+                secure.route("/s.png", .ok(Self.png, contentType: "image/png"))
+                try await Self.withAccountDirectory { home in
+                    let authority = home + "/origin-ca.pem"
+                    try Data(TestCertificate.certificatePEM.utf8).write(to: URL(fileURLWithPath: authority))
+                    let client = HTTPClient(eventLoopGroupProvider: .singleton)
+                    defer { _ = client.shutdown() }
+                    func get(_ port: Int, _ source: String, width: Int) async throws -> (UInt, [UInt8]) {
+                        let url = "http://127.0.0.1:\(port)/img?url=\(source)&w=\(width)"
+                        let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+                        let body = try await response.body.collect(upTo: 1 << 20)
+                        return (response.status.code, Array(body.readableBytesView))
+                    }
+                    for trusts in [true, false] {
+                        let binary = try OspreyBinary.path
+                        let command =
+                            Self.prefix + [
+                                binary, "serve", "--port", "0", "--allow-unsigned", "--allow-private-networks",
+                                "--cache-dir", home + "/cache-\(trusts)",
+                            ] + (trusts ? ["--ca-file", authority] : [])
+                        let server = try ServeProcess(
+                            arguments: Array(command.dropFirst()), executable: command[0],
+                            environment: ["HOME": home, "SSL_CERT_FILE": "", "OSPREY_CA_FILE": ""])
+                        let port = try await server.port
+
+                        let (status, body) = try await get(port, plain.url("/a.png"), width: 24)
+                        #expect(status == 200)
+                        #expect(try ImageDecoder.decode(body).width == 24)
+                        let (secureStatus, secureBody) = try await get(port, secure.url("/s.png"), width: 12)
+                        if trusts {
+                            #expect(secureStatus == 200, "\(String(decoding: secureBody, as: UTF8.self))")
+                            #expect(try ImageDecoder.decode(secureBody).width == 12)
+                        } else {
+                            // Without the origin's authority its certificate is refused: a bad gateway, not a 500.
+                            #expect(secureStatus == 502, "\(String(decoding: secureBody, as: UTF8.self))")
+                        }
+                        #expect(try Self.owner(home + "/cache-\(trusts)") == Self.runningAccount)
+                        server.terminate()
+                        #expect(await server.exitStatus == 0)
+                    }
+                    #expect(plain.requestCount("/a.png") == 2)
+                    #expect(secure.requestCount("/s.png") == 1)
+                }
+            }
+        }
+    }
+}
