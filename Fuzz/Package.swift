@@ -21,6 +21,8 @@ let package = Package(
         .executable(name: "fuzz-colour", targets: ["FuzzColour"]),
         .executable(name: "fuzz-url", targets: ["FuzzURL"]),
         .executable(name: "fuzz-proxy-query", targets: ["FuzzProxyQuery"]),
+        .executable(name: "fuzz-imgproxy-url", targets: ["FuzzImgproxyURL"]),
+        .executable(name: "fuzz-thumbor-url", targets: ["FuzzThumborURL"]),
     ],
     dependencies: [
         .package(name: "Osprey", path: ".."),
@@ -56,6 +58,16 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzProxyQuery",
+            dependencies: ["FuzzSupport", .product(name: "OspreyServer", package: "Osprey")],
+            swiftSettings: harness
+        ),
+        .executableTarget(
+            name: "FuzzImgproxyURL",
+            dependencies: ["FuzzSupport", .product(name: "OspreyServer", package: "Osprey")],
+            swiftSettings: harness
+        ),
+        .executableTarget(
+            name: "FuzzThumborURL",
             dependencies: ["FuzzSupport", .product(name: "OspreyServer", package: "Osprey")],
             swiftSettings: harness
         ),

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer harnesses in Fuzz/ with AddressSanitizer and runs each for SECONDS (default 60): the decoders'
-# seeded with the image corpus (the colour stage's with its colour-managed files), the URL validation's and the proxy query parser's with Fuzz/Seeds/<name> and the
-# dictionary Fuzz/Dictionaries/<name>.dict. New inputs go to .build-fuzz/corpus/<name>; crashes to
+# seeded with the image corpus (the colour stage's with its colour-managed files); the URL validation's, the proxy
+# query parser's and the imgproxy and thumbor URL parsers' with Fuzz/Seeds/<name> and the dictionary
+# Fuzz/Dictionaries/<name>.dict. New inputs go to .build-fuzz/corpus/<name>; crashes to
 # .build-fuzz/artifacts/. Exits non-zero when a fuzzer finds a crash, leak or timeout. FUZZERS="url png" runs some.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Swift's crash handler would itself trip AddressSanitizer while reporting: let libFuzzer and ASan report instead.
 export SWIFT_BACKTRACE=enable=no
 seconds=${SECONDS_PER_FUZZER:-60}
-fuzzers=(${FUZZERS:-${FORMATS:-jpeg png gif webp avif heic jxl colour url proxy-query}})
+fuzzers=(${FUZZERS:-${FORMATS:-jpeg png gif webp avif heic jxl colour url proxy-query imgproxy-url thumbor-url}})
 scratch=$PWD/.build-fuzz
 testdata=${OSPREY_TESTDATA:-$PWD/../shared/testdata}
 [[ -d "$testdata/images" ]] && testdata=$testdata/images

@@ -37,6 +37,8 @@ package struct ServeOptions: ParsableArguments {
 
     @OptionGroup package var certificateAuthority: CertificateAuthorityOption
 
+    @OptionGroup package var compatibility: CompatibilityOptions
+
     @Option(
         name: .customLong("secret"),
         help: """

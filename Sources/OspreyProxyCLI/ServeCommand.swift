@@ -84,7 +84,10 @@ extension ServeOptions {
         configuration.certificateAuthorities = try certificateAuthority.resolved(environment: environment)
         configuration.secrets = Self.secrets(flags: secrets, environment: environment)
         configuration.allowsUnsigned = flag(allowUnsigned, "OSPREY_ALLOW_UNSIGNED")
-        if configuration.secrets.isEmpty, !configuration.allowsUnsigned {
+        try compatibility.apply(to: &configuration, environment: environment)
+        let otherKeys =
+            !(configuration.imgproxy?.keys.isEmpty ?? true) || !(configuration.thumbor?.keys.isEmpty ?? true)
+        if configuration.secrets.isEmpty, !configuration.allowsUnsigned, !otherKeys {
             throw ValidationError("give a secret (--secret or OSPREY_SECRET), or serve unsigned with --allow-unsigned")
         }
         do {

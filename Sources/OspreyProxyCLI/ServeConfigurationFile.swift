@@ -34,6 +34,9 @@ enum ServeConfigurationFile {
         "auto-formats": .list(separator: ","), "max-source-bytes": .integer, "max-source-pixels": .integer,
         "max-output-pixels": .integer, "max-in-flight": .integer, "max-memory": .string,
         "max-memory-waiting": .integer, "cache-max-age": .integer, "otlp-endpoint": .string,
+        "imgproxy-path": .string, "imgproxy-key": .list(separator: ","), "imgproxy-salt": .list(separator: ","),
+        "imgproxy-signature-size": .integer, "imgproxy-presets": .list(separator: ","), "thumbor-path": .string,
+        "thumbor-key": .string, "format-quality": .list(separator: ","),
     ]
 
     /// The variable a key stands for.

@@ -125,10 +125,28 @@ public final class ImageProxyEndpoint: Sendable {
             }
         }
         routes.get("img") { request, context in
-            await ImageResponder(proxy: proxy).respond(to: request, logger: context.logger, isHead: false)
+            await ImageResponder(proxy: proxy).respond(to: request, style: .img, logger: context.logger, isHead: false)
         }
         routes.head("img") { request, context in
-            await ImageResponder(proxy: proxy).respond(to: request, logger: context.logger, isHead: true)
+            await ImageResponder(proxy: proxy).respond(to: request, style: .img, logger: context.logger, isHead: true)
+        }
+        // imgproxy's and thumbor's URLs under their prefixes: everything below the prefix is the URL to parse (the
+        // router's own reading of it would merge the empty segments of a plain source's `http://`).
+        for (style, prefix) in [
+            (ImageProxy.URLStyle.imgproxy, configuration.imgproxy?.path),
+            (.thumbor, configuration.thumbor?.path),
+        ] {
+            guard let prefix else { continue }
+            let pattern = RouterPath(
+                prefix.split(separator: "/").joined(separator: "/") + (prefix == "/" ? "**" : "/**"))
+            routes.get(pattern) { request, context in
+                await ImageResponder(proxy: proxy).respond(
+                    to: request, style: style, logger: context.logger, isHead: false)
+            }
+            routes.head(pattern) { request, context in
+                await ImageResponder(proxy: proxy).respond(
+                    to: request, style: style, logger: context.logger, isHead: true)
+            }
         }
         return routes
     }
@@ -158,18 +176,43 @@ private func displayed(_ address: SocketAddress) -> String {
 struct ImageResponder {
     let proxy: ImageProxy
 
-    func respond(to request: Request, logger: Logger, isHead: Bool) async -> Response {
+    func respond(to request: Request, style: ImageProxy.URLStyle, logger: Logger, isHead: Bool) async -> Response {
         guard proxy.admit() else {
             return failure(.unavailable("too many requests in flight", retryAfter: 1), isHead: isHead)
         }
         defer { proxy.release() }
-        let outcome = await proxy.render(
-            query: request.uri.query, path: request.uri.path, accept: request.headers[.accept], logger: logger)
+        let accept = request.headers[.accept]
+        let outcome: ImageProxy.Outcome
+        switch style {
+        case .img:
+            outcome = await proxy.render(
+                query: request.uri.query, path: request.uri.path, accept: accept, logger: logger)
+        case .imgproxy, .thumbor:
+            let prefix =
+                (style == .imgproxy ? proxy.configuration.imgproxy?.path : proxy.configuration.thumbor?.path) ?? "/"
+            guard let path = Self.remainder(of: request.uri.path, below: prefix) else {
+                return failure(.badRequest("not a URL of this endpoint"), isHead: isHead)
+            }
+            outcome =
+                style == .imgproxy
+                ? await proxy.render(imgproxyPath: path, accept: accept, logger: logger)
+                : await proxy.render(thumborPath: path, accept: accept, logger: logger)
+        }
         switch outcome {
-        case .image(let image, let signed, let variesByAccept, let expires):
-            return success(
+        case .image(let image, let signed, let variesByAccept, let expires, let disposition):
+            var response = success(
                 image, signed: signed, variesByAccept: variesByAccept, maxAge: proxy.maxAge(expires: expires),
                 ifNoneMatch: request.headers[values: .ifNoneMatch], isHead: isHead)
+            if let disposition { response.headers[.contentDisposition] = disposition }
+            return response
+        case .json(let bytes):
+            var headers = HTTPFields()
+            headers[.contentType] = "application/json; charset=utf-8"
+            headers[.cacheControl] = "public, max-age=\(proxy.configuration.cacheMaxAge)"
+            headers[.contentLength] = String(bytes.count)
+            return Response(
+                status: .ok, headers: headers,
+                body: isHead ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
         case .fallback(let image, let status, let variesByAccept):
             var headers = HTTPFields()
             headers[.cacheControl] = "no-store"
@@ -221,6 +264,21 @@ struct ImageResponder {
         return Response(
             status: HTTPResponse.Status(code: error.status), headers: headers,
             body: isHead ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
+    }
+
+    /// The part of `path` (as the client sent it) below `prefix`, from its slash: `/SIG/rs:fit:300:0/plain/http://…`
+    /// of `/imgproxy/SIG/…` under `/imgproxy` (or under a mount point before it); `nil` when the prefix is not in it.
+    static func remainder(of path: String, below prefix: String) -> String? {
+        let trimmed = prefix.split(separator: "/").joined(separator: "/")
+        if trimmed.isEmpty { return path.hasPrefix("/") ? path : nil }
+        let marker = Array(("/" + trimmed + "/").utf8)
+        let bytes = Array(path.utf8)
+        guard bytes.count >= marker.count,
+            let start = (0...(bytes.count - marker.count)).first(where: {
+                bytes[$0..<$0 + marker.count].elementsEqual(marker)
+            })
+        else { return nil }
+        return String(decoding: bytes[(start + marker.count - 1)...], as: UTF8.self)
     }
 
     /// Whether an `If-None-Match` header (its values, each possibly a list) names `etag`, weakly compared, or is `*`.

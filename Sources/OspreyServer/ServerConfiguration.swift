@@ -79,7 +79,20 @@ public struct ServerConfiguration: Sendable {
     /// file's for origins signed by a private CA (they then replace the system's).
     public var certificateAuthorities = CertificateAuthorities.system
 
+    // MARK: Other URL styles
+
+    /// imgproxy's URLs, served under a prefix with their signatures and options (docs/migrating.md). `nil` (off) by
+    /// default.
+    public var imgproxy: ImgproxyConfiguration?
+    /// thumbor's URLs, served under a prefix with libthumbor's signatures and thumbor's filters. `nil` (off) by
+    /// default.
+    public var thumbor: ThumborConfiguration?
+
     // MARK: Formats
+
+    /// The quality of each format when a request gives none (`q`), as imgproxy's `IMGPROXY_FORMAT_QUALITY`: a
+    /// format not listed is encoded at 80. None listed by default.
+    public var formatQualities: [ImageFormat: Int] = [:]
 
     /// The coders sources are decoded with and outputs encoded with: `format=` takes the name of any format an
     /// encoder of it writes. The process-wide `ImageCoderRegistry.shared` by default.

@@ -102,14 +102,10 @@ extension ImageManager {
         }
         let image = loaded.image
         let format = output.format(for: image)
-        let encodingOptions = output.options
         let encoded = await tracing.withSpan("osprey.encode") { span in
             span.set("osprey.image.format", "\(format)")
             let encoded = await withTaskExecutorPreference(processingPool) {
-                Result { () throws(CodecError) in
-                    EncodedImage(
-                        bytes: try ImageEncoder.encode(image, as: format, options: encodingOptions), format: format)
-                }
+                Result { () throws(CodecError) in try output.encode(image) }
             }
             if case .success(let image) = span.record(encoded) { span.set("osprey.encode.bytes", image.bytes.count) }
             return encoded

@@ -26,11 +26,56 @@ public struct ImageOutput: Sendable {
     public var format: Format
     /// The encoder's options (quality, metadata policy, colour profile, coders).
     public var options: EncodingOptions
+    /// A quality per format, in place of `options.quality` for the format written: a proxy's per-format defaults
+    /// when the format is chosen from the image (``Format/source(accepted:)``). Empty by default.
+    public var qualities: [ImageFormat: Int] = [:]
+    /// The most bytes the result may take: when the quality asked for gives more, the highest quality that fits is
+    /// found (JPEG, WebP, AVIF and JPEG XL, at most seven more encodes); when none fits, the lowest quality's result
+    /// is kept, as imgproxy's `max_bytes` does. `nil` (no limit) by default.
+    public var maxBytes: Int?
 
     /// Encodes as `format` with `options`.
     public init(_ format: Format, options: EncodingOptions = EncodingOptions()) {
         self.format = format
         self.options = options
+    }
+
+    /// The encoder's options for `format`: ``options`` with the quality ``qualities`` gives it, if any.
+    public func options(for format: ImageFormat) -> EncodingOptions {
+        var options = options
+        if let quality = qualities[format] { options.quality = quality }
+        return options
+    }
+
+    /// `image` encoded as this output says: its format, that format's quality, within ``maxBytes``.
+    ///
+    /// - Throws: `CodecError` when the encoder fails.
+    public func encode(_ image: Image) throws(CodecError) -> EncodedImage {
+        let format = format(for: image)
+        var options = options(for: format)
+        let first = try ImageEncoder.encode(image, as: format, options: options)
+        let lossy: Set<ImageFormat> = [.jpeg, .webp, .avif, .jxl]
+        guard let maxBytes, first.count > maxBytes, lossy.contains(format), !options.isLossless else {
+            return EncodedImage(bytes: first, format: format)
+        }
+        // The highest quality below the one asked for whose bytes fit: a binary search, the lowest tried kept when
+        // none fits.
+        var (low, high) = (1, options.quality - 1)
+        var best: [UInt8]?
+        var smallest = first
+        while low <= high {
+            let quality = (low + high) / 2
+            options.quality = quality
+            let bytes = try ImageEncoder.encode(image, as: format, options: options)
+            if bytes.count < smallest.count { smallest = bytes }
+            if bytes.count <= maxBytes {
+                best = bytes
+                low = quality + 1
+            } else {
+                high = quality - 1
+            }
+        }
+        return EncodedImage(bytes: best ?? smallest, format: format)
     }
 
     /// The format `image` is written in.
@@ -66,6 +111,9 @@ public struct ImageOutput: Sendable {
             "background=\(background.red),\(background.green),\(background.blue)",
             "profile=\(options.embedsColorProfile)", "metadata=\(options.metadata)", "srgb=\(options.tagsSRGB)",
         ].joined(separator: ",")
+            + (qualities.isEmpty
+                ? "" : ",qualities=" + qualities.map { "\($0.key.name):\($0.value)" }.sorted().joined(separator: ";"))
+            + (maxBytes.map { ",maxbytes=\($0)" } ?? "")
     }
 }
 

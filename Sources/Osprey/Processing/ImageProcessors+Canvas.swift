@@ -35,7 +35,7 @@ extension ImageProcessors {
 
     /// Places the image on a `width` × `height` canvas of `color`, where `anchor` says (imgproxy's `extend`): what a
     /// fixed-size slot needs from an image resized to fit inside it. Never crops: an image larger than the canvas on
-    /// an axis keeps its size on that axis.
+    /// an axis keeps its size on that axis (a side of 0 is the image's own).
     public struct Extend: ImageProcessing, Hashable {
         /// The canvas's width, in pixels.
         public var width: Int
@@ -45,24 +45,99 @@ extension ImageProcessors {
         public var anchor: Anchor
         /// The colour of the canvas around the image.
         public var color: PixelColor
+        /// Moves the image from where ``anchor`` puts it, away from the edge it is anchored to: pixels when 1 or
+        /// more (or -1 or less), else a fraction of the canvas, as imgproxy's gravity offsets. 0 by default.
+        public var offsetX: Double
+        /// Moves the image vertically, as ``offsetX``. 0 by default.
+        public var offsetY: Double
 
-        /// Makes a `width` × `height` canvas of `color` with the image placed at `anchor`.
-        public init(width: Int, height: Int, anchor: Anchor = .center, color: PixelColor = .clear) {
+        /// Makes a `width` × `height` canvas of `color` with the image placed at `anchor`, moved by the offsets.
+        public init(
+            width: Int, height: Int, anchor: Anchor = .center, color: PixelColor = .clear, offsetX: Double = 0,
+            offsetY: Double = 0
+        ) {
             (self.width, self.height, self.anchor, self.color) = (width, height, anchor, color)
+            (self.offsetX, self.offsetY) = (offsetX.isFinite ? offsetX : 0, offsetY.isFinite ? offsetY : 0)
         }
 
-        public var identifier: String { "extend(\(width)x\(height),anchor=\(anchor),\(color))" }
+        public var identifier: String {
+            let offset = offsetX != 0 || offsetY != 0 ? ",offset=\(offsetX):\(offsetY)" : ""
+            return "extend(\(width)x\(height),anchor=\(anchor),\(color)\(offset))"
+        }
 
         public func process(_ image: Image) throws -> Image {
             let (w, h) = image.uprightSize
             guard width > w || height > h else { return image }
-            let (canvasWidth, canvasHeight) = (max(width, w), max(height, h))
-            let (ax, ay) = anchor.clamped
-            let x = Int((Double(canvasWidth - w) * ax).rounded())
-            let y = Int((Double(canvasHeight - h) * ay).rounded())
-            return try image.mappingFrames { pixels in
-                try pixels.placed(onWidth: canvasWidth, height: canvasHeight, x: x, y: y, color: color)
+            return try image.placed(
+                onWidth: max(width, w), height: max(height, h), anchor: anchor, offsetX: offsetX, offsetY: offsetY,
+                color: color)
+        }
+    }
+
+    /// Places the image on the smallest canvas of `color` with the aspect ratio `width`:`height` that holds it,
+    /// where `anchor` says (imgproxy's `extend_aspect_ratio`): letterboxing instead of cropping.
+    public struct ExtendToAspectRatio: ImageProcessing, Hashable {
+        /// The ratio's width.
+        public var width: Int
+        /// The ratio's height.
+        public var height: Int
+        /// Where on the canvas the image is placed.
+        public var anchor: Anchor
+        /// The colour of the canvas around the image.
+        public var color: PixelColor
+        /// Moves the image from where ``anchor`` puts it, as ``Extend/offsetX``. 0 by default.
+        public var offsetX: Double
+        /// Moves the image vertically, as ``Extend/offsetY``. 0 by default.
+        public var offsetY: Double
+
+        /// Makes the processor for a `width`:`height` canvas (each side positive) of `color`, the image at `anchor`.
+        public init(
+            width: Int, height: Int, anchor: Anchor = .center, color: PixelColor = .clear, offsetX: Double = 0,
+            offsetY: Double = 0
+        ) {
+            (self.width, self.height, self.anchor, self.color) = (width, height, anchor, color)
+            (self.offsetX, self.offsetY) = (offsetX.isFinite ? offsetX : 0, offsetY.isFinite ? offsetY : 0)
+        }
+
+        public var identifier: String {
+            let offset = offsetX != 0 || offsetY != 0 ? ",offset=\(offsetX):\(offsetY)" : ""
+            return "extendratio(\(width):\(height),anchor=\(anchor),\(color)\(offset))"
+        }
+
+        public func process(_ image: Image) throws -> Image {
+            guard width > 0, height > 0 else { return image }
+            let (w, h) = image.uprightSize
+            // The image's own side along which it is relatively longer stays; the other grows to the ratio.
+            let ratio = Double(width) / Double(height)
+            var (canvasWidth, canvasHeight) = (w, h)
+            if Double(w) / Double(h) > ratio {
+                canvasHeight = max(Int((Double(w) / ratio).rounded()), h)
+            } else {
+                canvasWidth = max(Int((Double(h) * ratio).rounded()), w)
             }
+            guard canvasWidth > w || canvasHeight > h else { return image }
+            return try image.placed(
+                onWidth: canvasWidth, height: canvasHeight, anchor: anchor, offsetX: offsetX, offsetY: offsetY,
+                color: color)
+        }
+    }
+}
+
+extension Image {
+    /// Every frame on a `width` × `height` canvas (at least the image's size) of `color`, placed by `anchor` and the
+    /// offsets.
+    func placed(
+        onWidth width: Int, height: Int, anchor: Anchor, offsetX: Double, offsetY: Double, color: PixelColor
+    ) throws -> Image {
+        let (w, h) = uprightSize
+        let (ax, ay) = anchor.clamped
+        let x = ImageProcessors.Resize.position(
+            full: Double(width), window: Double(w), anchor: ax, offset: offsetX)
+        let y = ImageProcessors.Resize.position(
+            full: Double(height), window: Double(h), anchor: ay, offset: offsetY)
+        return try mappingFrames { pixels in
+            try pixels.placed(
+                onWidth: width, height: height, x: Int(x.rounded()), y: Int(y.rounded()), color: color)
         }
     }
 }
@@ -82,6 +157,15 @@ extension ImageProcessing where Self == ImageProcessors.Extend {
         width: Int, height: Int, anchor: Anchor = .center, color: PixelColor = .clear
     ) -> Self {
         ImageProcessors.Extend(width: width, height: height, anchor: anchor, color: color)
+    }
+}
+
+extension ImageProcessing where Self == ImageProcessors.ExtendToAspectRatio {
+    /// ``ImageProcessors/ExtendToAspectRatio``: the image on the smallest `width`:`height` canvas that holds it.
+    public static func extend(
+        aspectWidth width: Int, aspectHeight height: Int, anchor: Anchor = .center, color: PixelColor = .clear
+    ) -> Self {
+        ImageProcessors.ExtendToAspectRatio(width: width, height: height, anchor: anchor, color: color)
     }
 }
 

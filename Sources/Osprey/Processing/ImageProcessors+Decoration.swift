@@ -1,22 +1,39 @@
 public import OspreyCodecs
 
 extension ImageProcessors {
-    /// Rounds the corners with a `radius`-pixel arc, anti-aliased: the pixels outside become transparent, so the
-    /// result has alpha (`rgba8` or `grayAlpha8`). The radius is capped at half the shorter side.
+    /// Rounds the corners with a `radius`-pixel arc (or an ellipse's quarter, `radius` wide and ``verticalRadius``
+    /// high), anti-aliased: the pixels outside become transparent, so the result has alpha (`rgba8` or
+    /// `grayAlpha8`), or, with a ``color``, that colour (thumbor's `round_corner`). The radii are capped at half the
+    /// sides.
     public struct RoundCorners: ImageProcessing, Hashable {
-        /// The corners' radius, in pixels.
+        /// The corners' horizontal radius, in pixels.
         public var radius: Int
+        /// The corners' vertical radius, in pixels: `radius` when `nil` (the default).
+        public var verticalRadius: Int?
+        /// What fills the corners: `nil` (the default) for transparency.
+        public var color: PixelColor?
 
-        /// Makes corners of `radius` pixels (a negative one counts as 0).
-        public init(radius: Int) {
+        /// Makes corners of `radius` pixels (a negative one counts as 0), `verticalRadius` high when given, filled
+        /// with `color` or transparent.
+        public init(radius: Int, verticalRadius: Int? = nil, color: PixelColor? = nil) {
             self.radius = max(radius, 0)
+            self.verticalRadius = verticalRadius.map { max($0, 0) }
+            self.color = color
         }
 
-        public var identifier: String { "roundCorners(\(radius))" }
+        public var identifier: String {
+            var text = "roundCorners(\(radius)"
+            if let verticalRadius, verticalRadius != radius { text += "|\(verticalRadius)" }
+            if let color { text += ",\(color)" }
+            return text + ")"
+        }
 
         public func process(_ image: Image) throws -> Image {
-            guard radius > 0 else { return image }
-            return try image.mappingFrames { try $0.roundingCorners(radius: Double(radius)) }
+            let vertical = verticalRadius ?? radius
+            guard radius > 0, vertical > 0 else { return image }
+            return try image.mappingFrames {
+                try $0.roundingCorners(radiusX: Double(radius), radiusY: Double(vertical), fill: color)
+            }
         }
     }
 
@@ -32,7 +49,9 @@ extension ImageProcessors {
             let (w, h) = image.uprightSize
             let side = min(w, h)
             let square = try Crop(.size(width: side, height: side, anchor: .center)).process(image)
-            return try square.mappingFrames { try $0.roundingCorners(radius: Double(side) / 2) }
+            return try square.mappingFrames {
+                try $0.roundingCorners(radiusX: Double(side) / 2, radiusY: Double(side) / 2, fill: nil)
+            }
         }
     }
 
@@ -127,25 +146,44 @@ extension PixelBuffer {
         }
     }
 
-    /// The pixels with alpha, and each corner outside a `radius` arc made transparent: a pixel's alpha is multiplied
-    /// by how much of it lies inside the arc (its centre's distance from the arc, clamped to 0...1).
-    func roundingCorners(radius: Double) throws(CodecError) -> PixelBuffer {
-        var output = try converted(to: format.withAlpha)
-        let r = min(radius, Double(min(width, height)) / 2)
-        let span = Int(r.rounded(.up))
+    /// The pixels with each corner outside a `radiusX` × `radiusY` elliptical arc made transparent (with alpha
+    /// added), or blended into `fill`: a pixel keeps as much of itself as lies inside the arc (its centre's distance
+    /// from the arc, in pixels along the shorter radius, clamped to 0...1).
+    func roundingCorners(radiusX: Double, radiusY: Double, fill: PixelColor?) throws(CodecError) -> PixelBuffer {
+        var output = try converted(to: fill.map { format.holding($0) } ?? format.withAlpha)
+        // A circle's radius is capped at half the shorter side, an ellipse's radii at half their sides.
+        let circular = radiusX == radiusY
+        let rx = min(radiusX, circular ? Double(min(width, height)) / 2 : Double(width) / 2)
+        let ry = min(radiusY, circular ? Double(min(width, height)) / 2 : Double(height) / 2)
+        let (spanX, spanY) = (Int(rx.rounded(.up)), Int(ry.rounded(.up)))
         let (w, h, step, stride) = (output.width, output.height, output.format.bytesPerPixel, output.bytesPerRow)
+        let isGray = output.format == .gray8 || output.format == .grayAlpha8
+        let paint: [Double] =
+            fill.map { color in
+                (isGray ? [Double(color.red)] : [Double(color.red), Double(color.green), Double(color.blue)])
+                    + (output.format.hasAlpha ? [Double(color.alpha)] : [])
+            } ?? []
+        let radius = min(rx, ry)
         output.withUnsafeMutableBytes { bytes in
-            for j in 0..<min(span, h) {
-                for i in 0..<min(span, w) {
-                    // Distance of the pixel's centre from the corner's arc centre, measured towards the corner.
-                    let (dx, dy) = (r - (Double(i) + 0.5), r - (Double(j) + 0.5))
+            for j in 0..<min(spanY, h) {
+                for i in 0..<min(spanX, w) {
+                    // The pixel's centre measured from the arc's centre, towards the corner, in units of the radii.
+                    let (dx, dy) = ((rx - (Double(i) + 0.5)) / rx, (ry - (Double(j) + 0.5)) / ry)
                     guard dx > 0, dy > 0 else { continue }
-                    let coverage = min(max(r - (dx * dx + dy * dy).squareRoot() + 0.5, 0), 1)
+                    let coverage = min(max((1 - (dx * dx + dy * dy).squareRoot()) * radius + 0.5, 0), 1)
                     guard coverage < 1 else { continue }
                     // The same pixel in each of the four corners.
                     for (x, y) in [(i, j), (w - 1 - i, j), (i, h - 1 - j), (w - 1 - i, h - 1 - j)] {
-                        let alpha = y * stride + x * step + step - 1
-                        bytes[alpha] = UInt8((Double(bytes[alpha]) * coverage).rounded())
+                        let base = y * stride + x * step
+                        if paint.isEmpty {
+                            let alpha = base + step - 1
+                            bytes[alpha] = UInt8((Double(bytes[alpha]) * coverage).rounded())
+                        } else {
+                            for c in 0..<step {
+                                let mixed = Double(bytes[base + c]) * coverage + paint[c] * (1 - coverage)
+                                bytes[base + c] = UInt8(min(max(mixed.rounded(), 0), 255))
+                            }
+                        }
                     }
                 }
             }
@@ -155,8 +193,11 @@ extension PixelBuffer {
 }
 
 extension ImageProcessing where Self == ImageProcessors.RoundCorners {
-    /// Rounds the corners with a `radius`-pixel arc; transparent outside.
-    public static func roundCorners(radius: Int) -> Self { ImageProcessors.RoundCorners(radius: radius) }
+    /// Rounds the corners with a `radius`-pixel arc (`verticalRadius` high, when given); transparent outside, or
+    /// `color`.
+    public static func roundCorners(radius: Int, verticalRadius: Int? = nil, color: PixelColor? = nil) -> Self {
+        ImageProcessors.RoundCorners(radius: radius, verticalRadius: verticalRadius, color: color)
+    }
 }
 
 extension ImageProcessing where Self == ImageProcessors.Circle {

@@ -72,6 +72,13 @@ extension ImageProcessors {
             case rect(x: Int, y: Int, width: Int, height: Int)
             /// `width` × `height` pixels (at most the image's) placed by `anchor`: `.center` keeps the middle.
             case size(width: Int, height: Int, anchor: Anchor)
+            /// imgproxy's `crop`: each side pixels when 1 or more, a fraction of the image's when less, the whole side
+            /// when 0; placed by `anchor`, moved by the offsets away from the edge it is anchored to (pixels when 1 or
+            /// more, else a fraction of the image's side).
+            case gravity(width: Double, height: Double, anchor: Anchor, offsetX: Double, offsetY: Double)
+            /// imgproxy's `crop` with a focus point: sides as in ``gravity(width:height:anchor:offsetX:offsetY:)``,
+            /// centred on the point (`x`, `y`), fractions of the image, as near as the edges allow.
+            case focus(width: Double, height: Double, x: Double, y: Double)
         }
 
         /// The part kept.
@@ -86,7 +93,18 @@ extension ImageProcessors {
             switch region {
             case .rect(let x, let y, let width, let height): "crop(\(width)x\(height)+\(x)+\(y))"
             case .size(let width, let height, let anchor): "crop(\(width)x\(height),anchor=\(anchor))"
+            case .gravity(let width, let height, let anchor, let offsetX, let offsetY):
+                "crop(\(width)x\(height),anchor=\(anchor),offset=\(offsetX):\(offsetY))"
+            case .focus(let width, let height, let x, let y): "crop(\(width)x\(height),focus=\(x):\(y))"
             }
+        }
+
+        /// A side of imgproxy's crop on a `length`-pixel side: pixels when 1 or more, a fraction when less, all of it
+        /// when 0 (or not a number); within the side, at least 1.
+        static func side(_ value: Double, of length: Int) -> Int {
+            guard value.isFinite, value > 0 else { return length }
+            let pixels = value >= 1 ? Int(saturating: value) : Int((Double(length) * value).rounded())
+            return min(max(pixels, 1), length)
         }
 
         /// The rectangle kept of a `width` × `height` image.
@@ -112,6 +130,19 @@ extension ImageProcessors {
                 let x = Int((Double(width - cw) * ax).rounded())
                 let y = Int((Double(height - ch) * ay).rounded())
                 return (x, y, cw, ch)
+            case .gravity(let w, let h, let anchor, let offsetX, let offsetY):
+                let (cw, ch) = (Self.side(w, of: width), Self.side(h, of: height))
+                let (ax, ay) = anchor.clamped
+                let x = Resize.position(full: Double(width), window: Double(cw), anchor: ax, offset: offsetX)
+                let y = Resize.position(full: Double(height), window: Double(ch), anchor: ay, offset: offsetY)
+                return (Int(x.rounded()), Int(y.rounded()), cw, ch)
+            case .focus(let w, let h, let fx, let fy):
+                let (cw, ch) = (Self.side(w, of: width), Self.side(h, of: height))
+                let point = Anchor(x: fx, y: fy).clamped
+                func start(_ full: Int, _ window: Int, _ at: Double) -> Int {
+                    min(max(Int((Double(full) * at).rounded()) - window / 2, 0), full - window)
+                }
+                return (start(width, cw, point.x), start(height, ch, point.y), cw, ch)
             }
         }
 

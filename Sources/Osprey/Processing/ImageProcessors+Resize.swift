@@ -1,17 +1,25 @@
 public import OspreyCodecs
 
 extension ImageProcessors {
-    /// Scales an image to a target size: the proxy's `w`, `h` and `fit`, the CLI's `--resize` and
-    /// `--fit`.
+    /// Scales an image to a target size: the proxy's `w`, `h` and `fit` (and imgproxy's and thumbor's resizing
+    /// options), the CLI's `--resize` and `--fit`.
     ///
-    /// - `inside` fits the image within the box, keeping its aspect ratio (CSS `object-fit: contain`);
+    /// - `inside` fits the image within the box, keeping its aspect ratio (CSS `object-fit: contain`; imgproxy's
+    ///   `fit`, thumbor's `fit-in`);
     /// - `cover` fills the box, keeping the aspect ratio, and crops what overflows around ``anchor``
-    ///   (`object-fit: cover`);
-    /// - `fill` stretches the image to exactly the box (`object-fit: fill`).
+    ///   (`object-fit: cover`; imgproxy's `fill-down`, and `fill` when enlarging);
+    /// - `clip` is `cover` whose smaller source keeps its own length on each side it is short of the box (imgproxy's
+    ///   `fill` without `enlarge`); with ``upscale`` it is `cover`;
+    /// - `fill` stretches the image to exactly the box (`object-fit: fill`; imgproxy's `force`);
+    /// - `outside` covers the box keeping the aspect ratio, cropping nothing (thumbor's `full-fit-in`);
+    /// - `auto` is `cover` when the image and the box are both landscape or both portrait, `inside` otherwise
+    ///   (imgproxy's `auto`).
     ///
     /// With only a width or only a height the other follows the aspect ratio, whatever the fit. Without ``upscale``
     /// an image is never enlarged: `inside` leaves a smaller image as it is, `fill` keeps each side at most the
     /// source's, and `cover` keeps the box's aspect ratio at the source's scale (a smaller crop, not a blurrier one).
+    /// ``zoomX`` and ``zoomY`` multiply the scale the box gives, and ``minWidth`` and ``minHeight`` raise it until the
+    /// result is at least that large (both as imgproxy's `zoom`, `min-width` and `min-height`, which may enlarge).
     ///
     /// Resampling is separable with ``ResamplingFilter/lanczos3`` by default, in gamma space with premultiplied alpha
     /// (see ``ResamplingFilter``). A large reduction first averages blocks of whole pixels (``reducingGap``), as
@@ -19,7 +27,7 @@ extension ImageProcessors {
     public struct Resize: ImageProcessing, Hashable {
         /// How the image meets the box.
         public enum Fit: String, Sendable, Hashable, CaseIterable {
-            case inside, cover, fill
+            case inside, cover, clip, fill, outside, auto
         }
 
         /// The box's width in pixels; `nil` to follow the height.
@@ -40,11 +48,28 @@ extension ImageProcessors {
         /// gaps of 2 and more. `nil` filters every source pixel. 2 by default (libvips' and Pillow's thumbnail
         /// default).
         public var reducingGap: Double?
+        /// The least width of the result: the scale is raised (enlarging if need be) until it is reached. `nil` by
+        /// default.
+        public var minWidth: Int?
+        /// The least height of the result, as ``minWidth``. `nil` by default.
+        public var minHeight: Int?
+        /// Multiplies the horizontal scale the box gives (more than 1 enlarges past the box). 1 by default.
+        public var zoomX: Double
+        /// Multiplies the vertical scale the box gives. 1 by default.
+        public var zoomY: Double
+        /// Moves a `cover` crop from where ``anchor`` puts it, away from the edge it is anchored to (to the right and
+        /// down from the centre): pixels of the result when 1 or more (or -1 or less), a fraction of the scaled
+        /// image's width otherwise, as imgproxy's gravity offsets. 0 by default.
+        public var offsetX: Double
+        /// Moves a `cover` crop vertically, as ``offsetX``. 0 by default.
+        public var offsetY: Double
 
         /// Makes a resize into a `width` × `height` box (one side alone keeps the aspect ratio) fitted as `fit` says.
         public init(
             width: Int? = nil, height: Int? = nil, fit: Fit = .inside, anchor: Anchor = .center,
-            filter: ResamplingFilter = .lanczos3, upscale: Bool = false, reducingGap: Double? = 2
+            filter: ResamplingFilter = .lanczos3, upscale: Bool = false, reducingGap: Double? = 2,
+            minWidth: Int? = nil, minHeight: Int? = nil, zoomX: Double = 1, zoomY: Double = 1, offsetX: Double = 0,
+            offsetY: Double = 0
         ) {
             self.width = width
             self.height = height
@@ -53,13 +78,29 @@ extension ImageProcessors {
             self.filter = filter
             self.upscale = upscale
             self.reducingGap = reducingGap.map { max($0, 1) }
+            self.minWidth = minWidth
+            self.minHeight = minHeight
+            // A zoom that is not a positive finite number zooms nothing.
+            self.zoomX = zoomX.isFinite && zoomX > 0 ? zoomX : 1
+            self.zoomY = zoomY.isFinite && zoomY > 0 ? zoomY : 1
+            self.offsetX = offsetX.isFinite ? offsetX : 0
+            self.offsetY = offsetY.isFinite ? offsetY : 0
         }
 
+        /// Names every parameter; those added after the first release only when they differ from their defaults, so
+        /// the cache keys of resizes without them stay what they were.
         public var identifier: String {
             let size = "\(width.map(String.init) ?? "auto")x\(height.map(String.init) ?? "auto")"
             let gap = reducingGap.map { "\($0)" } ?? "none"
-            return "resize(\(size),fit=\(fit.rawValue),anchor=\(anchor),filter=\(filter.rawValue),upscale=\(upscale),"
-                + "gap=\(gap))"
+            var text =
+                "resize(\(size),fit=\(fit.rawValue),anchor=\(anchor),filter=\(filter.rawValue),upscale=\(upscale),"
+                + "gap=\(gap)"
+            if minWidth != nil || minHeight != nil {
+                text += ",min=\(minWidth.map(String.init) ?? "auto")x\(minHeight.map(String.init) ?? "auto")"
+            }
+            if zoomX != 1 || zoomY != 1 { text += ",zoom=\(zoomX):\(zoomY)" }
+            if offsetX != 0 || offsetY != 0 { text += ",offset=\(offsetX):\(offsetY)" }
+            return text + ")"
         }
 
         /// The longest side an output may have: 10,000,000 pixels, libvips' limit. Above it (an upscale to an absurd
@@ -100,57 +141,6 @@ extension ImageProcessors {
             return (factor(plan.rect.width, plan.width), factor(plan.rect.height, plan.height))
         }
 
-        /// What resizing a `sourceWidth` × `sourceHeight` image does: the source rectangle sampled and the output
-        /// size; `nil` when the image stays as it is.
-        ///
-        /// - Throws: ``ImageProcessingError`` when neither side is given, or a side of the box or of the source is not
-        ///   positive (an empty source has no scale that would not enlarge it).
-        public func plan(sourceWidth w: Int, sourceHeight h: Int) throws -> (rect: PixelRect, width: Int, height: Int)?
-        {
-            guard width != nil || height != nil else {
-                throw ImageProcessingError(processor: identifier, reason: "give a width, a height or both")
-            }
-            guard (width ?? 1) > 0, (height ?? 1) > 0 else {
-                throw ImageProcessingError(processor: identifier, reason: "the width and height must be positive")
-            }
-            guard w > 0, h > 0 else {
-                throw ImageProcessingError(processor: identifier, reason: "the source is empty (\(w)×\(h))")
-            }
-            let (sw, sh) = (Double(w), Double(h))
-            let full = PixelRect(x: 0, y: 0, width: sw, height: sh)
-            // Saturating: an upscale to an absurd size becomes a buffer too large to allocate (an error), not a trap.
-            func rounded(_ value: Double) -> Int { value < Double(Int.max) ? max(Int(value.rounded()), 1) : .max }
-            func unchanged(_ rect: PixelRect, _ ow: Int, _ oh: Int) -> (PixelRect, Int, Int)? {
-                rect == full && ow == w && oh == h ? nil : (rect, ow, oh)
-            }
-
-            guard let boxWidth = width, let boxHeight = height else {
-                // One side given: the other follows the aspect ratio.
-                var scale = width.map { Double($0) / sw } ?? Double(height!) / sh
-                if !upscale { scale = min(scale, 1) }
-                return unchanged(full, rounded(sw * scale), rounded(sh * scale))
-            }
-            let (bw, bh) = (Double(boxWidth), Double(boxHeight))
-            switch fit {
-            case .inside:
-                var scale = min(bw / sw, bh / sh)
-                if !upscale { scale = min(scale, 1) }
-                return unchanged(full, rounded(sw * scale), rounded(sh * scale))
-            case .fill:
-                return upscale
-                    ? unchanged(full, boxWidth, boxHeight) : unchanged(full, min(boxWidth, w), min(boxHeight, h))
-            case .cover:
-                let scale = max(bw / sw, bh / sh)
-                // Without upscaling, a box larger than the image shrinks to the source's scale, keeping its shape.
-                let shrink = !upscale && scale > 1 ? scale : 1
-                let (ow, oh) = (min(rounded(bw / shrink), boxWidth), min(rounded(bh / shrink), boxHeight))
-                let effective = scale / shrink
-                let (cw, ch) = (min(Double(ow) / effective, sw), min(Double(oh) / effective, sh))
-                let (ax, ay) = anchor.clamped
-                let rect = PixelRect(x: (sw - cw) * ax, y: (sh - ch) * ay, width: cw, height: ch)
-                return unchanged(rect, ow, oh)
-            }
-        }
     }
 }
 
@@ -158,10 +148,11 @@ extension ImageProcessing where Self == ImageProcessors.Resize {
     /// Scales to fit, cover or fill a box (see ``ImageProcessors/Resize``).
     public static func resize(
         width: Int? = nil, height: Int? = nil, fit: ImageProcessors.Resize.Fit = .inside, anchor: Anchor = .center,
-        filter: ResamplingFilter = .lanczos3, upscale: Bool = false, reducingGap: Double? = 2
+        filter: ResamplingFilter = .lanczos3, upscale: Bool = false, reducingGap: Double? = 2, minWidth: Int? = nil,
+        minHeight: Int? = nil, zoomX: Double = 1, zoomY: Double = 1
     ) -> Self {
         ImageProcessors.Resize(
             width: width, height: height, fit: fit, anchor: anchor, filter: filter, upscale: upscale,
-            reducingGap: reducingGap)
+            reducingGap: reducingGap, minWidth: minWidth, minHeight: minHeight, zoomX: zoomX, zoomY: zoomY)
     }
 }

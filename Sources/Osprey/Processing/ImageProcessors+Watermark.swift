@@ -20,21 +20,25 @@ extension ImageProcessors {
         public var offsetY: Int
         /// The mark's width as a fraction of the image's (0…1); `nil` for the mark's own size.
         public var scale: Double?
+        /// Repeats the mark over the whole image, from its top-left corner, `offsetX` and `offsetY` pixels apart
+        /// (imgproxy's `re` position); ``anchor`` is then unused. `false` by default.
+        public var tiled: Bool
 
         /// Makes a watermark of `mark` (named `name` in the identifier, so that the cache key tells marks apart).
         public init(
             mark: Image, name: String, opacity: Double = 1, anchor: Anchor = .bottomRight, offsetX: Int = 0,
-            offsetY: Int = 0, scale: Double? = nil
+            offsetY: Int = 0, scale: Double? = nil, tiled: Bool = false
         ) {
             (self.mark, self.name, self.anchor) = (mark, name, anchor)
             self.opacity = min(max(opacity.isNaN ? 1 : opacity, 0), 1)
             (self.offsetX, self.offsetY) = (offsetX, offsetY)
             self.scale = scale.map { min(max($0, 0), 1) }
+            self.tiled = tiled
         }
 
         public var identifier: String {
             "watermark(\(name),opacity=\(opacity),anchor=\(anchor),offset=\(offsetX):\(offsetY),"
-                + "scale=\(scale.map { "\($0)" } ?? "none"))"
+                + "scale=\(scale.map { "\($0)" } ?? "none")" + (tiled ? ",tiled)" : ")")
         }
 
         public func process(_ image: Image) throws -> Image {
@@ -53,9 +57,21 @@ extension ImageProcessors {
                 let moved = fraction < 0.5 ? start + offset : fraction > 0.5 ? start - offset : start + offset
                 return min(max(moved, 0), max(free, 0))
             }
+            let alpha = Int((opacity * 256).rounded())
+            if tiled {
+                // Every position a tile starts at, the spacing at least nothing (a negative offset would overlap).
+                let columns = Swift.stride(from: 0, to: width, by: pixels.width + max(offsetX, 0))
+                let rows = Swift.stride(from: 0, to: height, by: pixels.height + max(offsetY, 0))
+                return try image.mappingFrames { frame in
+                    var output = try frame.converted(to: frame.format.hasAlpha ? .rgba8 : .rgb8)
+                    for y in rows {
+                        for x in columns { output.blend(pixels, x: x, y: y, opacity: alpha) }
+                    }
+                    return output
+                }
+            }
             let x = place(width - pixels.width, ax, offsetX)
             let y = place(height - pixels.height, ay, offsetY)
-            let alpha = Int((opacity * 256).rounded())
             return try image.mappingFrames { frame in
                 try frame.blended(with: pixels, x: x, y: y, opacity: alpha)
             }
@@ -68,14 +84,20 @@ extension PixelBuffer {
     /// RGBA as these have alpha. Straight alpha: over an opaque pixel the colours mix by the mark's alpha; over a
     /// translucent one the alphas compose as "over" does.
     func blended(with mark: PixelBuffer, x: Int, y: Int, opacity: Int) throws -> PixelBuffer {
-        let format: PixelFormat = self.format.hasAlpha ? .rgba8 : .rgb8
-        var output = try converted(to: format)
+        var output = try converted(to: format.hasAlpha ? .rgba8 : .rgb8)
+        output.blend(mark, x: x, y: y, opacity: opacity)
+        return output
+    }
+
+    /// Lays `mark` (RGBA) over these pixels (RGB or RGBA) in place, as ``blended(with:x:y:opacity:)`` does; what
+    /// falls outside is dropped.
+    package mutating func blend(_ mark: PixelBuffer, x: Int, y: Int, opacity: Int) {
         let channels = format.bytesPerPixel
-        let (columns, rows) = (min(mark.width, output.width - x), min(mark.height, output.height - y))
-        guard columns > 0, rows > 0 else { return output }
-        let stride = output.bytesPerRow
+        let (columns, rows) = (min(mark.width, width - x), min(mark.height, height - y))
+        guard columns > 0, rows > 0 else { return }
+        let stride = bytesPerRow
         mark.withUnsafeBytes { source in
-            output.withUnsafeMutableBytes { target in
+            withUnsafeMutableBytes { target in
                 for row in 0..<rows {
                     for column in 0..<columns {
                         let m = (row * mark.bytesPerRow) + column * 4
@@ -100,6 +122,5 @@ extension PixelBuffer {
                 }
             }
         }
-        return output
     }
 }

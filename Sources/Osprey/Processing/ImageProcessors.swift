@@ -143,7 +143,7 @@ extension ImageProcessing where Self == ImageProcessors.Composition {
 extension Image {
     /// The image with `transform` applied to every frame's pixels (upright first), keeping durations, the loop count,
     /// the source format, the colour profile and the metadata; cancellation is checked between frames.
-    func mappingFrames(_ transform: (PixelBuffer) throws -> PixelBuffer) throws -> Image {
+    package func mappingFrames(_ transform: (PixelBuffer) throws -> PixelBuffer) throws -> Image {
         let turn = orientation
         let frames = try frames.map { frame in
             try Task.checkCancellation()
@@ -158,7 +158,7 @@ extension Image {
     }
 
     /// The size as displayed: width and height swapped when the stored orientation turns the image a quarter.
-    var uprightSize: (width: Int, height: Int) {
+    package var uprightSize: (width: Int, height: Int) {
         orientation.swapsDimensions ? (height, width) : (width, height)
     }
 }

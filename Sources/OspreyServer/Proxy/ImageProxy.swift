@@ -35,11 +35,19 @@ struct RenderedImage: Sendable {
 final class ImageProxy: Sendable {
     /// What a request gets.
     enum Outcome: Sendable {
-        /// The image, whether the URL was signed, whether the response depends on `Accept`, and the URL's `exp`.
-        case image(RenderedImage, signed: Bool, variesByAccept: Bool, expires: Int?)
+        /// The image, whether the URL was signed, whether the response depends on `Accept`, the URL's `exp`, and the
+        /// `Content-Disposition` asked for, if any.
+        case image(RenderedImage, signed: Bool, variesByAccept: Bool, expires: Int?, disposition: String?)
         /// The fallback image, rendered for a source that could not be had, and the status to send it with.
         case fallback(RenderedImage, status: Int, variesByAccept: Bool)
+        /// A JSON document (thumbor's `meta/`).
+        case json([UInt8])
         case failure(ProxyError)
+    }
+
+    /// Which URL style a request came in: what its errors look like to its clients.
+    enum URLStyle: Sendable {
+        case img, imgproxy, thumbor
     }
 
     let configuration: ServerConfiguration
@@ -47,15 +55,15 @@ final class ImageProxy: Sendable {
     let metrics: ProxyMetrics
     /// What decodes may take at once (``ServerConfiguration/maxMemory``).
     let memoryBudget: MemoryBudget
-    private let signer: URLSigner?
+    let signer: URLSigner?
     /// ``ServerConfiguration/presets`` by name.
-    private let presets: [String: [(name: String, value: String)]]
+    let presets: [String: [(name: String, value: String)]]
     /// ``ServerConfiguration/localRoot``, resolved; `nil` when not set or not a directory.
-    private let localRoot: String?
-    private let policy: SourceAddressPolicy
+    let localRoot: String?
+    let policy: SourceAddressPolicy
     /// Queries already parsed, checked and keyed, by the raw query and whether WebP is accepted: a repeated URL (the
     /// hot path) skips the parsing and the signature check, whose outcome for the same bytes cannot differ.
-    private let knownQueries: MemoryCache<String, KnownQuery>
+    let knownQueries: MemoryCache<String, KnownQuery>
     private let inFlight = Atomic<Int>(0)
     /// Where the server is in its life: ``Phase``'s raw values.
     private let phase = Atomic<UInt8>(Phase.starting.rawValue)
@@ -199,203 +207,6 @@ final class ImageProxy: Sendable {
 
     // MARK: The pipeline
 
-    /// The bytes a query answered before rendered to, when memory still has them; in a span of its own when tracing.
-    private func encodedInMemory(_ known: KnownQuery) -> EncodedImage? {
-        guard let tracer = manager.tracer else { return manager.cache.encodedImage(forKey: known.key) }
-        let span = tracer.startSpan("osprey.cache.lookup")
-        defer { span.end() }
-        let hit = manager.cache.encodedImage(forKey: known.key)
-        span.attributes["osprey.cache.result"] = hit == nil ? "miss" : "memory"
-        return hit
-    }
-
-    /// Answers the `/img` query `query` for a client that sent `accept`.
-    func render(query: String?, path: String, accept: String?, logger: Logger) async -> Outcome {
-        let autoFormat = Self.autoFormat(for: accept, preferring: configuration.autoFormats)
-        let queryKey = (autoFormat?.name ?? "-") + ":" + path + "?" + (query ?? "")
-        if let known = knownQueries.value(forKey: queryKey), let hit = encodedInMemory(known) {
-            if let expires = known.expires, hasPassed(expires) { return .failure(.expired) }
-            metrics.hit(.resultMemory)
-            return .image(
-                RenderedImage(hit), signed: known.signed, variesByAccept: known.variesByAccept, expires: known.expires)
-        }
-        let parameters: RenderParameters
-        do {
-            parameters = try RenderParameters(
-                query: query, maxOutputPixels: configuration.maxOutputPixels, coders: configuration.coders,
-                presets: presets, presetsOnly: configuration.presetsOnly, allowsLocalSources: localRoot != nil,
-                hasWatermark: configuration.watermark != nil)
-        } catch {
-            return .failure(error)
-        }
-        if let signature = parameters.signature {
-            guard let signer, signer.isValid(signature, path: path, parameters: parameters.pairs) else {
-                return .failure(.badSignature("the signature does not match"))
-            }
-        } else if !configuration.allowsUnsigned {
-            return .failure(.badSignature("the request must be signed ('sig')"))
-        }
-        // After the signature: an expiry nobody signed proves nothing, and a forger learns nothing from it.
-        if let expires = parameters.expires, hasPassed(expires) { return .failure(.expired) }
-        var local: LocalSource?
-        if let path = parameters.localPath, let localRoot {
-            switch LocalSource.resolve(path, in: localRoot, maximumSize: configuration.maxSourceBytes) {
-            case .success(let source): local = source
-            case .failure(let error): return await fallback(for: error, parameters, autoFormat: autoFormat)
-            }
-        } else {
-            guard let host = parameters.source.host(percentEncoded: false), policy.allowsHost(host) else {
-                return .failure(.forbiddenSource)
-            }
-        }
-        let request: ImageRequest
-        switch makeRequest(parameters, local: local) {
-        case .success(let made): request = made
-        case .failure(let error): return .failure(error)
-        }
-        let output = Self.output(parameters, autoFormat: autoFormat, coders: configuration.coders)
-        let key = manager.cacheKey(for: request, as: output)
-        let signed = parameters.signature != nil
-        let variesByAccept = parameters.format == .auto
-        // A local file may be edited under the same URL (a new key each time): its queries are resolved every time.
-        if local == nil {
-            knownQueries.setValue(
-                KnownQuery(key: key, signed: signed, variesByAccept: variesByAccept, expires: parameters.expires),
-                forKey: queryKey, cost: queryKey.utf8.count + key.utf8.count)
-        }
-
-        let start = ContinuousClock.now
-        let loaded: EncodedResult
-        switch await load(request, as: output) {
-        case .success(let result): loaded = result
-        case .failure(.overtime):
-            return .failure(.unavailable("the image took longer than the processing limit", retryAfter: nil))
-        case .failure(.image(.processingFailed(let identifier, let error)))
-        where identifier.hasPrefix(SelectFrame.name):
-            return .failure(.badRequest("\(error)"))
-        case .failure(.image(.processingFailed(let identifier, let error)))
-        where identifier.hasPrefix(OutputPixelLimit.name):
-            return .failure(.tooLarge("\(error)"))
-        case .failure(.image(let error)):
-            logger.info("cannot render", metadata: ["url": "\(parameters.source)", "error": "\(error)"])
-            return await fallback(for: ProxyError(error, limits: configuration), parameters, autoFormat: autoFormat)
-        }
-        switch (loaded.cacheType, loaded.imageCacheType) {
-        case (.memory, _): metrics.hit(.resultMemory)
-        case (.disk, _): metrics.hit(.resultDisk)
-        case (.notCached, .memory?): metrics.hit(.sourceMemory)
-        case (.notCached, .disk?): metrics.hit(.sourceDisk)
-        case (.notCached, _): metrics.hit(.origin)
-        }
-        if loaded.cacheType == .notCached { metrics.processing.record(ContinuousClock.now - start) }
-        return .image(
-            RenderedImage(loaded.encoded, storagePermission: loaded.storagePermission), signed: signed,
-            variesByAccept: variesByAccept, expires: parameters.expires)
-    }
-
-    /// The fallback image rendered as `parameters` ask, when `error` says the source could not be had and there is
-    /// one (``ServerConfiguration/fallbackImage``); otherwise, or when the fallback itself fails, `error`.
-    private func fallback(
-        for error: ProxyError, _ parameters: RenderParameters, autoFormat: ImageFormat?
-    ) async -> Outcome {
-        guard let fallback = configuration.fallbackImage, error.isSourceFailure else { return .failure(error) }
-        let bytes = fallback.bytes
-        let request = ImageRequest(
-            provider: ClosureDataProvider(cacheKey: fallback.cacheKey) { bytes }, options: [.decodeFirstFrameOnly],
-            processors: processors(for: parameters))
-        let output = Self.output(parameters, autoFormat: autoFormat, coders: configuration.coders)
-        guard case .success(let loaded) = await load(request, as: output) else { return .failure(error) }
-        metrics.fallbacks.increment()
-        return .fallback(
-            RenderedImage(loaded.encoded), status: fallback.status, variesByAccept: parameters.format == .auto)
-    }
-
-    /// What `parameters` ask of an image, with the server's watermark, and the output pixel limit last.
-    private func processors(for parameters: RenderParameters) -> [any ImageProcessing] {
-        parameters.processors(watermark: configuration.watermark)
-            + [OutputPixelLimit(maxPixels: configuration.maxOutputPixels)]
-    }
-
-    /// Whether the Unix time `expires` has come, on the configuration's wall clock.
-    private func hasPassed(_ expires: Int) -> Bool {
-        configuration.now().seconds >= Double(expires)
-    }
-
-    /// How long a response may be cached: ``ServerConfiguration/cacheMaxAge``, or less when the URL expires sooner,
-    /// so that no cache in front serves it past its `exp`.
-    func maxAge(expires: Int?) -> Int {
-        guard let expires else { return configuration.cacheMaxAge }
-        let left = Double(expires) - configuration.now().seconds
-        return max(0, min(configuration.cacheMaxAge, Int(saturating: left.rounded(.down))))
-    }
-
-    /// The manager's request for `parameters` (read from `local` for a local source): the source, the frame and the
-    /// processors, the output pixel limit last; one frame only for a still output. A render runs to its end (and is
-    /// cached) even when every request waiting for it has gone.
-    private func makeRequest(_ parameters: RenderParameters, local: LocalSource?) -> Result<ImageRequest, ProxyError> {
-        var processors = processors(for: parameters)
-        if let frame = parameters.frame { processors.insert(SelectFrame(index: frame), at: 0) }
-        var request: ImageRequest
-        if let local {
-            request = ImageRequest(provider: local, options: [.detached], processors: processors)
-        } else {
-            do throws(ImageError) {
-                request = try ImageRequest(url: parameters.source, options: [.detached], processors: processors)
-            } catch {
-                guard case .invalidURL(_, let reason) = error else { return .failure(.internalError) }
-                return .failure(RenderParameters.invalidSource(reason))
-            }
-        }
-        if case .some(let hint) = parameters.decodingHint { request.decodingSizeHint = hint }
-        if parameters.frame == nil, parameters.format == .encoded(.jpeg) || parameters.format == .encoded(.png) {
-            request.options.insert(.decodeFirstFrameOnly)
-        }
-        return .success(request)
-    }
-
-    /// What the result is encoded as: the format asked for (with `auto` resolved to `autoFormat`, the preferred
-    /// format the client accepts, when there is one), quality and metadata.
-    static func output(
-        _ parameters: RenderParameters, autoFormat: ImageFormat?, coders: ImageCoderRegistry
-    ) -> ImageOutput {
-        var options = EncodingOptions()
-        options.coders = coders
-        options.quality = parameters.quality ?? RenderParameters.defaultQuality
-        options.metadata = parameters.metadata
-        if let background = parameters.background {
-            // What transparency is flattened onto in a format without alpha (JPEG), as well as the canvas colour.
-            options.background = EncodingOptions.Color(
-                red: background.red, green: background.green, blue: background.blue)
-        }
-        let format: ImageOutput.Format =
-            switch parameters.format {
-            case .encoded(let format): .format(format)
-            case .auto where autoFormat != nil: .format(autoFormat!)
-            // None of the preferred formats: the source's format when the client surely takes it, else the common
-            // one that fits.
-            case .auto: .source(accepted: [.jpeg, .png, .gif])
-            case nil: .source()
-            }
-        return ImageOutput(format, options: options)
-    }
-
-    /// The manager's encoded load, abandoned (503) when the source and processing time limits have both passed.
-    private func load(_ request: ImageRequest, as output: ImageOutput) async -> Result<EncodedResult, LoadFailure> {
-        let limit = configuration.sourceTimeout + configuration.processingTimeout
-        return await withDeadline(limit, clock: configuration.clock, overtime: .failure(.overtime)) {
-            do throws(ImageError) {
-                return .success(try await self.manager.encodedImage(for: request, as: output))
-            } catch {
-                return .failure(.image(error))
-            }
-        }
-    }
-
-    private enum LoadFailure: Error {
-        case image(ImageError)
-        case overtime
-    }
-
     // MARK: Formats
 
     /// The first of `formats` whose media type `accept` names explicitly with a q above 0 (`*/*` or `image/*` alone
@@ -453,6 +264,8 @@ struct KnownQuery: Sendable {
     let variesByAccept: Bool
     /// The URL's `exp`, checked again at every hit.
     let expires: Int?
+    /// The `Content-Disposition` it asked for.
+    let disposition: String?
 }
 
 /// The output pixel limit, checked on the final image before it is encoded.

@@ -35,7 +35,9 @@ import OspreyCodecs
             let sides = [padding.top, padding.right, padding.bottom, padding.left]
             precondition(sides.allSatisfy { $0 >= 0 && $0 <= RenderParameters.maximumPadding }, "pad out of range")
         }
-        if let crop = parameters.crop { precondition(crop.width >= 1 && crop.height >= 1, "an empty crop") }
+        if case .rect(_, _, let width, let height) = parameters.crop {
+            precondition(width >= 1 && height >= 1, "an empty crop")
+        }
         precondition(!(parameters.extends && (parameters.width == nil || parameters.height == nil)), "extend unsized")
         // Parsing the canonical form again gives the same canonical form: equal renders keep equal keys.
         let again = parameters.canonical.replacing("format=source", with: "")
@@ -46,5 +48,57 @@ import OspreyCodecs
         if let signature = parameters.signature {
             _ = URLSigner(secret: Array("fuzz".utf8)).isValid(signature, path: "/img", parameters: parameters.pairs)
         }
+    }
+
+    /// The server the URL-style harnesses parse for: imgproxy and thumbor URLs on, with a key each, a preset, and a
+    /// watermark (so that `wm` is parsed as a server with one parses it).
+    static let server: ServerConfiguration = {
+        var configuration = ServerConfiguration()
+        var imgproxy = ImgproxyConfiguration(path: "/")
+        imgproxy.keys = [ImgproxyConfiguration.KeyPair(key: Array("key".utf8), salt: Array("salt".utf8))]
+        imgproxy.presets = ["sharp": ["sharpen:0.7", "q:90"], "loop": ["pr:loop"]]
+        configuration.imgproxy = imgproxy
+        var thumbor = ThumborConfiguration(path: "/thumbor")
+        thumbor.keys = [Array("key".utf8)]
+        configuration.thumbor = thumbor
+        return configuration
+    }()
+
+    /// Parses `path` as an imgproxy URL and checks its signature; stops the process when a parse that succeeded
+    /// breaks a promise the pipeline relies on (a size out of range, an invalid source).
+    public static func checkImgproxy(path: String) {
+        guard let url = try? ImgproxyURL(path: path, configuration: server.imgproxy!, server: server) else { return }
+        _ = url.isSigned(by: server.imgproxy!)
+        checkParameters(url.parameters)
+    }
+
+    /// Parses `path` as a thumbor URL and checks its signature, as ``checkImgproxy(path:)`` does.
+    public static func checkThumbor(path: String) {
+        guard let url = try? ThumborURL(path: path, server: server) else { return }
+        _ = url.isSigned(by: server.thumbor!.keys)
+        checkParameters(url.parameters)
+    }
+
+    /// The promises every parse makes, whatever the style.
+    static func checkParameters(_ parameters: RenderParameters) {
+        precondition(
+            parameters.localPath != nil || (try? ImageRequest.validate(parameters.source)) != nil,
+            "an invalid source passed")
+        let sides = 1...RenderParameters.maximumSide
+        precondition(parameters.width.map(sides.contains) ?? true, "w out of range")
+        precondition(parameters.height.map(sides.contains) ?? true, "h out of range")
+        if let width = parameters.width, let height = parameters.height {
+            precondition(width * height <= server.maxOutputPixels, "w×h over the output limit")
+        }
+        precondition(parameters.quality.map((1...100).contains) ?? true, "q out of range")
+        precondition((0...3).contains(parameters.quarterTurns), "rot out of range")
+        precondition(parameters.zoomX > 0 && parameters.zoomY > 0, "zoom not positive")
+        if let padding = parameters.padding {
+            let sides = [padding.top, padding.right, padding.bottom, padding.left]
+            precondition(sides.allSatisfy { $0 >= 0 && $0 <= RenderParameters.maximumPadding }, "pad out of range")
+        }
+        // The processors can be made, and name themselves.
+        _ = parameters.processors().map(\.identifier)
+        _ = ImageProxy.output(parameters, autoFormat: nil, configuration: server).identifier
     }
 }

@@ -18,21 +18,27 @@ extension RenderParameters {
         return names.first { gravities[$0] == anchor } ?? "center"
     }
 
-    /// The largest side, offset or padding `crop` and `pad` take.
-    static let maximumCropSide = 1_000_000
-    static let maximumPadding = 4096
-
     /// Reads the placement parameters from `values`, then multiplies the size by `dpr` within the limits.
     mutating func parsePlacement(_ values: [String: String], maxOutputPixels: Int) throws(ProxyError) {
         if let text = values["gravity"] {
-            if text == "smart" || text == "sm" {
+            // NAME[:X:Y]: offsets from the named edge, pixels (1 or more) or fractions (less than 1), as imgproxy's.
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+            if parts == ["smart"] || parts == ["sm"] {
                 smartGravity = true
-            } else if let anchor = Self.gravities[text] {
+            } else if parts.count == 1 || parts.count == 3, let anchor = Self.gravities[parts[0]] {
                 gravity = anchor
+                if parts.count == 3 {
+                    let range = -Double(Self.maximumCropSide)...Double(Self.maximumCropSide)
+                    guard let x = DecimalText.number(parts[1]), let y = DecimalText.number(parts[2]),
+                        range.contains(x), range.contains(y)
+                    else { throw .badRequest("'gravity' offsets must be numbers: NAME:X:Y") }
+                    (gravityOffsetX, gravityOffsetY) = (x, y)
+                }
             } else {
                 throw .badRequest(
                     "'gravity' must be smart, center, north, south, east, west, northeast, northwest, "
-                        + "southeast or southwest (or sm, ce, no, so, ea, we, noea, nowe, soea, sowe)")
+                        + "southeast or southwest (or sm, ce, no, so, ea, we, noea, nowe, soea, sowe), "
+                        + "with :X:Y offsets or not")
             }
         }
         if let text = values["fp"] {
@@ -49,10 +55,12 @@ extension RenderParameters {
                 (0...Self.maximumCropSide).contains(x), (0...Self.maximumCropSide).contains(y),
                 (1...Self.maximumCropSide).contains(w), (1...Self.maximumCropSide).contains(h)
             else { throw .badRequest("'crop' must be x:y:w:h, pixels of the source (w and h at least 1)") }
-            crop = (x, y, w, h)
+            crop = .rect(x: x, y: y, width: w, height: h)
         }
-        extends = try Self.integer(values["extend"], name: "extend", in: 0...1) == 1
+        extends = try Self.flag(values["extend"], name: "extend")
         if extends, width == nil || height == nil { throw .badRequest("'extend' needs both 'w' and 'h'") }
+        extendsAspectRatio = try Self.flag(values["exar"], name: "exar")
+        if extendsAspectRatio, width == nil || height == nil { throw .badRequest("'exar' needs both 'w' and 'h'") }
         if let text = values["pad"] {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { DecimalText.integer($0) }
             let range = 0...Self.maximumPadding
@@ -75,16 +83,11 @@ extension RenderParameters {
             guard ["h", "v", "hv", "vh"].contains(text) else { throw .badRequest("'flip' must be h, v or hv") }
             (flipsHorizontally, flipsVertically) = (text.contains("h"), text.contains("v"))
         }
-        if let text = values["sharpen"] {
-            guard let sigma = DecimalText.number(text), sigma.isFinite, (0.1...10).contains(sigma) else {
-                throw .badRequest("'sharpen' must be a number from 0.1 to 10")
-            }
-            sharpen = sigma
-        }
+        sharpen = try Self.number(values["sharpen"], name: "sharpen", in: 0.1...10)
         if smartGravity, fit != .cover || width == nil || height == nil {
             throw .badRequest("'gravity' smart places a fit=cover crop: give fit=cover, 'w' and 'h'")
         }
-        if gravity != nil, fit != .cover, !extends {
+        if gravity != nil, fit != .cover, fit != .clip, fit != .auto, !extends, !extendsAspectRatio {
             throw .badRequest("'gravity' places a fit=cover crop or an extend=1 canvas: give one of them")
         }
         if focus != nil, fit != .cover || width == nil || height == nil {
@@ -119,40 +122,55 @@ extension RenderParameters {
             self.padding = (side(padding.top), side(padding.right), side(padding.bottom), side(padding.left))
         }
     }
-
-    /// `RRGGBB` or `RRGGBBAA` (a leading `#` allowed) as a colour.
-    static func color(hex text: String) -> PixelColor? {
-        let digits = text.hasPrefix("#") ? text.dropFirst() : Substring(text)
-        guard digits.count == 6 || digits.count == 8, digits.allSatisfy(\.isHexDigit),
-            let value = UInt32(digits, radix: 16)
-        else { return nil }
-        let rgba = digits.count == 6 ? value << 8 | 0xFF : value
-        return PixelColor(
-            red: UInt8(truncatingIfNeeded: rgba >> 24), green: UInt8(truncatingIfNeeded: rgba >> 16),
-            blue: UInt8(truncatingIfNeeded: rgba >> 8), alpha: UInt8(truncatingIfNeeded: rgba))
-    }
 }
 
-/// A `fit=cover` resize whose window sits as near `focus` (a point of the source, 0…1 each way) as the image
-/// allows: `fp=x:y`. Never enlarges, as the resize it makes.
+/// A `fit=cover` resize whose window sits as near a focus as the image allows: a point of the source (0…1 each way;
+/// `fp=x:y`), or the centre of a rectangle of it in pixels (thumbor's `focal(AxB:CxD)`). Enlarges only when asked.
 struct FocalCover: ImageProcessing {
+    /// What the window is centred on.
+    enum Focus: Sendable {
+        case point(Anchor)
+        case pixels((left: Int, top: Int, right: Int, bottom: Int))
+    }
+
     let width: Int
     let height: Int
-    let focus: Anchor
+    let focus: Focus
+    var upscale = false
 
-    var identifier: String { "focalcover(\(width)x\(height),focus=\(focus))" }
+    var identifier: String {
+        let centre =
+            switch focus {
+            case .point(let point): "\(point)"
+            case .pixels(let rect): "\(rect.left)x\(rect.top):\(rect.right)x\(rect.bottom)"
+            }
+        return "focalcover(\(width)x\(height),focus=\(centre)" + (upscale ? ",upscale)" : ")")
+    }
 
     func process(_ image: Image) throws -> Image {
         let turned = image.orientation.swapsDimensions
         let (sourceWidth, sourceHeight) = turned ? (image.height, image.width) : (image.width, image.height)
+        let point: Anchor
+        switch focus {
+        case .point(let anchor): point = anchor
+        case .pixels(let rect):
+            point = Anchor(
+                x: Double(rect.left + rect.right) / 2 / Double(max(sourceWidth, 1)),
+                y: Double(rect.top + rect.bottom) / 2 / Double(max(sourceHeight, 1)))
+        }
         let anchor = Self.anchor(
-            focus: focus, sourceWidth: sourceWidth, sourceHeight: sourceHeight, width: width, height: height)
-        return try ImageProcessors.Resize(width: width, height: height, fit: .cover, anchor: anchor).process(image)
+            focus: point, sourceWidth: sourceWidth, sourceHeight: sourceHeight, width: width, height: height,
+            upscale: upscale)
+        return try ImageProcessors.Resize(width: width, height: height, fit: .cover, anchor: anchor, upscale: upscale)
+            .process(image)
     }
 
     /// The resize anchor that centres the `width`×`height` window on `focus`, or brings it as near as the edges let.
-    static func anchor(focus: Anchor, sourceWidth: Int, sourceHeight: Int, width: Int, height: Int) -> Anchor {
-        let scale = min(max(Double(width) / Double(sourceWidth), Double(height) / Double(sourceHeight)), 1)
+    static func anchor(
+        focus: Anchor, sourceWidth: Int, sourceHeight: Int, width: Int, height: Int, upscale: Bool = false
+    ) -> Anchor {
+        let cover = max(Double(width) / Double(sourceWidth), Double(height) / Double(sourceHeight))
+        let scale = upscale ? cover : min(cover, 1)
         let (scaledWidth, scaledHeight) = (Double(sourceWidth) * scale, Double(sourceHeight) * scale)
         func along(_ point: Double, full: Double, window: Double) -> Double {
             let slack = full - window
@@ -167,14 +185,21 @@ struct FocalCover: ImageProcessing {
 }
 
 /// Where `wm=OPACITY[:POSITION[:X:Y[:SCALE]]]` puts the server's watermark: opacity 0–1, a `gravity` name (the
-/// bottom right by default), offsets in from the anchored edges (0–4096 pixels), and a width as a fraction of the
-/// result's (0–1; 0, the default, for the mark's own size).
+/// bottom right by default) or `re` (tiled over the whole image), offsets in from the anchored edges (0–4096
+/// pixels; the spacing of tiles), and a width as a fraction of the result's (0–1; 0, the default, for the mark's own
+/// size).
 struct WatermarkPlacement: Sendable {
     var opacity: Double
     var anchor: Anchor = .bottomRight
     var x = 0
     var y = 0
     var scale: Double?
+    /// `re`: the mark repeated over the whole image.
+    var tiled = false
+
+    init(opacity: Double) {
+        self.opacity = opacity
+    }
 
     init(parsing text: String) throws(ProxyError) {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
@@ -187,8 +212,12 @@ struct WatermarkPlacement: Sendable {
         }
         self.opacity = opacity
         if parts.count >= 2 {
-            guard let anchor = RenderParameters.gravities[parts[1]] else { throw .badRequest(form) }
-            self.anchor = anchor
+            if parts[1] == "re" {
+                tiled = true
+            } else {
+                guard let anchor = RenderParameters.gravities[parts[1]] else { throw .badRequest(form) }
+                self.anchor = anchor
+            }
         }
         if parts.count >= 4 {
             let range = 0...RenderParameters.maximumPadding
@@ -207,6 +236,6 @@ struct WatermarkPlacement: Sendable {
 
     /// The canonical spelling: every field, so that equal placements have equal keys.
     var canonical: String {
-        "\(opacity):\(RenderParameters.gravityName(anchor)):\(x):\(y):\(scale ?? 0)"
+        "\(opacity):\(tiled ? "re" : RenderParameters.gravityName(anchor)):\(x):\(y):\(scale ?? 0)"
     }
 }
