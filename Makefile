@@ -73,8 +73,10 @@ docs: deps
 	$(SWIFT) package --disable-sandbox generate-documentation --target Osprey --target OspreyCodecs \
 		--target OspreyServer --warnings-as-errors
 
-## test: build everything and run the whole suite (corpus tests skip, saying so, when ../shared/testdata is absent)
+## test: build everything and run the whole suite (corpus tests skip, saying so, when ../shared/testdata is absent);
+## the peer tests' Python packages (libthumbor, imgproxy, thumbor) go into .build/test-venv first
 test: deps
+	./scripts/test-venv.sh
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

@@ -29,6 +29,12 @@ public struct Image: Sendable, Equatable {
     /// entirely as the file asked. The manager logs them; `osprey convert` prints them.
     public var warnings: [DecodingWarning] = []
 
+    /// The image's size as stored in its file, upright, when the decoder made it smaller (DCT-scaled JPEG, scaled
+    /// WebP, for a target size or a pixel budget); `nil` when it decoded at full size. A resize plans from it, so that
+    /// a scaled decode gives the output size a full one would (859 × 300 / 1165 is 221, where 323 × 300 / 437, the
+    /// 3/8-scaled decode's, would round to 222).
+    public var storedSize: ImageSize?
+
     /// Makes an image from frames that all share the first frame's size and pixel format.
     ///
     /// - Throws: ``CodecError/invalidDimensions(width:height:)`` when `frames` is empty or the frames disagree.

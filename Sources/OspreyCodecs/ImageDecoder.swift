@@ -40,10 +40,20 @@ public enum ImageDecoder {
             guard let decoder = options.coders.decoder(recognizing: bytes) else { throw .unsupportedFormat }
             guard decoder is any BuiltInCoder else { return try decodeRegistered(bytes, decoder, options: options) }
             // A header that cannot be read is left to the decoder, which reports it in its own words.
-            if let limit = options.limits.maxSourcePixelCount, let header = try? decoder.header(of: bytes) {
-                try check(header, within: limit)
+            let scales = options.targetSize != nil || options.pixelBudget != nil
+            let header = options.limits.maxSourcePixelCount != nil || scales ? try? decoder.header(of: bytes) : nil
+            if let limit = options.limits.maxSourcePixelCount, let header { try check(header, within: limit) }
+            var image = try decoder.decode(bytes, options: options)
+            // Decoded smaller than stored: the stored size kept, upright, for the resizes that follow.
+            if scales, let header {
+                let decoded = ImageSize(width: image.width, height: image.height)
+                let upright = image.orientation.swapsDimensions ? decoded.transposed : decoded
+                let stored = header.displaySize
+                if upright != stored, upright.width <= stored.width, upright.height <= stored.height {
+                    image.storedSize = stored
+                }
             }
-            return try decoder.decode(bytes, options: options)
+            return image
         }
     }
 

@@ -12,7 +12,7 @@ extension ImageProcessors {
     ///   `fill` without `enlarge`); with ``upscale`` it is `cover`;
     /// - `fill` stretches the image to exactly the box (`object-fit: fill`; imgproxy's `force`);
     /// - `outside` covers the box keeping the aspect ratio, cropping nothing (thumbor's `full-fit-in`);
-    /// - `auto` is `cover` when the image and the box are both landscape or both portrait, `inside` otherwise
+    /// - `auto` is `clip` when the image and the box are both landscape or both portrait, `inside` otherwise
     ///   (imgproxy's `auto`).
     ///
     /// With only a width or only a height the other follows the aspect ratio, whatever the fit. Without ``upscale``
@@ -107,14 +107,34 @@ extension ImageProcessors {
         /// size), ``process(_:)`` throws before it computes any weight or allocates any row.
         public static let maximumSide = 10_000_000
 
+        /// Resizes `image`. One decoded smaller than stored (a DCT-scaled JPEG, ``Image/storedSize``) is planned at
+        /// its stored size, so that the result has the size a full decode would give, and sampled from the rectangle
+        /// that plan names, scaled to the pixels decoded.
         public func process(_ image: Image) throws -> Image {
             let (w, h) = image.uprightSize
-            guard let plan = try plan(sourceWidth: w, sourceHeight: h) else { return image }
-            guard plan.width <= Self.maximumSide, plan.height <= Self.maximumSide else {
+            let stored = image.storedSize.map { ($0.width, $0.height) } ?? (w, h)
+            guard var plan = try plan(sourceWidth: stored.0, sourceHeight: stored.1) else { return image }
+            if stored != (w, h) {
+                let (fx, fy) = (Double(w) / Double(stored.0), Double(h) / Double(stored.1))
+                plan.rect = PixelRect(
+                    x: plan.rect.x * fx, y: plan.rect.y * fy, width: plan.rect.width * fx, height: plan.rect.height * fy
+                )
+            }
+            return try resampled(image, rect: plan.rect, width: plan.width, height: plan.height)
+        }
+
+        /// The `rect` of `image` (upright pixels) resampled to `width` × `height` with this resize's filter and
+        /// reducing gap.
+        ///
+        /// - Throws: ``ImageProcessingError`` for an output over ``maximumSide`` pixels a side.
+        package func resampled(_ image: Image, rect: PixelRect, width: Int, height: Int) throws -> Image {
+            let (w, h) = image.uprightSize
+            guard width <= Self.maximumSide, height <= Self.maximumSide else {
                 throw ImageProcessingError(
                     processor: identifier,
-                    reason: "the output would be \(plan.width)x\(plan.height), over \(Self.maximumSide) pixels a side")
+                    reason: "the output would be \(width)x\(height), over \(Self.maximumSide) pixels a side")
             }
+            let plan = (rect: rect, width: width, height: height)
             let (factorX, factorY) = reductionFactors(plan)
             let reduces = factorX > 1 || factorY > 1
             // After a reduction the filter works on the reduced buffer: its size and the rectangle scaled to it.

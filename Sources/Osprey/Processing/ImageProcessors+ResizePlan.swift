@@ -52,13 +52,13 @@ extension ImageProcessors.Resize {
         return (rect, outWidth, outHeight)
     }
 
-    /// The fit `auto` stands for on a `sourceWidth` × `sourceHeight` image: `cover` when it and the box are both
-    /// landscape (or square) or both portrait, `inside` otherwise; every other fit is itself.
+    /// The fit `auto` stands for on a `sourceWidth` × `sourceHeight` image: `clip` (imgproxy's `fill`) when it and the
+    /// box are both landscape (or square) or both portrait, `inside` otherwise; every other fit is itself.
     func resolvedFit(sourceWidth sw: Double, sourceHeight sh: Double) -> Fit {
         guard fit == .auto else { return fit }
         let boxWidth = width.map(Double.init) ?? sw
         let boxHeight = height.map(Double.init) ?? sh
-        return (sw - sh >= 0) == (boxWidth - boxHeight >= 0) ? .cover : .inside
+        return (sw - sh >= 0) == (boxWidth - boxHeight >= 0) ? .clip : .inside
     }
 
     /// The factors the source is divided by on each axis (more than 1 shrinks, less enlarges).
@@ -106,7 +106,7 @@ extension ImageProcessors.Resize {
     }
 
     /// The size the scaled image is cropped to, for the fits that crop (`cover`, `clip`, and `auto` when it is
-    /// `cover`); `nil` for the others. A side the box does not give is not cropped.
+    /// `clip`); `nil` for the others. A side the box does not give is not cropped.
     private func resultCrop(_ fit: Fit, scaledWidth: Int, scaledHeight: Int) -> (width: Int, height: Int)? {
         guard fit == .cover || fit == .clip else { return nil }
         func scaled(_ side: Int?, _ zoom: Double) -> Int? { side.map { max(Int((Double($0) * zoom).rounded()), 1) } }

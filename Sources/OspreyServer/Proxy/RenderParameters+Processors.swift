@@ -18,7 +18,12 @@ extension RenderParameters {
         var processors: [any ImageProcessing] = []
         if let trim { processors.append(trim) }
         if let crop { processors.append(ImageProcessors.Crop(crop.region)) }
-        if let resize = resizeProcessor(decodedFirst: processors.isEmpty) { processors.append(resize) }
+        if let thumborCrop {
+            processors.append(thumborCrop)
+        } else if let resize = resizeProcessor(decodedFirst: processors.isEmpty) {
+            processors.append(resize)
+        }
+        if let thumborUpscale { processors.append(thumborUpscale) }
         if let proportion { processors.append(ProportionalScale(factor: proportion)) }
         if quarterTurns != 0 { processors.append(ImageProcessors.Rotate(quarterTurns: quarterTurns)) }
         if flipsHorizontally || flipsVertically {
@@ -113,6 +118,8 @@ extension RenderParameters {
     /// it; `nil` otherwise.
     var decodingHint: (any DecodingSizeHint)?? {
         if crop != nil || trim != nil { return .some(nil) }
+        // A thumbor crop first is its own hint.
+        if thumborCrop != nil { return nil }
         guard focus != nil || focalRect != nil || smartGravity, width != nil || height != nil else { return nil }
         let (resizeWidth, resizeHeight) = quarterTurns % 2 == 1 ? (height, width) : (width, height)
         return .some(ImageProcessors.Downsample(width: resizeWidth, height: resizeHeight, fit: .cover))

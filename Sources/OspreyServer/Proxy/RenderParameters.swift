@@ -79,6 +79,10 @@ struct RenderParameters: Sendable {
     var focalRect: (left: Int, top: Int, right: Int, bottom: Int)?
     /// thumbor's `adaptive-`: the box's sides swapped when the source's orientation is the other one.
     var adaptive = false
+    /// thumbor's crop-and-resize (its URLs without `fit-in`), in place of the resize: thumbor's arithmetic.
+    var thumborCrop: ThumborCrop?
+    /// thumbor's `upscale()` after `fit-in`.
+    var thumborUpscale: ThumborUpscale?
     /// `crop=`: the region of the source kept before resizing.
     var crop: CropRegion?
     /// `trim=`: the uniform border cut away first.

@@ -28,7 +28,15 @@ struct ThumborMeta {
         let turned = parameters.quarterTurns % 2 == 1
         let (boxWidth, boxHeight) =
             turned ? (parameters.height, parameters.width) : (parameters.width, parameters.height)
-        if boxWidth != nil || boxHeight != nil {
+        if let thumborCrop = parameters.thumborCrop {
+            let plan = thumborCrop.plan(sourceWidth: width, sourceHeight: height)
+            if (plan.crop.width, plan.crop.height) != (width, height) {
+                operations.append(
+                    Self.crop(plan.crop.x, plan.crop.y, plan.crop.x + plan.crop.width, plan.crop.y + plan.crop.height))
+            }
+            operations.append(#"{"type":"resize","width":\#(plan.width),"height":\#(plan.height)}"#)
+            (width, height) = (plan.width, plan.height)
+        } else if boxWidth != nil || boxHeight != nil {
             let anchor = RenderParameters.unturned(
                 parameters.gravity ?? .center, quarterTurns: parameters.quarterTurns,
                 flipsHorizontally: parameters.flipsHorizontally, flipsVertically: parameters.flipsVertically)

@@ -61,30 +61,25 @@ extension ThumborURL {
             let (w, h) = (width > 0 ? width : nil, height > 0 ? height : nil)
             if w != nil || h != nil {
                 if let fitIn {
-                    parameters.fit = fitIn.hasSuffix("full-fit-in") ? .outside : .inside
-                    // fit-in enlarges only with upscale(); full-fit-in always covers the box.
-                    parameters.enlarges = fitIn.hasSuffix("full-fit-in") || upscale
+                    // fit-in fits inside the box (never enlarging; upscale() does, as thumbor's filter does);
+                    // full-fit-in covers it, enlarging.
+                    let full = fitIn.hasSuffix("full-fit-in")
+                    (parameters.fit, parameters.enlarges) = (full ? .outside : .inside, full)
                     parameters.adaptive = fitIn.hasPrefix("adaptive")
-                } else if stretch {
-                    (parameters.fit, parameters.enlarges) = (.fill, true)
+                    if upscale, !full, let w, let h { parameters.thumborUpscale = ThumborUpscale(width: w, height: h) }
+                } else if smart, w != nil, h != nil, parameters.focalRect == nil {
+                    // Osprey's smart crop (where the picture's interest is) in place of thumbor's detectors.
+                    (parameters.fit, parameters.enlarges, parameters.smartGravity) = (.cover, !noUpscale, true)
                 } else {
-                    // thumbor crops to the box's aspect ratio and resizes to it, enlarging; no_upscale keeps the
-                    // source's size on a side it is short of.
-                    (parameters.fit, parameters.enlarges) = noUpscale ? (.clip, false) : (.cover, true)
-                    if w == nil || h == nil { parameters.fit = .inside }
+                    // thumbor's own crop to the box's aspect ratio and resize to it.
                     let x: Double = halign == "left" ? 0 : halign == "right" ? 1 : 0.5
                     let y: Double = valign == "top" ? 0 : valign == "bottom" ? 1 : 0.5
-                    if x != 0.5 || y != 0.5 { parameters.gravity = Anchor(x: x, y: y) }
-                    if smart, w != nil, h != nil, parameters.focalRect == nil {
-                        parameters.gravity = nil
-                        parameters.smartGravity = true
-                    }
-                    if parameters.focalRect != nil { parameters.gravity = nil }
+                    parameters.thumborCrop = ThumborCrop(
+                        width: width, height: height, alignment: Anchor(x: x, y: y), focal: parameters.focalRect,
+                        noUpscale: noUpscale, stretch: stretch)
                 }
-            } else {
-                parameters.focalRect = nil
             }
-            if parameters.fit != .cover { parameters.focalRect = nil }
+            parameters.focalRect = nil
             // The box is the result's before the turn: as /img's w and h are the turned result's, they swap; and a
             // flip before an odd turn is the other flip after it.
             parameters.quarterTurns = turns
@@ -95,12 +90,6 @@ extension ThumborURL {
             }
             (parameters.flipsHorizontally, parameters.flipsVertically) =
                 turns % 2 == 1 ? (flipsVertically, flipsHorizontally) : (flipsHorizontally, flipsVertically)
-            // thumbor's alignment places the crop in the source; /img's gravity is the result's, turned and flipped.
-            if let gravity = parameters.gravity {
-                parameters.gravity = RenderParameters.turned(
-                    gravity, quarterTurns: turns, flipsHorizontally: parameters.flipsHorizontally,
-                    flipsVertically: parameters.flipsVertically)
-            }
             return parameters
         }
 
