@@ -112,6 +112,22 @@ enum ServeConfigurationFile {
         values["fallback-image"] = configuration.fallbackImage.map { .string("\($0.bytes.count) bytes") }
         values["watermark"] = configuration.watermark.map { _ in .string("set") }
         values["otlp-endpoint"] = otlpEndpoint.map(Value.string)
+        if let imgproxy = configuration.imgproxy {
+            values["imgproxy-path"] = .string(imgproxy.path)
+            values["imgproxy-key"] = .list(imgproxy.keys.map { _ in "********" })
+            values["imgproxy-salt"] = .list(imgproxy.keys.map { _ in "********" })
+            values["imgproxy-signature-size"] = .integer(imgproxy.signatureSize)
+            values["imgproxy-presets"] = .list(
+                imgproxy.presets.keys.sorted().map { "\($0)=" + imgproxy.presets[$0]!.joined(separator: "/") })
+        }
+        if let thumbor = configuration.thumbor {
+            values["thumbor-path"] = .string(thumbor.path)
+            values["thumbor-key"] = thumbor.keys.isEmpty ? nil : .string("********")
+        }
+        if !configuration.formatQualities.isEmpty {
+            values["format-quality"] = .list(
+                configuration.formatQualities.map { "\($0.key.name)=\($0.value)" }.sorted())
+        }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
         let data = (try? encoder.encode(values)) ?? Data()

@@ -18,6 +18,37 @@ import Testing
         #expect(badHost.standardError.contains("not a host pattern"))
     }
 
+    @Test("bad imgproxy keys, salts, presets and prefixes, and bad format qualities stop the server at start (exit 2)")
+    func badCompatibilitySettings() throws {
+        let cases: [([String], String)] = [
+            (
+                ["--imgproxy-path", "/", "--imgproxy-key", "zz", "--imgproxy-salt", "00"],
+                "imgproxy key is not hexadecimal"
+            ),
+            (
+                ["--imgproxy-path", "/", "--imgproxy-key", "00", "--imgproxy-salt", "abc"],
+                "imgproxy salt is not hexadecimal"
+            ),
+            (["--imgproxy-path", "/", "--imgproxy-key", "00"], "one --imgproxy-salt for each --imgproxy-key"),
+            (["--imgproxy-path", "/", "--imgproxy-preset", "nothing"], "is not NAME=option/option"),
+            (["--imgproxy-path", "/", "--imgproxy-signature-size", "33"], "from 1 to 32"),
+            (["--imgproxy-path", "/img"], "must be / or a path"),
+            (["--imgproxy-path", "/a b"], "must be / or a path"),
+            (["--imgproxy-path", "/x", "--thumbor-path", "/x/"], "must differ"),
+            (["--format-quality", "webp=101"], "is not FORMAT=QUALITY"),
+            (["--format-quality", "bmp=80"], "is not FORMAT=QUALITY"),
+        ]
+        for (arguments, message) in cases {
+            let run = try OspreyBinary.run(["serve", "--port", "0", "--allow-unsigned"] + arguments)
+            #expect(run.status == 2, "\(arguments)")
+            #expect(run.standardError.contains(message), "\(arguments): \(run.standardError)")
+        }
+        let environment = try OspreyBinary.run(
+            ["serve", "--port", "0", "--allow-unsigned"],
+            environment: ["OSPREY_IMGPROXY_PATH": "/", "OSPREY_IMGPROXY_KEY": "0g", "OSPREY_IMGPROXY_SALT": "00"])
+        #expect(environment.status == 2 && environment.standardError.contains("not hexadecimal"))
+    }
+
     @Test func sigtermLetsTheRequestInFlightFinishThenExitsZero() async throws {
         try await withOriginServer(testDataDirectory: nil) { origin in
             let gate = OriginGate()

@@ -17,7 +17,7 @@ extension ImageProcessors {
         public var resize: Resize
 
         /// Makes a downsample whose finishing resize has these parameters (see
-        /// ``Resize/init(width:height:fit:anchor:filter:upscale:reducingGap:)``).
+        /// ``Resize/init(width:height:fit:anchor:filter:upscale:reducingGap:minWidth:minHeight:zoomX:zoomY:offsetX:offsetY:)``).
         public init(
             width: Int? = nil, height: Int? = nil, fit: Resize.Fit = .inside, anchor: Anchor = .center,
             filter: ResamplingFilter = .lanczos3, upscale: Bool = false, reducingGap: Double? = 2

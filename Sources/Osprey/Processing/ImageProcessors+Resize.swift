@@ -107,7 +107,7 @@ extension ImageProcessors {
         /// size), ``process(_:)`` throws before it computes any weight or allocates any row.
         public static let maximumSide = 10_000_000
 
-        /// Resizes `image`. One decoded smaller than stored (a DCT-scaled JPEG, ``Image/storedSize``) is planned at
+        /// Resizes `image`. One decoded smaller than stored (a DCT-scaled JPEG, `Image.storedSize`) is planned at
         /// its stored size, so that the result has the size a full decode would give, and sampled from the rectangle
         /// that plan names, scaled to the pixels decoded.
         public func process(_ image: Image) throws -> Image {
