@@ -42,7 +42,8 @@ import Testing
 
     /// Valid forms of every option, long and short names alike.
     static let validForms: [String] = [
-        "resize:fill:300:200:1:1", "rs:fit", "rs::300", "size:300:200:0", "s:300", "resizing_type:fill-down",
+        "resize:fill:300:200:1:1", "rs:fill:300:200:0:1:so:0:10", "s:100:100:1:1:nowe", "rs:fit", "rs::300",
+        "size:300:200:0", "s:300", "resizing_type:fill-down",
         "rt:force", "rt:auto", "width:300", "w:0", "height:200", "h:200", "min-width:100", "mw:100", "min-height:100",
         "mh:100", "zoom:1.5", "z:0.5:2", "dpr:2", "enlarge:1", "el:t", "extend:1:no:10:20", "ex:true", "ex:0",
         "extend_aspect_ratio:1:ce", "extend_ar:1", "exar:false", "gravity:sm", "g:noea:10:0.5", "g:fp:0.3:0.7",
@@ -64,7 +65,7 @@ import Testing
 
     /// Invalid forms, each with the option name the 400 must carry.
     static let invalidForms: [(String, String)] = [
-        ("rs:cover", "rs"), ("resize:fill:1:2:3:4:5", "resize"), ("s:a", "s"), ("rt:", "rt"), ("w:-1", "w"),
+        ("rs:cover", "rs"), ("resize:fill:1:2:1:1:ce:0:0:9", "resize"), ("s:a", "s"), ("rt:", "rt"), ("w:-1", "w"),
         ("width:0x10", "width"), ("h:1e2", "h"), ("mw:+5", "mw"), ("z:0", "z"), ("zoom:1:2:3", "zoom"),
         ("dpr:nan", "dpr"),
         ("el:yes", "el"), ("ex:1:up", "ex"), ("exar:2", "exar"), ("g:north", "g"), ("g:sm:1:2", "g"), ("g:fp:2:0", "g"),
@@ -149,6 +150,43 @@ import Testing
         #expect(try !signed(signature, path, configuration))
         #expect(throws: InvalidImageQuery.self) { try ImgproxyConfiguration.KeyPair(keyHex: "xyz", saltHex: "00") }
         #expect(throws: InvalidImageQuery.self) { try ImgproxyConfiguration.KeyPair(keyHex: "abc", saltHex: "00") }
+    }
+
+    @Test(
+        "over a real socket, hostile imgproxy and thumbor paths are 400s with a JSON error naming the problem, never 5xx"
+    )
+    func hostileOverHTTP() async throws {
+        let paths: [(String, String)] = [
+            ("/insecure/w:10/!!notbase64!!", "base64"),
+            (
+                "/insecure/cb:" + String(repeating: "a", count: 10_240) + "/plain/https://example.com/a.jpg",
+                "characters"
+            ),
+            (
+                "/insecure/" + Array(repeating: "q:80", count: 1_000).joined(separator: "/")
+                    + "/plain/https://example.com/a.jpg",
+                "at most 100 options"
+            ),
+            ("/insecure/nope:1/plain/https://example.com/a.jpg", "unknown imgproxy option 'nope'"),
+            ("/insecure/rs:fit:1:2:0:0:ce:0:0:1/plain/https://example.com/a.jpg", "'rs'"),
+            ("/t/unsafe/300x200/filters:blur(2/https://example.com/a.jpg", "unbalanced"),
+            ("/t/unsafe/300x200/filters:blur((2))/https://example.com/a.jpg", "nested"),
+            ("/t/unsafe/300x200/filters:sepia()/https://example.com/a.jpg", "unknown thumbor filter 'sepia'"),
+            ("/t/unsafe/300x200/filters:blur(2):/https://example.com/a.jpg", "end with ':'"),
+        ]
+        try await withProxy(
+            setup: .live,
+            {
+                $0.imgproxy = ImgproxyConfiguration(path: "/")
+                $0.thumbor = ThumborConfiguration(path: "/t")
+            }
+        ) { client in
+            for (path, message) in paths {
+                let response = try await client.execute(uri: path, method: .get)
+                #expect(response.status == .badRequest, "\(path.prefix(80))")
+                #expect((try response.json()["error"] as? String)?.contains(message) == true, "\(path.prefix(80))")
+            }
+        }
     }
 
     /// Rows of imgproxy's sizes on a 400×300 source: the options, the size, and the documentation's sentence.

@@ -82,11 +82,12 @@ struct ImgproxyOptions {
         }
         switch name {
         case "resize", "rs":
-            try need(1, 5)
+            // resizing_type:width:height:enlarge:extend[:gravity:x:y]
+            try need(1, 8)
             if !args[0].isEmpty { try applyResizingType(args[0], name: name) }
             try applySize(Array(args.dropFirst()), name: name)
         case "size", "s":
-            try need(1, 4)
+            try need(1, 7)
             try applySize(args, name: name)
         case "resizing_type", "rt":
             try need(1, 1)
