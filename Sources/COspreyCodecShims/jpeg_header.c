@@ -24,6 +24,7 @@ int osprey_jpeg_read_header(const uint8_t *data, size_t size, osprey_jpeg_header
     header->width = info.image_width;
     header->height = info.image_height;
     header->components = info.num_components;
+    header->precision = info.data_precision;
     header->colorSpace = (int32_t)info.jpeg_color_space;
     header->progressive = info.progressive_mode ? 1 : 0;
     header->arithmetic = info.arith_code ? 1 : 0;

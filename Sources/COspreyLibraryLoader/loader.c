@@ -140,6 +140,7 @@ static const char *fill_heif(void *handle, osprey_heif_functions *table) {
     LOOK_UP(heif_image_get_width);
     LOOK_UP(heif_image_handle_get_height);
     LOOK_UP(heif_image_handle_get_list_of_metadata_block_IDs);
+    LOOK_UP(heif_image_handle_get_luma_bits_per_pixel);
     LOOK_UP(heif_image_handle_get_metadata);
     LOOK_UP(heif_image_handle_get_metadata_content_type);
     LOOK_UP(heif_image_handle_get_metadata_size);

@@ -24,9 +24,13 @@ public struct AVIFCoder: ImageDecoding, ImageEncoding {
     /// The primary image's size after its `clap` crop, its orientation from `irot`/`imir`; nothing is decoded.
     public func header(of data: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
         try AVIFDecoder.withParsedFile(data, options: DecodingOptions()) { decoder throws(CodecError) in
-            let layout = try AVIFDecoder.Layout(AVIFDecoder.image(of: decoder).pointee)
-            return ImageHeader(
+            let image = try AVIFDecoder.image(of: decoder).pointee
+            let layout = try AVIFDecoder.Layout(image)
+            var header = ImageHeader(
                 format: .avif, width: layout.crop.width, height: layout.crop.height, orientation: layout.orientation)
+            header.hasAlpha = decoder.pointee.alphaPresent != 0
+            header.bitDepth = Int(image.depth)
+            return header
         }
     }
 

@@ -25,9 +25,13 @@ public struct HEIFCoder: ImageDecoding {
     public func header(of data: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
         let heif = try SharedLibraries.heif
         return try HEIFDecoder.withPrimaryImage(data, options: DecodingOptions()) { handle throws(CodecError) in
-            ImageHeader(
+            var header = ImageHeader(
                 format: .heic, width: Int(heif.heif_image_handle_get_width(handle)),
                 height: Int(heif.heif_image_handle_get_height(handle)))
+            header.hasAlpha = heif.heif_image_handle_has_alpha_channel(handle) != 0
+            let bits = Int(heif.heif_image_handle_get_luma_bits_per_pixel(handle))
+            if bits > 0 { header.bitDepth = bits }
+            return header
         }
     }
 

@@ -15,6 +15,7 @@ extension ImageHeader {
         result.channels = header.components == 1 ? 1 : 3  // CMYK and YCCK come out RGB
         result.storedChannels = Int(header.components)
         result.workingBytes = Int(clamping: header.coefficientBytes)
+        result.bitDepth = Int(header.precision)
         return result
     }
 
@@ -36,6 +37,9 @@ extension ImageHeader {
         case 2, 3: result.channels = 3 + transparency  // RGB, palette
         default: result.channels = 4
         }
+        result.hasAlpha = result.channels == 2 || result.channels == 4
+        // A palette's entries are 8-bit whatever the depth of its indices.
+        result.bitDepth = header.colorType == 3 ? 8 : Int(header.bitDepth)
         return result
     }
 
@@ -51,14 +55,19 @@ extension ImageHeader {
         let orientation = try WebPDecoder.Container(base, count: bytes.count).orientation
         var result = try validated(.webp, Int(features.width), Int(features.height), orientation: orientation)
         result.channels = features.has_alpha != 0 || features.has_animation != 0 ? 4 : 3
+        result.hasAlpha = features.has_alpha != 0
         return result
     }
 
     static func readGIF(_ bytes: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
         // DGifOpen reads the signature and the logical screen descriptor, nothing more.
-        try withGIFFile(bytes) { gif, _ throws(CodecError) in
+        var header = try withGIFFile(bytes) { gif, _ throws(CodecError) in
             try validated(.gif, Int(gif.pointee.SWidth), Int(gif.pointee.SHeight))
         }
+        var blocks = GIFBlocks(bytes)
+        _ = blocks.frames()
+        header.hasAlpha = blocks.hasTransparency
+        return header
     }
 
     private static func validated(

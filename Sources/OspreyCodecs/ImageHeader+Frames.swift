@@ -28,6 +28,34 @@ extension ImageHeader {
         return try result.get()
     }
 
+    /// The animation an APNG's `acTL` and `fcTL` chunks describe — its frame count, plays and each frame's delay (a
+    /// zero denominator meaning hundredths) — or `nil` for a PNG without `acTL` (and any other file). Osprey decodes
+    /// an APNG's default image: this is what the file holds, for reports such as `/info`.
+    public static func animatedPNGFrames(in data: some Collection<UInt8>) -> Frames? {
+        let read: (UnsafeRawBufferPointer) -> Frames? = { png in
+            guard png.count > 8, png.prefix(8).elementsEqual([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]),
+                let control = PNGChunks.first("acTL", in: png), control.count >= 8
+            else { return nil }
+            func number(_ bytes: UnsafeRawBufferPointer, _ at: Int) -> Int {
+                Int(bytes[at]) << 24 | Int(bytes[at + 1]) << 16 | Int(bytes[at + 2]) << 8 | Int(bytes[at + 3])
+            }
+            let count = number(control, 0)
+            guard count > 0 else { return nil }
+            var durations: [Duration] = []
+            PNGChunks.forEach("fcTL", in: png) { frame in
+                guard frame.count >= 26 else { return true }
+                let numerator = Int(frame[20]) << 8 | Int(frame[21])
+                let denominator = Int(frame[22]) << 8 | Int(frame[23])
+                durations.append(.milliseconds(numerator * 1000 / (denominator == 0 ? 100 : denominator)))
+                return durations.count < count
+            }
+            return Frames(
+                count: count, loopCount: number(control, 4), durations: durations.count == count ? durations : [])
+        }
+        return data.withContiguousStorageIfAvailable { read(UnsafeRawBufferPointer($0)) }
+            ?? Array(data).withUnsafeBytes(read)
+    }
+
     static func frames(_ bytes: UnsafeRawBufferPointer) -> Result<Frames, CodecError> {
         Result { () throws(CodecError) -> Frames in
             let header = try read(bytes).get()
@@ -67,9 +95,11 @@ extension ImageHeader {
 
 /// A GIF's blocks, walked without decompressing anything: each image descriptor is a frame, the graphic control
 /// extension before it gives its delay, a NETSCAPE2.0 (or ANIMEXTS1.0) block before it the loop count.
-private struct GIFBlocks {
+struct GIFBlocks {
     let bytes: UnsafeRawBufferPointer
     var offset = 0
+    /// Whether a graphic control extension walked so far names a transparent colour index.
+    private(set) var hasTransparency = false
 
     init(_ bytes: UnsafeRawBufferPointer) {
         self.bytes = bytes
@@ -96,6 +126,7 @@ private struct GIFBlocks {
                     let data = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + length])
                     if isFirst, label == 0xF9, length >= 4 {
                         delay = Int(data[1]) | Int(data[2]) << 8
+                        if data[0] & 0x01 != 0 { hasTransparency = true }
                     } else if isFirst, label == 0xFF, length == 11 {
                         isLoopBlock = data.elementsEqual("NETSCAPE2.0".utf8) || data.elementsEqual("ANIMEXTS1.0".utf8)
                     } else if isLoopBlock, length >= 3, data[0] == 1 {

@@ -19,6 +19,13 @@ public struct ImageHeader: Sendable, Hashable {
     /// will turn the stored pixels.
     public let orientation: ImageOrientation
 
+    /// Whether the image has an alpha channel or transparency: a PNG's `tRNS`, a GIF's transparent colour index, an
+    /// alpha plane (AVIF, HEIC, JPEG XL), WebP's alpha. Read from the header and the container, not the pixels.
+    public var hasAlpha = false
+    /// Bits per sample as stored: 8 for most images; 16 (or 1, 2, 4) for a PNG of that depth, 12 for a 12-bit
+    /// JPEG, 10 or 12 for a high-bit-depth AVIF, HEIC or JPEG XL.
+    public var bitDepth = 8
+
     /// The channels a decode produces (1 gray, 2 gray and alpha, 3 RGB, 4 RGBA): what a memory estimate counts per
     /// pixel. 4 when the header does not say.
     var channels = 4

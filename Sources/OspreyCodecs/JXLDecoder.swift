@@ -24,9 +24,12 @@ public struct JXLCoder: ImageDecoding, ImageEncoding {
     /// The size before orientation, and the orientation; nothing is decoded.
     public func header(of data: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
         let info = try JXLDecoder.basicInfo(data)
-        return ImageHeader(
+        var header = ImageHeader(
             format: .jxl, width: Int(info.xsize), height: Int(info.ysize),
             orientation: ImageOrientation(exifValue: Int(info.orientation.rawValue)))
+        header.hasAlpha = info.alpha_bits > 0
+        header.bitDepth = Int(info.bits_per_sample)
+        return header
     }
 
     public func memoryEstimate(

@@ -69,6 +69,29 @@ package struct ServeOptions: ParsableArguments {
     @Flag(help: "Fetch from loopback, private, link-local and CGNAT addresses too (never cloud metadata).")
     package var allowPrivateNetworks = false
 
+    @Flag(
+        help: """
+            Size /img by the browser's client hints: Sec-CH-DPR (or DPR) multiplies w and h, Sec-CH-Width (or Width) \
+            is w when the URL has none, Sec-CH-Viewport-Width bounds it, Save-Data: on lowers the quality; answers \
+            Accept-CH, and Vary names the hints an answer depends on. Off by default.
+            """)
+    package var clientHints = false
+
+    @Option(
+        help:
+            "Round a width from a client hint up to a multiple of this (default: 100): few variants, not one a pixel.",
+        transform: DecimalArgument.integer)
+    package var clientHintsStep: Int?
+
+    @Option(
+        help: "The quality for Save-Data: on, with --client-hints (default: 50).", transform: DecimalArgument.integer)
+    package var saveDataQuality: Int?
+
+    @Flag(
+        name: .customLong("info-gps"),
+        help: "Show a photo's GPS position in /info (exif.gps). Default: left out, the author's to publish.")
+    package var infoGPS = false
+
     @Option(
         help: """
             Serve url=local:///path sources from this directory (never outside it, symbolic links followed). \

@@ -104,6 +104,16 @@ extension ServeOptions {
             return pattern
         }
         configuration.allowsPrivateNetworks = flag(allowPrivateNetworks, "OSPREY_ALLOW_PRIVATE_NETWORKS")
+        configuration.infoIncludesGPS = flag(infoGPS, "OSPREY_INFO_GPS")
+        let step = try number(clientHintsStep, "OSPREY_CLIENT_HINTS_STEP", minimum: 1)
+        let saveData = try number(saveDataQuality, "OSPREY_SAVE_DATA_QUALITY", minimum: 1)
+        if flag(clientHints, "OSPREY_CLIENT_HINTS") {
+            if let saveData, saveData > 100 { throw ValidationError("osprey_save_data_quality must be at most 100") }
+            configuration.clientHints = ClientHintsConfiguration(
+                widthStep: min(step ?? 100, 16384), saveDataQuality: saveData ?? 50)
+        } else if step != nil || saveData != nil {
+            throw ValidationError("--client-hints-step and --save-data-quality need --client-hints")
+        }
         if let root = localRoot ?? env("OSPREY_LOCAL_ROOT") {
             var isDirectory = false
             guard FileManager.default.fileExists(atPath: root, isDirectory: &isDirectory), isDirectory else {

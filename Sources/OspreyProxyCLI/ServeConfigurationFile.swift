@@ -36,7 +36,8 @@ enum ServeConfigurationFile {
         "max-memory-waiting": .integer, "cache-max-age": .integer, "otlp-endpoint": .string,
         "imgproxy-path": .string, "imgproxy-key": .list(separator: ","), "imgproxy-salt": .list(separator: ","),
         "imgproxy-signature-size": .integer, "imgproxy-presets": .list(separator: ","), "thumbor-path": .string,
-        "thumbor-key": .string, "format-quality": .list(separator: ","),
+        "thumbor-key": .string, "format-quality": .list(separator: ","), "info-gps": .flag,
+        "client-hints": .flag, "client-hints-step": .integer, "save-data-quality": .integer,
     ]
 
     /// The variable a key stands for.
@@ -92,6 +93,8 @@ enum ServeConfigurationFile {
             "allow-unsigned": .flag(configuration.allowsUnsigned),
             "allow-hosts": .list(configuration.allowedHosts.map(\.description)),
             "allow-private-networks": .flag(configuration.allowsPrivateNetworks),
+            "info-gps": .flag(configuration.infoIncludesGPS),
+            "client-hints": .flag(configuration.clientHints != nil),
             "allow-source-addresses": .list(configuration.allowedSourceAddresses.map(\.description)),
             "presets": .list(
                 configuration.presets.map { preset in
@@ -119,6 +122,10 @@ enum ServeConfigurationFile {
             values["imgproxy-signature-size"] = .integer(imgproxy.signatureSize)
             values["imgproxy-presets"] = .list(
                 imgproxy.presets.keys.sorted().map { "\($0)=" + imgproxy.presets[$0]!.joined(separator: "/") })
+        }
+        if let hints = configuration.clientHints {
+            values["client-hints-step"] = .integer(hints.widthStep)
+            values["save-data-quality"] = .integer(hints.saveDataQuality)
         }
         if let thumbor = configuration.thumbor {
             values["thumbor-path"] = .string(thumbor.path)

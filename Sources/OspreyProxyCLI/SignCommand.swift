@@ -44,14 +44,23 @@ extension SignOptions {
             guard !overflow else { throw ValidationError("--expires-in \(expiresIn) is past the year 9999") }
             pairs.append(("exp", String(expires)))
         }
+        let base = self.base.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 } ?? ""
         do {
             let presets = try ServeOptions.presets(flags: presetSpecifications, environment: environment)
-            try ImageQuery.check(pairs, presets: presets)
-        } catch {
+            if let widths = try srcsetWidths {
+                let markup = try ResponsiveImage(
+                    source: source, parameters: Array(pairs.dropFirst()), widths: widths, sizes: sizes,
+                    signer: signer, base: base, presets: presets)
+                return picture ? markup.picture(alt: alt ?? "") : markup.attributes()
+            }
+            if info {
+                try ImageQuery.checkInfo(pairs)
+            } else {
+                try ImageQuery.check(pairs, presets: presets)
+            }
+        } catch let error as InvalidImageQuery {
             throw ValidationError(error.message)
         }
-        let path = signer.signedPath("/img", parameters: pairs)
-        guard let base else { return path }
-        return (base.hasSuffix("/") ? String(base.dropLast()) : base) + path
+        return base + signer.signedPath(info ? "/info" : "/img", parameters: pairs)
     }
 }

@@ -130,6 +130,12 @@ public final class ImageProxyEndpoint: Sendable {
         routes.head("img") { request, context in
             await ImageResponder(proxy: proxy).respond(to: request, style: .img, logger: context.logger, isHead: true)
         }
+        routes.get("info") { request, context in
+            await ImageResponder(proxy: proxy).respondInfo(to: request, logger: context.logger, isHead: false)
+        }
+        routes.head("info") { request, context in
+            await ImageResponder(proxy: proxy).respondInfo(to: request, logger: context.logger, isHead: true)
+        }
         // imgproxy's and thumbor's URLs under their prefixes: everything below the prefix is the URL to parse (the
         // router's own reading of it would merge the empty segments of a plain source's `http://`).
         for (style, prefix) in [
@@ -185,8 +191,9 @@ struct ImageResponder {
         let outcome: ImageProxy.Outcome
         switch style {
         case .img:
+            let hints = proxy.configuration.clientHints != nil ? ClientHints(request.headers) : nil
             outcome = await proxy.render(
-                query: request.uri.query, path: request.uri.path, accept: accept, logger: logger)
+                query: request.uri.query, path: request.uri.path, accept: accept, hints: hints, logger: logger)
         case .imgproxy, .thumbor:
             let prefix =
                 (style == .imgproxy ? proxy.configuration.imgproxy?.path : proxy.configuration.thumbor?.path) ?? "/"
@@ -198,25 +205,51 @@ struct ImageResponder {
                 ? await proxy.render(imgproxyPath: path, accept: accept, logger: logger)
                 : await proxy.render(thumborPath: path, accept: accept, logger: logger)
         }
+        var answer = response(to: outcome, request: request, isHead: isHead)
+        if style == .img, proxy.configuration.clientHints != nil {
+            answer.headers[HTTPField.Name("Accept-CH")!] = ClientHints.accepted
+        }
+        return answer
+    }
+
+    /// Answers `GET /info` (or `HEAD`).
+    func respondInfo(to request: Request, logger: Logger, isHead: Bool) async -> Response {
+        guard proxy.admit() else {
+            return failure(.unavailable("too many requests in flight", retryAfter: 1), isHead: isHead)
+        }
+        defer { proxy.release() }
+        let outcome = await proxy.info(query: request.uri.query, path: request.uri.path, logger: logger)
+        return response(to: outcome, request: request, isHead: isHead)
+    }
+
+    /// The response for `outcome`.
+    private func response(to outcome: ImageProxy.Outcome, request: Request, isHead: Bool) -> Response {
         switch outcome {
-        case .image(let image, let signed, let variesByAccept, let expires, let disposition):
+        case .image(let image, let signed, let vary, let expires, let disposition):
             var response = success(
-                image, signed: signed, variesByAccept: variesByAccept, maxAge: proxy.maxAge(expires: expires),
+                image, signed: signed, vary: vary, maxAge: proxy.maxAge(expires: expires),
                 ifNoneMatch: request.headers[values: .ifNoneMatch], isHead: isHead)
             if let disposition { response.headers[.contentDisposition] = disposition }
             return response
-        case .json(let bytes):
+        case .json(let bytes, let signed, let expires):
+            let maxAge = proxy.maxAge(expires: expires)
             var headers = HTTPFields()
+            headers[.cacheControl] = signed ? "public, max-age=\(maxAge), immutable" : "public, max-age=\(maxAge)"
+            // A strong validator: the document is a function of the source's bytes and the URL.
+            let etag = EncodedImage.digest(of: bytes)
+            headers[.eTag] = etag
+            if Self.matches(request.headers[values: .ifNoneMatch], etag: etag) {
+                return Response(status: .notModified, headers: headers)
+            }
             headers[.contentType] = "application/json; charset=utf-8"
-            headers[.cacheControl] = "public, max-age=\(proxy.configuration.cacheMaxAge)"
             headers[.contentLength] = String(bytes.count)
             return Response(
                 status: .ok, headers: headers,
                 body: isHead ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
-        case .fallback(let image, let status, let variesByAccept):
+        case .fallback(let image, let status, let vary):
             var headers = HTTPFields()
             headers[.cacheControl] = "no-store"
-            if variesByAccept { headers[.vary] = "Accept" }
+            if !vary.isEmpty { headers[.vary] = vary.joined(separator: ", ") }
             headers[.contentType] = image.format.mimeType
             headers[.contentLength] = String(image.bytes.readableBytes)
             let body = isHead ? ResponseBody() : ResponseBody(byteBuffer: image.bytes)
@@ -227,7 +260,7 @@ struct ImageResponder {
     }
 
     private func success(
-        _ image: RenderedImage, signed: Bool, variesByAccept: Bool, maxAge: Int, ifNoneMatch: [String], isHead: Bool
+        _ image: RenderedImage, signed: Bool, vary: [String], maxAge: Int, ifNoneMatch: [String], isHead: Bool
     ) -> Response {
         var headers = HTTPFields()
         switch image.storagePermission {
@@ -240,7 +273,7 @@ struct ImageResponder {
             headers[.cacheControl] = "no-store"
         }
         headers[.eTag] = image.etag
-        if variesByAccept { headers[.vary] = "Accept" }
+        if !vary.isEmpty { headers[.vary] = vary.joined(separator: ", ") }
         if Self.matches(ifNoneMatch, etag: image.etag) {
             return Response(status: .notModified, headers: headers)
         }

@@ -150,6 +150,22 @@ public struct ServerConfiguration: Sendable {
     /// source that changes gets a new ETag).
     public var cacheMaxAge = 31_536_000
 
+    /// Told of each pipeline stage a load reaches (the manager's `stageObserver`), for tests that hold loads at a
+    /// stage.
+    var stageObserver: (@Sendable (ImageManager.Stage, URL) async -> Void)?
+
+    // MARK: Client hints
+
+    /// Whether and how `/img` reads the browser's client hints (DPR, layout width, viewport width, `Save-Data`), and
+    /// answers `Accept-CH`: see ``ClientHintsConfiguration``. `nil` (off: no hint is read) by default.
+    public var clientHints: ClientHintsConfiguration?
+
+    // MARK: Image information
+
+    /// Whether `/info` shows a photo's GPS position (`exif.gps`). `false` by default: where a photo was taken is its
+    /// author's to publish, and a proxy in front of uploads should not publish it for them.
+    public var infoIncludesGPS = false
+
     // MARK: Tracing
 
     /// Where the spans of requests go: a server span per request, continuing the trace its headers carry (W3C

@@ -11,7 +11,9 @@ import Testing
 
             let run = try OspreyBinary.run(["info", png, gif])
             #expect(run.status == 0)
-            #expect(run.standardOutput == "\(png): png 12x7\n\(gif): gif 4x3, 2 frames (100 250 ms), loops forever\n")
+            #expect(
+                run.standardOutput == "\(png): png 12x7, alpha\n\(gif): gif 4x3, 2 frames (100 250 ms), loops forever\n"
+            )
             #expect(run.standardError.isEmpty)
         }
     }
@@ -24,7 +26,7 @@ import Testing
             let rotated = Array(plain.dropLast(12)) + SyntheticImages.pngChunk("eXIf", tiff) + Array(plain.suffix(12))
             let file = try write(rotated, to: directory + "/r.png")
 
-            #expect(try OspreyBinary.run(["info", file]).standardOutput == "\(file): png 3x4, orientation 6\n")
+            #expect(try OspreyBinary.run(["info", file]).standardOutput == "\(file): png 3x4, orientation 6, alpha\n")
         }
     }
 
@@ -70,8 +72,35 @@ import Testing
 
             let run = try OspreyBinary.run(["info", directory + "/missing.jpg", text, png])
             #expect(run.status == 1)
-            #expect(run.standardOutput == "\(png): png 2x3\n")
+            #expect(run.standardOutput == "\(png): png 2x3, alpha\n")
             #expect(run.standardError == "\(directory)/missing.jpg: no such file\n\(text): unsupported image format\n")
+        }
+    }
+
+    @Test("--hashes adds the placeholders /info gives; --gps the position; the JSON is /info's document")
+    func hashesAndCamera() throws {
+        try withTemporaryDirectory { directory in
+            var bytes: [UInt8] = []
+            for y in 0..<200 { for x in 0..<300 { bytes += [UInt8(x * 255 / 299), 90, UInt8(y)] } }
+            var image = Image(pixels: try PixelBuffer(width: 300, height: 200, format: .rgb8, bytes: bytes))
+            image.metadata = ImageMetadata(exif: SyntheticEXIF.photo(littleEndian: true))
+            var options = EncodingOptions()
+            options.metadata = .all
+            let file = try write(try ImageEncoder.encode(image, as: .jpeg, options: options), to: directory + "/p.jpg")
+            let line = try OspreyBinary.run(["info", "--json", "--hashes", file]).standardOutput
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            #expect(json["file"] as? String == file && json["width"] as? Int == 300)
+            #expect((json["blurHash"] as? String)?.count == 28 && (json["perceptualHash"] as? String)?.count == 16)
+            #expect((json["dominantColors"] as? [Any])?.isEmpty == false && json["thumbHash"] is String)
+            let camera = try #require(json["exif"] as? [String: Any])
+            #expect(camera["model"] as? String == "Fish Eye 9" && camera["gps"] == nil)
+            let withGPS = try OspreyBinary.run(["info", "--json", "--gps", file]).standardOutput
+            #expect(withGPS.contains(#""gps":{"#) && !withGPS.contains("blurHash"))
+            let text = try OspreyBinary.run(["info", "--hashes", file]).standardOutput
+            #expect(
+                text.hasPrefix(
+                    "\(file): jpeg 300x200, camera Osprey Optics Fish Eye 9, taken 2024-05-01T12:34:56+02:00"))
+            #expect(text.contains(", blurhash ") && text.contains(", phash "))
         }
     }
 
@@ -122,7 +151,7 @@ import Testing
             let limited = try OspreyBinary.run(["info", "--max-bytes", "10", small])
             #expect(limited.status == 1 && limited.standardError.contains("over the limit of 10"))
             let enough = try OspreyBinary.run(["info", "--max-bytes", "100000", small])
-            #expect(enough.status == 0 && enough.standardOutput == "\(small): png 9x5\n")
+            #expect(enough.status == 0 && enough.standardOutput == "\(small): png 9x5, alpha\n")
             #expect(try OspreyBinary.run(["info", "--max-bytes", "0", small]).status == 2)
         }
     }
@@ -140,7 +169,8 @@ import Testing
             let png = SyntheticImages.png(width: 7, height: 3)
             let file = try write(png, to: directory + "/p.png")
             let stdin = try OspreyBinary.run(["info", "/dev/stdin"], inputFile: file)
-            #expect(stdin.status == 0 && stdin.standardOutput == "/dev/stdin: png 7x3\n", "\(stdin.standardError)")
+            #expect(
+                stdin.status == 0 && stdin.standardOutput == "/dev/stdin: png 7x3, alpha\n", "\(stdin.standardError)")
         }
     }
 

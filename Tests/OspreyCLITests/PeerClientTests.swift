@@ -12,17 +12,10 @@ import Testing
 /// Skipped, saying so, without the venv, unless `OSPREY_REQUIRE_PEERS=1` (as CI sets) demands it.
 @Suite(.serialized, .timeLimit(.minutes(5)))
 struct PeerClientTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
-
     /// The venv's Python, when `make test` made it.
-    static var python: String? {
-        if let configured = ProcessInfo.processInfo.environment["OSPREY_TEST_PYTHON"] { return configured }
-        let path = root.appendingPathComponent(".build/test-venv/bin/python").path
-        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
-    }
+    static var python: String? { PeerPython.path }
 
-    static var isRequired: Bool { ProcessInfo.processInfo.environment["OSPREY_REQUIRE_PEERS"] == "1" }
+    static var isRequired: Bool { PeerPython.isRequired }
 
     /// Runs `code` with the venv's Python; its standard output's lines.
     static func runPython(_ code: String) throws -> [String] {

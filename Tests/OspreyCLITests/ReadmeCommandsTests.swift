@@ -7,20 +7,23 @@ import Testing
     static let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("README.md")
 
-    /// The `osprey` lines of the ```sh block under `heading`.
+    /// The `osprey` lines of the ```sh block under `heading`, without their trailing `# comments`.
     static func commands(under heading: String) throws -> [[String]] {
         let text = try String(contentsOf: readme, encoding: .utf8)
         let section = try #require(text.components(separatedBy: heading + "\n").dropFirst().first)
         let block = section.components(separatedBy: "```sh\n")[1].components(separatedBy: "\n```")[0]
         return block.split(separator: "\n").filter { $0.hasPrefix("osprey ") }
-            .map { $0.split(separator: " ").dropFirst().map(String.init) }
+            .map { line in
+                let command = line.components(separatedBy: " #")[0]
+                return command.split(separator: " ").dropFirst().map(String.init)
+            }
     }
 
     @Test("the command-line examples on local files: info and convert")
     func commandLineExamples() async throws {
         let commands = try Self.commands(under: "## The command line")
         let local = commands.filter { ["info", "convert"].contains($0.first) }
-        #expect(local.count == 2)
+        #expect(local.count == 3)
         try await withDirectory { directory in
             let pixels = try PixelBuffer(
                 width: 640, height: 480, format: .rgb8, bytes: (0..<(640 * 480 * 3)).map { UInt8($0 % 253) })

@@ -104,4 +104,92 @@ import Testing
             #expect(await server.exitStatus == 0)
         }
     }
+
+    @Test("--srcset prints signed candidates, --picture AVIF and WebP sources; w, h and dpr are refused with it")
+    func printsASrcset() throws {
+        let command = try SignOptions.parse([
+            "https://example.com/cat.jpg", "q=75", "--srcset", "640,320", "--sizes", "(max-width: 700px) 100vw, 700px",
+        ])
+        let text = try command.signed(environment: Self.environment, now: UnixTime(seconds: 0))
+        #expect(text.hasPrefix("srcset=\"/img?url=https%3A%2F%2Fexample.com%2Fcat.jpg&amp;q=75&amp;w=320&amp;sig="))
+        #expect(
+            text.contains(" 320w, /img?url=") && text.hasSuffix(" 640w\" sizes=\"(max-width: 700px) 100vw, 700px\""))
+        let picture = try SignOptions.parse([
+            "https://example.com/cat.jpg", "--srcset", "480,960,1600", "--picture", "--alt", "A \"cat\"",
+        ]).signed(environment: Self.environment, now: UnixTime(seconds: 0))
+        let lines = picture.split(separator: "\n")
+        #expect(lines.count == 5 && lines.first == "<picture>" && lines.last == "</picture>")
+        #expect(lines[1].hasPrefix("  <source type=\"image/avif\" srcset=\"") && lines[1].contains("format=avif"))
+        #expect(lines[2].hasPrefix("  <source type=\"image/webp\" srcset=\"") && lines[2].contains("format=webp"))
+        // The <img>'s src is the widest candidate up to 1024, in JPEG.
+        #expect(
+            lines[3].hasPrefix("  <img src=\"/img?url=https%3A%2F%2Fexample.com%2Fcat.jpg&amp;w=960&amp;format=jpeg"))
+        #expect(lines[3].hasSuffix("alt=\"A &quot;cat&quot;\">"))
+        for arguments in [["w=300"], ["h=300"], ["dpr=2"], ["--srcset", "0"], ["--srcset", "100,x"], ["q=0"]] {
+            #expect(throws: (any Error).self, "\(arguments)") {
+                let command = try SignOptions.parse(["https://example.com/cat.jpg", "--srcset", "100"] + arguments)
+                _ = try command.signed(environment: Self.environment, now: UnixTime(seconds: 0))
+            }
+        }
+        #expect(throws: (any Error).self) { try SignCommand.parseAsRoot(["https://example.com/a.jpg", "--picture"]) }
+    }
+
+    @Test(
+        "every candidate osprey sign --srcset prints is answered at the width its descriptor claims; --info signs /info"
+    )
+    func serverAnswersEveryCandidate() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            var bytes: [UInt8] = []
+            for y in 0..<1000 { for x in 0..<2000 { bytes += [UInt8(x % 256), UInt8(y % 256), 128] } }
+            let pixels = try PixelBuffer(width: 2000, height: 1000, format: .rgb8, bytes: bytes)
+            origin.route("/wide.jpg", .ok(try ImageEncoder.encode(Image(pixels: pixels), as: .jpeg)))
+            let directory = NSTemporaryDirectory() + "osprey-srcset-" + UUID().uuidString
+            defer { try? FileManager.default.removeItem(atPath: directory) }
+            let server = try ServeProcess(arguments: [
+                "serve", "--port", "0", "--secret", "srcset-secret", "--allow-private-networks", "--cache-dir",
+                directory,
+            ])
+            let port = try await server.port
+            let client = HTTPClient(eventLoopGroupProvider: .singleton)
+            defer { _ = client.shutdown() }
+            let base = "http://127.0.0.1:\(port)"
+            for extra in [[String](), ["--picture"]] {
+                let signed = try OspreyBinary.run(
+                    [
+                        "sign", origin.url("/wide.jpg"), "q=80", "--srcset", "160,320,640,1280,1920", "--base", base,
+                        "--secret", "srcset-secret",
+                    ] + extra)
+                #expect(signed.status == 0, "\(signed.standardError)")
+                // Every `URL NNNw` candidate of every srcset printed.
+                var candidates: [(String, Int)] = []
+                for match in signed.standardOutput.matches(of: /srcset="([^"]*)"/) {
+                    for candidate in match.output.1.split(separator: ", ") {
+                        let parts = candidate.split(separator: " ")
+                        let url = parts[0].replacingOccurrences(of: "&amp;", with: "&")
+                        candidates.append((url, Int(parts[1].dropLast())!))
+                    }
+                }
+                #expect(candidates.count == (extra.isEmpty ? 5 : 15))
+                for (url, width) in candidates {
+                    let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+                    let body = try await response.body.collect(upTo: 16 << 20)
+                    #expect(response.status == .ok, "\(url)")
+                    let image = try ImageDecoder.decode(Array(body.readableBytesView))
+                    #expect(image.width == width, "\(url)")
+                    #expect(image.height == width / 2, "\(url)")
+                }
+            }
+            let info = try OspreyBinary.run(
+                ["sign", origin.url("/wide.jpg"), "--info", "bh=3:3", "--base", base, "--secret", "srcset-secret"])
+            let url = info.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(url.hasPrefix(base + "/info?url="))
+            let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            #expect(response.status == .ok)
+            let json = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+            #expect(json?["width"] as? Int == 2000 && (json?["blurHash"] as? String)?.count == 4 + 2 * 9)
+            server.terminate()
+            #expect(await server.exitStatus == 0)
+        }
+    }
 }

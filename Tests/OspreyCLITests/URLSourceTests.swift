@@ -18,7 +18,8 @@ struct URLSourceTests {
             let info = try OspreyBinary.run(
                 ["info", server.url("/p.png"), server.url("/none.png")], environment: environment)
             #expect(info.status == 1)
-            #expect(info.standardOutput == "\(server.url("/p.png")): png 30x20\n")
+            // An RGBA PNG: the file carries an alpha channel, so info says so.
+            #expect(info.standardOutput == "\(server.url("/p.png")): png 30x20, alpha\n")
             #expect(info.standardError.contains("\(server.url("/none.png")): download failed"))
 
             let output = directory + "/small.jpg"

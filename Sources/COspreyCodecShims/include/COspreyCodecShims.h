@@ -27,6 +27,8 @@ typedef struct {
     int32_t progressive;
     /// 1 when the file uses arithmetic coding.
     int32_t arithmetic;
+    /// Bits per sample: 8, or 12 (12-bit JPEG).
+    int32_t precision;
     /// The bytes of the whole-image coefficient arrays a progressive decode keeps (every component's blocks, at full
     /// size whatever the output scale); 0 for a sequential file.
     uint64_t coefficientBytes;

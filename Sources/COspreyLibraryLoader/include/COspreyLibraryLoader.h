@@ -79,6 +79,7 @@ typedef struct {
     OSPREY_FUNCTION(heif_image_get_width);
     OSPREY_FUNCTION(heif_image_handle_get_height);
     OSPREY_FUNCTION(heif_image_handle_get_list_of_metadata_block_IDs);
+    OSPREY_FUNCTION(heif_image_handle_get_luma_bits_per_pixel);
     OSPREY_FUNCTION(heif_image_handle_get_metadata);
     OSPREY_FUNCTION(heif_image_handle_get_metadata_content_type);
     OSPREY_FUNCTION(heif_image_handle_get_metadata_size);

@@ -88,11 +88,11 @@ extension ImageManager {
         public init() {}
 
         /// Test hook: awaited at the start of each stage of a job, so a test can hold a load inside a stage.
-        var stageObserver: (@Sendable (Stage, URL) async -> Void)?
+        package var stageObserver: (@Sendable (Stage, URL) async -> Void)?
     }
 
     /// The stages of a load, in order.
-    enum Stage: String, Sendable, CaseIterable {
+    package enum Stage: String, Sendable, CaseIterable {
         case disk
         case download
         case decode

@@ -131,6 +131,11 @@ public struct EncodedImage: Sendable {
     public init(bytes: [UInt8], format: ImageFormat) {
         self.bytes = bytes
         self.format = format
+        digest = Self.digest(of: bytes)
+    }
+
+    /// The first 16 bytes of `bytes`' SHA-256, in hexadecimal and quoted: an `ETag` for any response body.
+    public static func digest(of bytes: [UInt8]) -> String {
         let hash = SHA256.hash(data: bytes)
         let hex: [UInt8] = Array("0123456789abcdef".utf8)
         var digest = "\""
@@ -138,8 +143,7 @@ public struct EncodedImage: Sendable {
             digest.unicodeScalars.append(Unicode.Scalar(hex[Int(byte >> 4)]))
             digest.unicodeScalars.append(Unicode.Scalar(hex[Int(byte & 0xF)]))
         }
-        digest += "\""
-        self.digest = digest
+        return digest + "\""
     }
 }
 

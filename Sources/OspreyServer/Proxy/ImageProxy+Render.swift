@@ -25,16 +25,17 @@ extension ImageProxy {
         if let expires = known.expires, hasPassed(expires) { return .failure(Self.expired(style)) }
         metrics.hit(.resultMemory)
         return .image(
-            RenderedImage(hit), signed: known.signed, variesByAccept: known.variesByAccept, expires: known.expires,
+            RenderedImage(hit), signed: known.signed, vary: known.vary, expires: known.expires,
             disposition: known.disposition)
     }
 
-    /// Answers the `/img` query `query` for a client that sent `accept`.
-    func render(query: String?, path: String, accept: String?, logger: Logger) async -> Outcome {
+    /// Answers the `/img` query `query` for a client that sent `accept` and, when the server reads them, `hints`.
+    func render(query: String?, path: String, accept: String?, hints: ClientHints?, logger: Logger) async -> Outcome {
         let autoFormat = Self.autoFormat(for: accept, preferring: configuration.autoFormats)
-        let queryKey = (autoFormat?.name ?? "-") + ":" + path + "?" + (query ?? "")
+        var queryKey = (autoFormat?.name ?? "-") + ":" + path + "?" + (query ?? "")
+        if let hints { queryKey += "#" + hints.key }
         if let known = knownAnswer(queryKey, style: .img) { return known }
-        let parameters: RenderParameters
+        var parameters: RenderParameters
         do {
             parameters = try RenderParameters(
                 query: query, maxOutputPixels: configuration.maxOutputPixels, coders: configuration.coders,
@@ -50,9 +51,14 @@ extension ImageProxy {
         } else if !configuration.allowsUnsigned {
             return .failure(.badSignature("the request must be signed ('sig')"))
         }
+        var hintVary: [String] = []
+        if let hints, let settings = configuration.clientHints {
+            hintVary = hints.apply(
+                to: &parameters, configuration: settings, maxOutputPixels: configuration.maxOutputPixels)
+        }
         return await render(
             parameters, signed: parameters.signature != nil, queryKey: queryKey, autoFormat: autoFormat, style: .img,
-            logger: logger)
+            hintVary: hintVary, logger: logger)
     }
 
     /// Answers an imgproxy URL (`path` from the slash after the configured prefix).
@@ -108,7 +114,7 @@ extension ImageProxy {
     /// `raw`, `skip_processing` and thumbor's `meta/`).
     private func render(
         _ parameters: RenderParameters, signed: Bool, queryKey: String, autoFormat: ImageFormat?, style: URLStyle,
-        logger: Logger
+        hintVary: [String] = [], logger: Logger
     ) async -> Outcome {
         // After the signature: an expiry nobody signed proves nothing, and a forger learns nothing from it.
         if let expires = parameters.expires, hasPassed(expires) { return .failure(Self.expired(style)) }
@@ -142,13 +148,13 @@ extension ImageProxy {
         }
         let output = Self.output(parameters, autoFormat: autoFormat, configuration: configuration)
         let key = manager.cacheKey(for: request, as: output)
-        let variesByAccept = parameters.format == .auto
+        let vary = (parameters.format == .auto ? ["Accept"] : []) + hintVary
         let disposition = parameters.contentDisposition(format: Self.likelyFormat(parameters, autoFormat: autoFormat))
         // A local file may be edited under the same URL (a new key each time): its queries are resolved every time.
         if local == nil {
             knownQueries.setValue(
                 KnownQuery(
-                    key: key, signed: signed, variesByAccept: variesByAccept, expires: parameters.expires,
+                    key: key, signed: signed, vary: vary, expires: parameters.expires,
                     disposition: disposition),
                 forKey: queryKey, cost: queryKey.utf8.count + key.utf8.count)
         }
@@ -179,7 +185,7 @@ extension ImageProxy {
         if loaded.cacheType == .notCached { metrics.processing.record(ContinuousClock.now - start) }
         return .image(
             RenderedImage(loaded.encoded, storagePermission: loaded.storagePermission), signed: signed,
-            variesByAccept: variesByAccept, expires: parameters.expires,
+            vary: vary, expires: parameters.expires,
             disposition: parameters.contentDisposition(format: loaded.encoded.format))
     }
 
@@ -220,7 +226,8 @@ extension ImageProxy {
         }
         if parameters.meta {
             let frames = (try? ImageHeader.frames(in: data.data).count) ?? 1
-            return .json(ThumborMeta(parameters: parameters, header: data.header, frameCount: frames).json)
+            let meta = ThumborMeta(parameters: parameters, header: data.header, frameCount: frames)
+            return .json(meta.json, signed: signed, expires: parameters.expires)
         }
         let format = data.header.format
         let sameFormat = parameters.format == nil || parameters.format == .encoded(format)
@@ -229,7 +236,7 @@ extension ImageProxy {
             let image = RenderedImage(
                 EncodedImage(bytes: data.data, format: format), storagePermission: data.storagePermission)
             return .image(
-                image, signed: signed, variesByAccept: false, expires: parameters.expires,
+                image, signed: signed, vary: [], expires: parameters.expires,
                 disposition: parameters.contentDisposition(format: format))
         }
         // Listed for skipping, but not this source's format: rendered as asked.
@@ -270,7 +277,7 @@ extension ImageProxy {
         guard case .success(let loaded) = await load(request, as: output) else { return .failure(error) }
         metrics.fallbacks.increment()
         return .fallback(
-            RenderedImage(loaded.encoded), status: fallback.status, variesByAccept: parameters.format == .auto)
+            RenderedImage(loaded.encoded), status: fallback.status, vary: parameters.format == .auto ? ["Accept"] : [])
     }
 
     /// What `parameters` ask of an image, with the server's watermark (and a fetched one), and the output pixel limit

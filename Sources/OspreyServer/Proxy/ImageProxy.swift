@@ -35,13 +35,13 @@ struct RenderedImage: Sendable {
 final class ImageProxy: Sendable {
     /// What a request gets.
     enum Outcome: Sendable {
-        /// The image, whether the URL was signed, whether the response depends on `Accept`, the URL's `exp`, and the
-        /// `Content-Disposition` asked for, if any.
-        case image(RenderedImage, signed: Bool, variesByAccept: Bool, expires: Int?, disposition: String?)
-        /// The fallback image, rendered for a source that could not be had, and the status to send it with.
-        case fallback(RenderedImage, status: Int, variesByAccept: Bool)
-        /// A JSON document (thumbor's `meta/`).
-        case json([UInt8])
+        /// The image, whether the URL was signed, the request headers the response depends on (`Vary`: `Accept`, client
+        /// hints), the URL's `exp`, and the `Content-Disposition` asked for, if any.
+        case image(RenderedImage, signed: Bool, vary: [String], expires: Int?, disposition: String?)
+        /// The fallback image, rendered for a source that could not be had, the status to send it with, and `Vary`.
+        case fallback(RenderedImage, status: Int, vary: [String])
+        /// A JSON document (`/info`, thumbor's `meta/`), whether the URL was signed, and its `exp`.
+        case json([UInt8], signed: Bool, expires: Int?)
         case failure(ProxyError)
     }
 
@@ -64,6 +64,8 @@ final class ImageProxy: Sendable {
     /// Queries already parsed, checked and keyed, by the raw query and whether WebP is accepted: a repeated URL (the
     /// hot path) skips the parsing and the signature check, whose outcome for the same bytes cannot differ.
     let knownQueries: MemoryCache<String, KnownQuery>
+    /// `/info` documents by source and parameters: asked again, answered without a load.
+    let infoAnswers: MemoryCache<String, [UInt8]>
     private let inFlight = Atomic<Int>(0)
     /// Where the server is in its life: ``Phase``'s raw values.
     private let phase = Atomic<UInt8>(Phase.starting.rawValue)
@@ -139,6 +141,7 @@ final class ImageProxy: Sendable {
         managing.logger = logger
         managing.tracer = configuration.tracer
         managing.memoryBudget = memoryBudget
+        managing.stageObserver = configuration.stageObserver
         // Rendered results are kept on disk beside their sources.
         managing.storesProcessedImagesOnDisk = true
         // Its caches serve every client: a `private` source is kept in none of them, like a `no-store` one.
@@ -151,6 +154,10 @@ final class ImageProxy: Sendable {
         known.countLimit = 100_000
         known.costLimit = memory.queries
         knownQueries = MemoryCache(configuration: known)
+        var answers = MemoryCache<String, [UInt8]>.Configuration()
+        answers.countLimit = 100_000
+        answers.costLimit = memory.queries / 4
+        infoAnswers = MemoryCache(configuration: answers)
     }
 
     /// Stops fetching: cancels what is under way and shuts the downloader down.
@@ -261,7 +268,8 @@ struct MemoryShares {
 struct KnownQuery: Sendable {
     let key: String
     let signed: Bool
-    let variesByAccept: Bool
+    /// The request headers the answer depends on (`Vary`).
+    let vary: [String]
     /// The URL's `exp`, checked again at every hit.
     let expires: Int?
     /// The `Content-Disposition` it asked for.

@@ -79,3 +79,18 @@ public enum ImageQuery {
         }
     }
 }
+
+extension ImageQuery {
+    /// Checks `parameters` as `osprey serve` checks an `/info` query (`url`, `bh`, `colors`, `exp`; `sig` ignored).
+    ///
+    /// - Throws: ``InvalidImageQuery`` with the server's message.
+    public static func checkInfo(_ parameters: [(name: String, value: String)]) throws(InvalidImageQuery) {
+        let query = parameters.map { URLSigner.escape($0.name) + "=" + URLSigner.escape($0.value) }
+            .joined(separator: "&")
+        do throws(ProxyError) {
+            _ = try InfoParameters(query: query, allowsLocalSources: false)
+        } catch {
+            throw InvalidImageQuery(message: error.message)
+        }
+    }
+}

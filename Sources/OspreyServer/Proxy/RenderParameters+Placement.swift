@@ -98,6 +98,7 @@ extension RenderParameters {
                 throw .badRequest("'dpr' must be a number from 1 to 4")
             }
             applyPixelRatio(ratio, maxOutputPixels: maxOutputPixels)
+            givesPixelRatio = true
         }
     }
 

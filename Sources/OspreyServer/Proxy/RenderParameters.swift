@@ -102,6 +102,8 @@ struct RenderParameters: Sendable {
     var flattenColor: PixelColor?
     /// `pad=`: bands of `bg` around the result (top, right, bottom, left), in output pixels.
     var padding: (top: Int, right: Int, bottom: Int, left: Int)?
+    /// Whether the URL gave a device pixel ratio (`dpr`): a client hint's then changes nothing.
+    var givesPixelRatio = false
     /// `bg=`: the colour of padding and extended canvas, and what transparency is flattened onto in JPEG; transparent
     /// (white once flattened to JPEG) by default.
     var background: PixelColor?

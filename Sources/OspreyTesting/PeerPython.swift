@@ -1,0 +1,65 @@
+import Foundation
+
+/// The Python of `.build/test-venv` (made by `scripts/test-venv.sh`, which `make test` runs first), holding the
+/// peers' own libraries: thumbor and its signer, the imgproxy URL builder, and the reference encoders and metrics the
+/// tests compare Osprey with (BlurHash, ThumbHash, imagehash, CIEDE2000).
+///
+/// Tests that need it are skipped, saying so, when it is absent, unless `OSPREY_REQUIRE_PEERS=1` (as CI sets).
+public enum PeerPython {
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    /// The venv's Python (or `$OSPREY_TEST_PYTHON`), when there is one.
+    public static var path: String? {
+        if let configured = ProcessInfo.processInfo.environment["OSPREY_TEST_PYTHON"] { return configured }
+        let path = repository.appendingPathComponent(".build/test-venv/bin/python").path
+        return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+    }
+
+    /// Whether `OSPREY_REQUIRE_PEERS=1` is set: a missing venv then fails the tests that need it.
+    public static var isRequired: Bool { ProcessInfo.processInfo.environment["OSPREY_REQUIRE_PEERS"] == "1" }
+
+    /// What a script printed, and how it ended.
+    public struct Run: Sendable {
+        public let status: Int32
+        public let standardOutput: String
+        public let standardError: String
+
+        /// The standard output's lines.
+        public var lines: [String] { standardOutput.split(separator: "\n").map(String.init) }
+    }
+
+    public struct Missing: Error, CustomStringConvertible {
+        public var description: String { "no .build/test-venv: run scripts/test-venv.sh" }
+    }
+
+    /// Runs `code` with `arguments` (`sys.argv[1...]`) to completion.
+    public static func run(_ code: String, arguments: [String] = []) throws -> Run {
+        guard let path else { throw Missing() }
+        // Files rather than pipes: the child can never block on a full pipe while we wait for it.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-py-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let output = directory.appendingPathComponent("stdout")
+        let error = directory.appendingPathComponent("stderr")
+        for file in [output, error] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = ["-c", code] + arguments
+        let outputHandle = try FileHandle(forWritingTo: output)
+        let errorHandle = try FileHandle(forWritingTo: error)
+        defer {
+            try? outputHandle.close()
+            try? errorHandle.close()
+        }
+        process.standardOutput = outputHandle
+        process.standardError = errorHandle
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        return Run(
+            status: process.terminationStatus,
+            standardOutput: String(decoding: try Data(contentsOf: output), as: UTF8.self),
+            standardError: String(decoding: try Data(contentsOf: error), as: UTF8.self))
+    }
+}
