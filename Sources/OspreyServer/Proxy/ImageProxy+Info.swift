@@ -16,12 +16,8 @@ extension ImageProxy {
         } catch {
             return .failure(error)
         }
-        if let signature = parameters.signature {
-            guard let signer, signer.isValid(signature, path: path, parameters: parameters.pairs) else {
-                return .failure(.badSignature("the signature does not match"))
-            }
-        } else if !configuration.allowsUnsigned {
-            return .failure(.badSignature("the request must be signed ('sig')"))
+        if let refused = refusal(ofSignature: parameters.signature, path: path, pairs: parameters.pairs) {
+            return .failure(refused)
         }
         let signed = parameters.signature != nil
         if let expires = parameters.expires, hasPassed(expires) { return .failure(.expired) }

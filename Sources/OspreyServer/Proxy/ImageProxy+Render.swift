@@ -44,12 +44,8 @@ extension ImageProxy {
         } catch {
             return .failure(error)
         }
-        if let signature = parameters.signature {
-            guard let signer, signer.isValid(signature, path: path, parameters: parameters.pairs) else {
-                return .failure(.badSignature("the signature does not match"))
-            }
-        } else if !configuration.allowsUnsigned {
-            return .failure(.badSignature("the request must be signed ('sig')"))
+        if let refused = refusal(ofSignature: parameters.signature, path: path, pairs: parameters.pairs) {
+            return .failure(refused)
         }
         var hintVary: [String] = []
         if let hints, let settings = configuration.clientHints {
@@ -285,6 +281,18 @@ extension ImageProxy {
     private func processors(for parameters: RenderParameters, mark: ThumborWatermark?) -> [any ImageProcessing] {
         parameters.processors(watermark: configuration.watermark, fetchedMark: mark)
             + [OutputPixelLimit(maxPixels: configuration.maxOutputPixels)]
+    }
+
+    /// Why a query of `path` with `pairs` and `signature` (its `sig`) is refused: a signature that does not match, or
+    /// none where the server takes only signed requests; `nil` when it is accepted.
+    func refusal(ofSignature signature: String?, path: String, pairs: [(name: String, value: String)]) -> ProxyError? {
+        guard let signature else {
+            return configuration.allowsUnsigned ? nil : .badSignature("the request must be signed ('sig')")
+        }
+        guard let signer, signer.isValid(signature, path: path, parameters: pairs) else {
+            return .badSignature("the signature does not match")
+        }
+        return nil
     }
 
     /// Whether the Unix time `expires` has come, on the configuration's wall clock.
