@@ -56,7 +56,9 @@ struct UnprivilegedTests {
 
     static let png = SyntheticImages.png(width: 48, height: 32)
 
-    @Test("fetch, prefetch, info URL, convert and cache info work as the account, the cache and files owned by it")
+    @Test(
+        "fetch, prefetch, info URL (with --hashes), convert and cache info work as the account, the cache and files owned by it"
+    )
     func commandsWithAnOwnedCache() async throws {
         try await withOriginServer(testDataDirectory: nil) { origin in
             for name in ["a", "b", "c"] { origin.route("/\(name).png", .ok(Self.png, contentType: "image/png")) }
@@ -87,6 +89,10 @@ struct UnprivilegedTests {
                 let described = try Self.run(["info", origin.url("/c.png")], home: home, environment: environment)
                 #expect(described.status == 0, "\(described.standardError)")
                 #expect(described.standardOutput.contains("png") && described.standardOutput.contains("48x32"))
+                let hashed = try Self.run(
+                    ["info", "--json", "--hashes", origin.url("/c.png")], home: home, environment: environment)
+                #expect(hashed.status == 0, "\(hashed.standardError)")
+                #expect(hashed.standardOutput.contains(#""thumbHash":"#), "\(hashed.standardOutput)")
                 let converted = try Self.run(
                     ["convert", origin.url("/b.png"), home + "/out/b.webp"], home: home, environment: environment)
                 #expect(converted.status == 0, "\(converted.standardError)")
@@ -145,7 +151,9 @@ struct UnprivilegedTests {
         }
     }
 
-    @Test("osprey serve as the account answers /img from an http origin and, with --ca-file, an https one")
+    @Test(
+        "osprey serve as the account answers /img from an http origin and, with --ca-file, /img and /info from an https one"
+    )
     func serveOverHTTPAndHTTPS() async throws {
         try await withOriginServer(testDataDirectory: nil) { plain in
             try await withOriginServer(testDataDirectory: nil, tls: true) { secure in
@@ -157,7 +165,10 @@ struct UnprivilegedTests {
                     let client = HTTPClient(eventLoopGroupProvider: .singleton)
                     defer { _ = client.shutdown() }
                     func get(_ port: Int, _ source: String, width: Int) async throws -> (UInt, [UInt8]) {
-                        let url = "http://127.0.0.1:\(port)/img?url=\(source)&w=\(width)"
+                        try await get(port, "/img?url=\(source)&w=\(width)")
+                    }
+                    func get(_ port: Int, _ path: String) async throws -> (UInt, [UInt8]) {
+                        let url = "http://127.0.0.1:\(port)" + path
                         let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
                         let body = try await response.body.collect(upTo: 1 << 20)
                         return (response.status.code, Array(body.readableBytesView))
@@ -184,6 +195,16 @@ struct UnprivilegedTests {
                         } else {
                             // Without the origin's authority its certificate is refused: a bad gateway, not a 500.
                             #expect(secureStatus == 502, "\(String(decoding: secureBody, as: UTF8.self))")
+                        }
+                        // /info of the https source: described from the source the /img above kept, or refused alike.
+                        let (infoStatus, infoBody) = try await get(port, "/info?url=" + secure.url("/s.png"))
+                        let document = String(decoding: infoBody, as: UTF8.self)
+                        if trusts {
+                            #expect(infoStatus == 200, "\(document)")
+                            #expect(
+                                document.contains(#""width":48"#) && document.contains(#""blurHash":"#), "\(document)")
+                        } else {
+                            #expect(infoStatus == 502, "\(document)")
                         }
                         #expect(try Self.owner(home + "/cache-\(trusts)") == Self.runningAccount)
                         server.terminate()

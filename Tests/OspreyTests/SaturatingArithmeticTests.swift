@@ -70,6 +70,19 @@ import Testing
         }
     }
 
+    @Test("a canvas past any size, extended to or to an aspect ratio, is an error rather than a trap")
+    func hugeCanvas() throws {
+        let image = try Image(pixels: Self.gradient(width: 32, height: 32))
+        let processors: [any ImageProcessing] = [
+            ImageProcessors.Extend(width: .max, height: .max, anchor: .center),
+            ImageProcessors.ExtendToAspectRatio(width: .max, height: 1),
+            ImageProcessors.ExtendToAspectRatio(width: 1, height: .max),
+        ]
+        for processor in processors {
+            #expect(throws: (any Error).self, "\(processor.identifier)") { try processor.process(image) }
+        }
+    }
+
     @Test("sharpening by an infinite or huge amount is sharpening by the largest visible one")
     func sharpenAmount() throws {
         let image = try Image(pixels: Self.gradient(width: 32, height: 32))

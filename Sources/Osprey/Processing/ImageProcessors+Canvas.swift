@@ -111,14 +111,14 @@ extension ImageProcessors {
             let ratio = Double(width) / Double(height)
             var (canvasWidth, canvasHeight) = (w, h)
             if Double(w) / Double(h) > ratio {
-                canvasHeight = max(Int((Double(w) / ratio).rounded()), h)
+                canvasHeight = Int(saturating: (Double(w) / ratio).rounded())
             } else {
-                canvasWidth = max(Int((Double(h) * ratio).rounded()), w)
+                canvasWidth = Int(saturating: (Double(h) * ratio).rounded())
             }
-            guard canvasWidth > w || canvasHeight > h else { return image }
-            return try image.placed(
-                onWidth: canvasWidth, height: canvasHeight, anchor: anchor, offsetX: offsetX, offsetY: offsetY,
-                color: color)
+            return try Extend(
+                width: canvasWidth, height: canvasHeight, anchor: anchor, color: color, offsetX: offsetX,
+                offsetY: offsetY
+            ).process(image)
         }
     }
 }
@@ -137,7 +137,8 @@ extension Image {
             full: Double(height), window: Double(h), anchor: ay, offset: offsetY)
         return try mappingFrames { pixels in
             try pixels.placed(
-                onWidth: width, height: height, x: Int(x.rounded()), y: Int(y.rounded()), color: color)
+                onWidth: width, height: height, x: Int(saturating: x.rounded()), y: Int(saturating: y.rounded()),
+                color: color)
         }
     }
 }
