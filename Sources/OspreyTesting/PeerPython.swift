@@ -33,33 +33,23 @@ public enum PeerPython {
         public var description: String { "no .build/test-venv: run scripts/test-venv.sh" }
     }
 
-    /// Runs `code` with `arguments` (`sys.argv[1...]`) to completion.
-    public static func run(_ code: String, arguments: [String] = []) throws -> Run {
+    /// Runs `code` with `arguments` (`sys.argv[1...]`) to completion, on a thread of its own.
+    public static func run(_ code: String, arguments: [String] = []) async throws -> Run {
         guard let path else { throw Missing() }
-        // Files rather than pipes: the child can never block on a full pipe while we wait for it.
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-py-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let output = directory.appendingPathComponent("stdout")
-        let error = directory.appendingPathComponent("stderr")
-        for file in [output, error] { _ = FileManager.default.createFile(atPath: file.path, contents: nil) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["-c", code] + arguments
-        let outputHandle = try FileHandle(forWritingTo: output)
-        let errorHandle = try FileHandle(forWritingTo: error)
-        defer {
-            try? outputHandle.close()
-            try? errorHandle.close()
+        return try await onOwnThread {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "osprey-py-\(UUID().uuidString)")
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let (output, error) = (
+                directory.appendingPathComponent("stdout"), directory.appendingPathComponent("stderr")
+            )
+            let outcome = try ChildProcess.run(
+                path, ["-c", code] + arguments, output: output.path, error: error.path)
+            return Run(
+                status: outcome.status,
+                standardOutput: String(decoding: try Data(contentsOf: output), as: UTF8.self),
+                standardError: String(decoding: try Data(contentsOf: error), as: UTF8.self))
         }
-        process.standardOutput = outputHandle
-        process.standardError = errorHandle
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: try Data(contentsOf: output), as: UTF8.self),
-            standardError: String(decoding: try Data(contentsOf: error), as: UTF8.self))
     }
 }

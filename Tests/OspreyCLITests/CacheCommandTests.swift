@@ -16,20 +16,20 @@ struct CacheCommandTests {
             server.route("/s.png", .ok(small))
             server.route("/l.png", .ok(large))
             let cache = ["--cache-dir", directory + "/cache"]
-            let fetch = try OspreyBinary.run(
+            let fetch = try await OspreyBinary.run(
                 ["fetch", "-o", directory + "/out"] + cache + [server.url("/s.png"), server.url("/l.png")])
             #expect(fetch.status == 0)
 
-            let info = try OspreyBinary.run(["cache", "info", "--json"] + cache)
+            let info = try await OspreyBinary.run(["cache", "info", "--json"] + cache)
             #expect(info.status == 0)
             #expect(
                 info.standardOutput
                     == #"{"path":"\#(directory)/cache/osprey/default","count":2,"bytes":\#(small.count + large.count),"limitBytes":1073741824,"maxAgeSeconds":604800}"#
                     + "\n")
-            let text = try OspreyBinary.run(["cache", "info"] + cache)
+            let text = try await OspreyBinary.run(["cache", "info"] + cache)
             #expect(text.standardOutput.contains("entries: 2\n"))
 
-            let listing = try OspreyBinary.run(["cache", "ls", "--json"] + cache)
+            let listing = try await OspreyBinary.run(["cache", "ls", "--json"] + cache)
             let entries = try listing.standardOutput.split(separator: "\n").map {
                 try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
             }
@@ -42,21 +42,23 @@ struct CacheCommandTests {
             // Limits as they are: nothing to remove. Over a 100-byte limit: the least recently used go until the
             // cache is under half of it.
             #expect(
-                try OspreyBinary.run(["cache", "clean", "--json"] + cache).standardOutput == #"{"removed":0,"bytes":0}"#
+                try await OspreyBinary.run(["cache", "clean", "--json"] + cache).standardOutput
+                    == #"{"removed":0,"bytes":0}"#
                     + "\n")
-            let cleaned = try OspreyBinary.run(["cache", "clean", "--size-limit", "100"] + cache)
+            let cleaned = try await OspreyBinary.run(["cache", "clean", "--size-limit", "100"] + cache)
             #expect(cleaned.standardOutput == "removed 2 entries (\(small.count + large.count) bytes)\n")
 
-            _ = try OspreyBinary.run(["fetch", "--force", "-o", directory + "/out"] + cache + [server.url("/s.png")])
-            let cleared = try OspreyBinary.run(["cache", "clear", "--json"] + cache)
+            _ = try await OspreyBinary.run(
+                ["fetch", "--force", "-o", directory + "/out"] + cache + [server.url("/s.png")])
+            let cleared = try await OspreyBinary.run(["cache", "clear", "--json"] + cache)
             #expect(cleared.standardOutput == #"{"removed":1,"bytes":\#(small.count)}"# + "\n")
-            #expect(try OspreyBinary.run(["cache", "ls"] + cache).standardOutput.isEmpty)
-            #expect(try OspreyBinary.run(["cache", "clean", "--max-age", "-1"] + cache).status == 2)
+            #expect(try await OspreyBinary.run(["cache", "ls"] + cache).standardOutput.isEmpty)
+            #expect(try await OspreyBinary.run(["cache", "clean", "--max-age", "-1"] + cache).status == 2)
         }
     }
 
     @Test("a cache that cannot be opened fails each command, saying why, rather than report it empty")
-    func unusableCacheFails() throws {
+    func unusableCacheFails() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-cache-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         // An index that is not SQLite: a read-only cache does not rebuild it.
@@ -64,7 +66,7 @@ struct CacheCommandTests {
         try FileManager.default.createDirectory(atPath: cacheDirectory, withIntermediateDirectories: true)
         try Data(repeating: 0x5A, count: 4096).write(to: URL(fileURLWithPath: cacheDirectory + "/index.sqlite"))
         for command in ["info", "ls"] {
-            let run = try OspreyBinary.run(["cache", command, "--cache-dir", directory + "/damaged"])
+            let run = try await OspreyBinary.run(["cache", command, "--cache-dir", directory + "/damaged"])
             #expect(run.status == 1 && run.standardOutput.isEmpty, "cache \(command): \(run.standardOutput)")
             #expect(run.standardError.contains("disk cache index cannot be read"), "\(run.standardError)")
             #expect(run.standardError.contains("osprey: cannot read the disk cache at \(cacheDirectory)"))
@@ -72,12 +74,12 @@ struct CacheCommandTests {
         // A file where the directory should be: nothing can be cleaned or cleared.
         try Data("a file".utf8).write(to: URL(fileURLWithPath: directory + "/file"))
         for command in ["clean", "clear"] {
-            let run = try OspreyBinary.run(["cache", command, "--cache-dir", directory + "/file"])
+            let run = try await OspreyBinary.run(["cache", command, "--cache-dir", directory + "/file"])
             #expect(run.status == 1 && run.standardOutput.isEmpty, "cache \(command): \(run.standardOutput)")
             #expect(run.standardError.contains("osprey: cannot use the disk cache at"), "\(run.standardError)")
         }
         // No cache there yet: an empty one, not an error.
-        let fresh = try OspreyBinary.run(["cache", "info", "--cache-dir", directory + "/none"])
+        let fresh = try await OspreyBinary.run(["cache", "info", "--cache-dir", directory + "/none"])
         #expect(fresh.status == 0 && fresh.standardOutput.contains("entries: 0\n"))
     }
 
@@ -95,7 +97,7 @@ struct CacheCommandTests {
                 urls.append(server.url("/\(index).png"))
             }
             let base = directory + "/cache"
-            let fill = try OspreyBinary.run(["fetch", "-o", directory + "/out", "--cache-dir", base] + urls)
+            let fill = try await OspreyBinary.run(["fetch", "-o", directory + "/out", "--cache-dir", base] + urls)
             #expect(fill.status == 0)
 
             // When the directory can no longer be written: a read-only bind mount (as root, for whom permissions
@@ -120,14 +122,15 @@ struct CacheCommandTests {
             let cache = ["--cache-dir", readOnly]
 
             // Then info and ls show all 40
-            let info = try OspreyBinary.run(["cache", "info", "--json"] + cache)
+            let info = try await OspreyBinary.run(["cache", "info", "--json"] + cache)
             #expect(info.status == 0)
             #expect(info.standardOutput.contains(#""count":40,"#), "\(info.standardOutput) \(info.standardError)")
-            let listing = try OspreyBinary.run(["cache", "ls", "--json"] + cache)
+            let listing = try await OspreyBinary.run(["cache", "ls", "--json"] + cache)
             #expect(listing.standardOutput.split(separator: "\n").count == 40)
             // And fetch serves them from disk without the origin
             let counted = server.requestCount()
-            let hits = try OspreyBinary.run(["fetch", "--json", "--force", "-o", directory + "/again"] + cache + urls)
+            let hits = try await OspreyBinary.run(
+                ["fetch", "--json", "--force", "-o", directory + "/again"] + cache + urls)
             #expect(hits.status == 0)
             #expect(hits.standardOutput.split(separator: "\n").allSatisfy { $0.contains(#""source":"disk""#) })
             #expect(server.requestCount() == counted)
@@ -135,12 +138,12 @@ struct CacheCommandTests {
     }
 
     @Test("info on a cache directory that does not exist reports an empty cache and creates nothing")
-    func infoCreatesNothing() throws {
+    func infoCreatesNothing() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-cache-\(UUID())").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let info = try OspreyBinary.run(["cache", "info", "--json", "--cache-dir", directory])
+        let info = try await OspreyBinary.run(["cache", "info", "--json", "--cache-dir", directory])
         #expect(info.status == 0 && info.standardOutput.contains(#""count":0,"bytes":0"#))
-        let listing = try OspreyBinary.run(["cache", "ls", "--cache-dir", directory])
+        let listing = try await OspreyBinary.run(["cache", "ls", "--cache-dir", directory])
         #expect(listing.status == 0 && listing.standardOutput.isEmpty)
         #expect(!FileManager.default.fileExists(atPath: directory))
     }

@@ -7,11 +7,11 @@ import Testing
     @Test(
         "converts to the format the extension names",
         arguments: [("jpg", ImageFormat.jpeg), ("png", .png), ("webp", .webp), ("gif", .gif)])
-    func byExtension(extension: String, format: ImageFormat) throws {
-        try withTemporaryDirectory { directory in
+    func byExtension(extension: String, format: ImageFormat) async throws {
+        try await withTemporaryDirectory { directory in
             let input = try write(SyntheticImages.png(width: 20, height: 10), to: directory + "/in.png")
             let output = directory + "/out." + `extension`
-            let run = try OspreyBinary.run(["convert", input, output])
+            let run = try await OspreyBinary.run(["convert", input, output])
             #expect(run.status == 0)
             let image = try ImageDecoder.decode(try Data(contentsOf: URL(fileURLWithPath: output)))
             #expect(image.sourceFormat == format)
@@ -19,15 +19,19 @@ import Testing
         }
     }
 
-    @Test func formatAndQualityOptions() throws {
-        try withTemporaryDirectory { directory in
+    @Test func formatAndQualityOptions() async throws {
+        try await withTemporaryDirectory { directory in
             let input = try write(SyntheticImages.png(width: 64, height: 64), to: directory + "/in.png")
             #expect(
-                try OspreyBinary.run(["convert", input, directory + "/low.out", "--format", "jpeg", "--quality", "10"])
-                    .status == 0)
+                try await OspreyBinary.run([
+                    "convert", input, directory + "/low.out", "--format", "jpeg", "--quality", "10",
+                ])
+                .status == 0)
             #expect(
-                try OspreyBinary.run(["convert", input, directory + "/high.out", "--format", "jpeg", "--quality", "95"])
-                    .status == 0)
+                try await OspreyBinary.run([
+                    "convert", input, directory + "/high.out", "--format", "jpeg", "--quality", "95",
+                ])
+                .status == 0)
             let low = try Data(contentsOf: URL(fileURLWithPath: directory + "/low.out"))
             let high = try Data(contentsOf: URL(fileURLWithPath: directory + "/high.out"))
             #expect(ImageFormat(sniffing: low) == .jpeg)
@@ -35,14 +39,14 @@ import Testing
         }
     }
 
-    @Test func aProfileThatCannotBeUsedIsReportedAndTheImageConverted() throws {
-        try withTemporaryDirectory { directory in
+    @Test func aProfileThatCannotBeUsedIsReportedAndTheImageConverted() async throws {
+        try await withTemporaryDirectory { directory in
             let jpeg = try ImageEncoder.encode(
                 Image(pixels: try PixelBuffer(width: 8, height: 8, format: .rgb8)), as: .jpeg)
             // One APP2 ICC_PROFILE segment announcing two.
             let segment = [0xFF, 0xE2, 0x00, 0x14] + Array("ICC_PROFILE".utf8) + [0, 1, 2, 9, 9, 9, 9]
             let input = try write(Array(jpeg[0..<2]) + segment + jpeg[2...], to: directory + "/in.jpg")
-            let run = try OspreyBinary.run(["convert", input, directory + "/out.png"])
+            let run = try await OspreyBinary.run(["convert", input, directory + "/out.png"])
             #expect(run.status == 0)
             #expect(
                 run.standardError.contains(
@@ -52,42 +56,43 @@ import Testing
         }
     }
 
-    @Test func keepsAnimations() throws {
-        try withTemporaryDirectory { directory in
+    @Test func keepsAnimations() async throws {
+        try await withTemporaryDirectory { directory in
             let input = try write(try animation(as: .gif), to: directory + "/in.gif")
-            #expect(try OspreyBinary.run(["convert", input, directory + "/out.webp"]).status == 0)
+            #expect(try await OspreyBinary.run(["convert", input, directory + "/out.webp"]).status == 0)
             let image = try ImageDecoder.decode(try Data(contentsOf: URL(fileURLWithPath: directory + "/out.webp")))
             #expect(image.frames.map(\.duration) == [.milliseconds(100), .milliseconds(250)])
         }
     }
 
-    @Test func errors() throws {
-        try withTemporaryDirectory { directory in
+    @Test func errors() async throws {
+        try await withTemporaryDirectory { directory in
             let text = try write(Array("hello".utf8), to: directory + "/a.png")
-            let bad = try OspreyBinary.run(["convert", text, directory + "/b.png"])
+            let bad = try await OspreyBinary.run(["convert", text, directory + "/b.png"])
             #expect(bad.status == 1)
             #expect(bad.standardError == "\(text): unsupported image format\n")
             #expect(!FileManager.default.fileExists(atPath: directory + "/b.png"))
 
-            let missing = try OspreyBinary.run(["convert", directory + "/nope.png", directory + "/b.png"])
+            let missing = try await OspreyBinary.run(["convert", directory + "/nope.png", directory + "/b.png"])
             #expect(missing.status == 1)
             #expect(missing.standardError == "\(directory)/nope.png: no such file\n")
 
             // Usage errors: unknown extension without --format, quality out of range.
-            #expect(try OspreyBinary.run(["convert", text, directory + "/b.bmp"]).status == 2)
-            #expect(try OspreyBinary.run(["convert", text, directory + "/b.jpg", "--quality", "101"]).status == 2)
+            #expect(try await OspreyBinary.run(["convert", text, directory + "/b.bmp"]).status == 2)
+            #expect(
+                try await OspreyBinary.run(["convert", text, directory + "/b.jpg", "--quality", "101"]).status == 2)
         }
     }
 
     @Test(
         "a header whose memory estimate is Int.max is refused by the memory budget, with --resize too (no overflow trap)",
         .requiresTestData)
-    func hostileEstimateWithResize() throws {
-        try withTemporaryDirectory { directory in
+    func hostileEstimateWithResize() async throws {
+        try await withTemporaryDirectory { directory in
             // 2147483586 × 1073741793 pixels: the estimate saturates at Int.max, and the downsample adds the image's bytes.
             let input = try #require(TestData.imagesDirectory) + "/invalid/jxl/fuzz/num_groups_overflow.fuzz"
             for resize in [[], ["--resize", "64x64"]] {
-                let run = try OspreyBinary.run(["convert", input, directory + "/o.jpg"] + resize)
+                let run = try await OspreyBinary.run(["convert", input, directory + "/o.jpg"] + resize)
                 #expect(run.signal == nil && run.status == 1, "\(resize): \(run.status) \(run.standardError)")
                 #expect(
                     run.standardError.contains("decoding needs about 9223372036854775807 bytes, more than the memory"))
@@ -99,12 +104,13 @@ import Testing
     @Test(
         "P3 in: sRGB pixels and no profile by default, the profile and the stored pixels with --keep-profile",
         .requiresTestData)
-    func profiles() throws {
-        try withTemporaryDirectory { directory in
+    func profiles() async throws {
+        try await withTemporaryDirectory { directory in
             let source = try TestData.bytes("valid/colour/P3-sRGB-color-bars.jpg")
             let input = try write(source, to: directory + "/p3.jpg")
-            #expect(try OspreyBinary.run(["convert", input, directory + "/srgb.png"]).status == 0)
-            #expect(try OspreyBinary.run(["convert", input, directory + "/p3.png", "--keep-profile"]).status == 0)
+            #expect(try await OspreyBinary.run(["convert", input, directory + "/srgb.png"]).status == 0)
+            #expect(
+                try await OspreyBinary.run(["convert", input, directory + "/p3.png", "--keep-profile"]).status == 0)
 
             let converted = try Array(Data(contentsOf: URL(fileURLWithPath: directory + "/srgb.png")))
             #expect(ColorProfile(embeddedIn: converted) == nil)
@@ -121,51 +127,54 @@ import Testing
         }
     }
 
-    @Test func metadata() throws {
-        try withTemporaryDirectory { directory in
+    @Test func metadata() async throws {
+        try await withTemporaryDirectory { directory in
             let input = try write(try TaggedImages.jpeg(), to: directory + "/tagged.jpg")
-            func written(_ arguments: [String]) throws -> ImageMetadata {
+            func written(_ arguments: [String]) async throws -> ImageMetadata {
                 let output = directory + "/out.jpg"
-                #expect(try OspreyBinary.run(["convert", input, output] + arguments).status == 0)
+                #expect(try await OspreyBinary.run(["convert", input, output] + arguments).status == 0)
                 return ImageMetadata(embeddedIn: Array(try Data(contentsOf: URL(fileURLWithPath: output))))
             }
-            #expect(try written([]).isEmpty)
-            let copyright = try written(["--keep-metadata", "copyright"])
+            await #expect(try written([]).isEmpty)
+            let copyright = try await written(["--keep-metadata", "copyright"])
             #expect(TaggedImages.ifd0Tags(try #require(copyright.exif)) == [0x013B, 0x8298])
-            let all = try written(["--keep-metadata", "all"])
+            let all = try await written(["--keep-metadata", "all"])
             #expect(TaggedImages.ifd0Tags(try #require(all.exif)) == [0x010F, 0x0112, 0x013B, 0x8298, 0x8825])
             #expect(
-                try OspreyBinary.run(["convert", input, directory + "/x.jpg", "--keep-metadata", "gps"]).status == 2)
+                try await OspreyBinary.run(["convert", input, directory + "/x.jpg", "--keep-metadata", "gps"]).status
+                    == 2)
         }
     }
 
     @Test(
         "--original-jpeg writes the JPEG a JPEG XL was recompressed from, byte for byte (info tells); refuses other inputs",
         .requiresTestData)
-    func originalJPEG() throws {
-        try withTemporaryDirectory { directory in
+    func originalJPEG() async throws {
+        try await withTemporaryDirectory { directory in
             let source = try TestData.bytes("valid/jxl/misc/jxl-isobmff.jxl")
             let input = try write(source, to: directory + "/in.jxl")
-            let run = try OspreyBinary.run(["convert", input, directory + "/out.jpg", "--original-jpeg"])
+            let run = try await OspreyBinary.run(["convert", input, directory + "/out.jpg", "--original-jpeg"])
             #expect(run.status == 0)
             let expected = try #require(try source.withUnsafeBytes { try JXLCoder.reconstructedJPEG(from: $0) })
             #expect(Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/out.jpg"))) == expected)
             // `info` says so: in text, and in JSON.
-            let info = try OspreyBinary.run(["info", input])
+            let info = try await OspreyBinary.run(["info", input])
             #expect(info.standardOutput.contains("recompressed from a JPEG (convert --original-jpeg writes it back)"))
-            #expect(try OspreyBinary.run(["info", "--json", input]).standardOutput.contains(#""originalJPEG":true"#))
+            #expect(
+                try await OspreyBinary.run(["info", "--json", input]).standardOutput.contains(#""originalJPEG":true"#))
 
             let plain = try write(
                 try TestData.bytes("valid/jxl/misc/progressive_ac.jxl"), to: directory + "/plain.jxl")
-            let refused = try OspreyBinary.run(["convert", plain, directory + "/plain.jpg", "--original-jpeg"])
+            let refused = try await OspreyBinary.run(["convert", plain, directory + "/plain.jpg", "--original-jpeg"])
             #expect(refused.status == 1)
             #expect(refused.standardError.contains("no JPEG reconstruction data"))
-            #expect(!(try OspreyBinary.run(["info", "--json", plain]).standardOutput.contains("originalJPEG")))
+            #expect(!(try await OspreyBinary.run(["info", "--json", plain]).standardOutput.contains("originalJPEG")))
             #expect(!FileManager.default.fileExists(atPath: directory + "/plain.jpg"))
             // Usage errors: a change of pixels asked for, or an output that is not a JPEG.
             let resized = ["convert", input, directory + "/x.jpg", "--original-jpeg", "--resize", "64x64"]
-            #expect(try OspreyBinary.run(resized).status == 2)
-            #expect(try OspreyBinary.run(["convert", input, directory + "/x.png", "--original-jpeg"]).status == 2)
+            #expect(try await OspreyBinary.run(resized).status == 2)
+            #expect(
+                try await OspreyBinary.run(["convert", input, directory + "/x.png", "--original-jpeg"]).status == 2)
         }
     }
 }

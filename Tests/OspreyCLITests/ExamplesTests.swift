@@ -65,7 +65,7 @@ import Testing
                 let executable = try OspreyBinary.builtExecutable("BatchThumbnailerExample")
                 let arguments = [directory + "/thumbs", origin.url("/wide.png"), origin.url("/small.png")]
                 for _ in 0..<2 {
-                    let run = try OspreyBinary.run(
+                    let run = try await OspreyBinary.run(
                         executable, arguments, environment: ["EXAMPLE_CACHE_DIR": directory + "/cache"])
                     #expect(run.status == 0, "\(run.standardOutput)\(run.standardError)")
                     #expect(run.standardOutput.contains("0.webp") && run.standardOutput.contains("1.webp"))
@@ -88,7 +88,7 @@ import Testing
             let input = directory + "/grey.png"
             try Data(try Self.png(width: 1600, height: 1200, grey: 128)).write(to: URL(fileURLWithPath: input))
             let output = directory + "/sepia.jpg"
-            let run = try OspreyBinary.run(
+            let run = try await OspreyBinary.run(
                 try OspreyBinary.builtExecutable("CustomProcessorsExample"), [input, output])
             #expect(run.status == 0, "\(run.standardError)")
             let image = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: output))))

@@ -33,7 +33,7 @@ struct FetchCommandTests {
                 let arguments =
                     ["fetch", "--json", "-o", directory + "/out", "--cache-dir", directory + "/cache"] + urls
 
-                let first = try OspreyBinary.run(arguments)
+                let first = try await OspreyBinary.run(arguments)
                 #expect(first.status == 1)
                 let results = try objects(first)
                 #expect(results.count == 3)
@@ -53,7 +53,7 @@ struct FetchCommandTests {
                 #expect(first.standardError.isEmpty)
 
                 let counted = server.requestCount()
-                let second = try OspreyBinary.run(
+                let second = try await OspreyBinary.run(
                     ["fetch", "--json", "--force", "-o", directory + "/out", "--cache-dir", directory + "/cache"]
                         + urls.prefix(2))
                 #expect(second.status == 0)
@@ -71,7 +71,7 @@ struct FetchCommandTests {
         try await withOriginServer { server in
             try await withDirectory { directory in
                 server.route("/dog.jpg", .ok(try Self.jpeg()))
-                let run = try OspreyBinary.run([
+                let run = try await OspreyBinary.run([
                     "fetch", "-o", directory, "--cache-dir", directory + "/cache", "--resize", "16x16", "--fit",
                     "cover", "--format", "webp", "--quality", "70", server.url("/dog.jpg"),
                 ])
@@ -85,7 +85,7 @@ struct FetchCommandTests {
                 // Not a terminal: no escape codes anywhere.
                 #expect(!(run.standardOutput + run.standardError).contains("\u{1B}"))
 
-                let inside = try OspreyBinary.run([
+                let inside = try await OspreyBinary.run([
                     "fetch", "--json", "-o", directory, "--cache-dir", directory + "/cache", "--resize", "20",
                     server.url("/dog.jpg"),
                 ])
@@ -103,7 +103,7 @@ struct FetchCommandTests {
                 server.route("/a/pic.png", .ok(Self.png))
                 server.route("/b/pic.png", .ok(SyntheticImages.png(width: 5, height: 5)))
                 let mine = try write(Array("my notes".utf8), to: directory + "/pic.png")
-                let run = try OspreyBinary.run([
+                let run = try await OspreyBinary.run([
                     "fetch", "--json", "-o", directory, "--cache-dir", directory + "/cache", server.url("/a/pic.png"),
                     server.url("/b/pic.png"),
                 ])
@@ -122,25 +122,27 @@ struct FetchCommandTests {
                 server.route("/h.png", .ok(Self.png))
                 let url = server.url("/h.png")
                 for _ in 0..<2 {
-                    let run = try OspreyBinary.run(["fetch", "--json", "--no-cache", "--force", "-o", directory, url])
+                    let run = try await OspreyBinary.run([
+                        "fetch", "--json", "--no-cache", "--force", "-o", directory, url,
+                    ])
                     #expect(try objects(run)[url]?["source"] as? String == "network")
                 }
                 #expect(server.requestCount("/h.png") == 2)
 
                 let environment = ["OSPREY_CACHE_DIR": directory + "/env-cache"]
-                let first = try OspreyBinary.run(
+                let first = try await OspreyBinary.run(
                     ["fetch", "--json", "--force", "-o", directory, "--header", "X-Trace: abc 1", url],
                     environment: environment)
                 #expect(try objects(first)[url]?["source"] as? String == "network")
                 #expect(server.requests(to: "/h.png").last?.header("X-Trace") == "abc 1")
                 #expect(first.standardError.isEmpty)
-                let verbose = try OspreyBinary.run([
+                let verbose = try await OspreyBinary.run([
                     "fetch", "--verbose", "--no-cache", "--force", "-o", directory, url,
                 ])
                 #expect(verbose.standardError.contains("download started") && verbose.standardError.contains(url))
                 #expect(verbose.standardError.contains("download finished") && verbose.standardOutput.hasPrefix("ok "))
                 #expect(FileManager.default.fileExists(atPath: directory + "/env-cache/osprey/default"))
-                let second = try OspreyBinary.run(
+                let second = try await OspreyBinary.run(
                     ["fetch", "--json", "--force", "-o", directory, url], environment: environment)
                 #expect(try objects(second)[url]?["source"] as? String == "disk")
                 #expect(server.requestCount("/h.png") == 4)
@@ -167,7 +169,7 @@ struct FetchCommandTests {
         ])
     func usageErrors(arguments: [String], expected: String) async throws {
         try await withDirectory { directory in
-            let run = try OspreyBinary.run(
+            let run = try await OspreyBinary.run(
                 ["fetch", "-o", directory + "/out"] + arguments, environment: ["OSPREY_CACHE_DIR": directory],
                 input: "# a list with a bad line\nnot a url\n")
             #expect(run.status == 2)
@@ -187,7 +189,7 @@ struct FetchCommandTests {
                 let list = "# images\n\n  \(server.url("/b.png"))  \n\(server.url("/c.png"))\n"
                 let listFile = try write(Array(list.utf8), to: directory + "/urls.txt")
                 for input in [listFile, "-"] {
-                    let run = try OspreyBinary.run(
+                    let run = try await OspreyBinary.run(
                         [
                             "fetch", "--json", "--force", "-o", directory + "/out", "--no-cache", server.url("/a.png"),
                             "-i", input,
@@ -217,7 +219,7 @@ struct FetchCommandTests {
                 let list = "\(server.url("/a.png"))\nnot a url\n\(server.url("/b.png"))\nftp://example.com/c.png\n"
                 // When it is fetched, as text and as JSON
                 for json in [false, true] {
-                    let run = try OspreyBinary.run(
+                    let run = try await OspreyBinary.run(
                         ["fetch", "--force", "-o", directory + "/out", "--no-cache", "-i", "-"]
                             + (json ? ["--json"] : []),
                         input: list)
@@ -254,9 +256,9 @@ struct FetchCommandTests {
     func badOutputAndEnvironment() async throws {
         try await withDirectory { directory in
             let file = try write([1, 2, 3], to: directory + "/file")
-            let run = try OspreyBinary.run(["fetch", "-o", file, "http://example.com/a.png"])
+            let run = try await OspreyBinary.run(["fetch", "-o", file, "http://example.com/a.png"])
             #expect(run.status == 2 && run.standardError.contains("is a file, not a directory"))
-            let environment = try OspreyBinary.run(
+            let environment = try await OspreyBinary.run(
                 ["fetch", "-o", directory, "http://example.com/a.png"], environment: ["OSPREY_MAX_CONCURRENT": "lots"])
             #expect(environment.status == 2 && environment.standardError.contains("OSPREY_MAX_CONCURRENT='lots'"))
         }

@@ -37,7 +37,7 @@ struct FetchOutputTests {
                         status: 200, headers: [("Content-Type", "image/png"), ("Cache-Control", "no-store")], body: png)
                 )
                 let cache = ["--cache-dir", directory + "/cache"]
-                let run = try OspreyBinary.run(
+                let run = try await OspreyBinary.run(
                     ["fetch", "--json", "-o", directory + "/out"] + cache + [
                         server.url("/a.png"), server.url("/secret.png"),
                     ])
@@ -51,7 +51,7 @@ struct FetchOutputTests {
 
                 // A cache directory that cannot be made: the image is written out, and the line says it is not cached.
                 #expect(FileManager.default.createFile(atPath: directory + "/file", contents: Data([1])))
-                let unusable = try OspreyBinary.run([
+                let unusable = try await OspreyBinary.run([
                     "fetch", "--json", "--force", "-o", directory + "/out", "--cache-dir", directory + "/file/cache",
                     server.url("/a.png"),
                 ])
@@ -59,7 +59,7 @@ struct FetchOutputTests {
                 let line = try #require(try objects(unusable).first)
                 #expect(line["status"] as? String == "ok" && line["cached"] as? Bool == false)
                 #expect((line["cacheError"] as? String)?.contains("cannot cache") == true)
-                let text = try OspreyBinary.run([
+                let text = try await OspreyBinary.run([
                     "fetch", "--force", "-o", directory + "/out", "--cache-dir", directory + "/file/cache",
                     server.url("/a.png"),
                 ])
@@ -75,7 +75,7 @@ struct FetchOutputTests {
                 server.route("/a.png", .ok(SyntheticImages.png(width: 8, height: 8)))
                 for flag in ["--memory-only", "--no-cache"] {
                     let cacheDirectory = directory + "/cache" + flag
-                    let run = try OspreyBinary.run(
+                    let run = try await OspreyBinary.run(
                         ["fetch", flag, "--force", "-o", directory + "/out", server.url("/a.png")],
                         environment: ["OSPREY_CACHE_DIR": cacheDirectory])
                     #expect(run.status == 0, "\(run.standardError)")
@@ -83,11 +83,11 @@ struct FetchOutputTests {
                 }
                 // Over an existing cache, --memory-only reads it and changes nothing in it.
                 let cacheDirectory = directory + "/filled"
-                let fill = try OspreyBinary.run(
+                let fill = try await OspreyBinary.run(
                     ["fetch", "--force", "-o", directory + "/out", "--cache-dir", cacheDirectory, server.url("/a.png")])
                 #expect(fill.status == 0)
                 let before = try snapshot(of: cacheDirectory)
-                let hit = try OspreyBinary.run([
+                let hit = try await OspreyBinary.run([
                     "fetch", "--json", "--memory-only", "--force", "-o", directory + "/out", "--cache-dir",
                     cacheDirectory, server.url("/a.png"),
                 ])
@@ -162,7 +162,7 @@ struct FetchOutputTests {
                 finished.waitUntilExit()
                 let leftover = output + "/.osprey-\(finished.processIdentifier)-1a2b.tmp"
                 #expect(FileManager.default.createFile(atPath: leftover, contents: Data([1, 2, 3])))
-                let clean = try OspreyBinary.run(["fetch", "--no-cache", "--force", "-o", output, urls[0]])
+                let clean = try await OspreyBinary.run(["fetch", "--no-cache", "--force", "-o", output, urls[0]])
                 #expect(clean.status == 0)
                 #expect(!FileManager.default.fileExists(atPath: leftover))
                 #expect(try FileManager.default.contentsOfDirectory(atPath: output).allSatisfy { !$0.hasPrefix(".") })
@@ -181,16 +181,16 @@ struct FetchOutputTests {
                     try ImageDecoder.decode(try TaggedImages.jpeg()), as: .jpeg, options: tagging)
                 #expect(ColorProfile(embeddedIn: tagged) != nil && ImageMetadata(embeddedIn: tagged).exif != nil)
                 server.route("/t.jpg", .ok(tagged))
-                func fetched(_ arguments: [String]) throws -> [UInt8] {
-                    let run = try OspreyBinary.run(
+                func fetched(_ arguments: [String]) async throws -> [UInt8] {
+                    let run = try await OspreyBinary.run(
                         ["fetch", "--force", "--no-cache", "--format", "png", "-o", directory + "/out"] + arguments
                             + [server.url("/t.jpg")])
                     #expect(run.status == 0, "\(run.standardError)")
                     return Array(try Data(contentsOf: URL(fileURLWithPath: directory + "/out/t.png")))
                 }
-                let plain = try fetched([])
+                let plain = try await fetched([])
                 #expect(ColorProfile(embeddedIn: plain) == nil && ImageMetadata(embeddedIn: plain).isEmpty)
-                let kept = try fetched(["--keep-profile", "--keep-metadata", "copyright"])
+                let kept = try await fetched(["--keep-profile", "--keep-metadata", "copyright"])
                 #expect(ColorProfile(embeddedIn: kept) == ColorProfile(embeddedIn: tagged))
                 #expect(TaggedImages.ifd0Tags(try #require(ImageMetadata(embeddedIn: kept).exif)) == [0x013B, 0x8298])
             }

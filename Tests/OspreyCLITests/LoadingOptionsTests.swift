@@ -70,19 +70,19 @@ struct LoadingOptionsTests {
             server.route("/tagged.png", .ok(SyntheticImages.png(width: 6, height: 6)).withETag("\"v1\""))
             let common = ["fetch", "--json", "--force", "-o", directory, "--cache-dir", directory + "/cache"]
 
-            let stalled = try OspreyBinary.run(common + ["--timeout", "0.3", server.url("/stall.png")])
+            let stalled = try await OspreyBinary.run(common + ["--timeout", "0.3", server.url("/stall.png")])
             #expect(stalled.status == 1 && stalled.standardOutput.contains("timed out"))
-            let stalledByEnvironment = try OspreyBinary.run(
+            let stalledByEnvironment = try await OspreyBinary.run(
                 common + [server.url("/stall.png")], environment: ["OSPREY_TIMEOUT": "0.3"])
             #expect(stalledByEnvironment.status == 1 && stalledByEnvironment.standardOutput.contains("timed out"))
 
-            let memoryOnly = try OspreyBinary.run(common + ["--memory-only", server.url("/tagged.png")])
+            let memoryOnly = try await OspreyBinary.run(common + ["--memory-only", server.url("/tagged.png")])
             #expect(memoryOnly.status == 0)
-            let info = try OspreyBinary.run(["cache", "info", "--json", "--cache-dir", directory + "/cache"])
+            let info = try await OspreyBinary.run(["cache", "info", "--json", "--cache-dir", directory + "/cache"])
             #expect(info.standardOutput.contains(#""count":0"#))
 
-            _ = try OspreyBinary.run(common + [server.url("/tagged.png")])
-            let refreshed = try OspreyBinary.run(common + ["--refresh", server.url("/tagged.png")])
+            _ = try await OspreyBinary.run(common + [server.url("/tagged.png")])
+            let refreshed = try await OspreyBinary.run(common + ["--refresh", server.url("/tagged.png")])
             #expect(refreshed.status == 0 && refreshed.standardOutput.contains(#""source":"disk""#))
             #expect(server.requests(to: "/tagged.png").last?.header("If-None-Match") == "\"v1\"")
             #expect(server.requestCount("/tagged.png") == 3)

@@ -5,7 +5,8 @@ import Testing
 /// Whether this process may make a mount namespace and bind-mount in it.
 private let canHideLibraries: Bool = {
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/unshare") else { return false }
-    let probe = try? OspreyBinary.run("/usr/bin/unshare", ["--mount", "sh", "-c", "mount --bind /dev/null /dev/null"])
+    let probe = try? OspreyBinary.runBlocking(
+        "/usr/bin/unshare", ["--mount", "sh", "-c", "mount --bind /dev/null /dev/null"])
     return probe?.status == 0
 }()
 
@@ -16,7 +17,7 @@ private let canHideLibraries: Bool = {
 @Suite(.enabled(if: canHideLibraries, "unshare --mount is not permitted here"))
 struct MissingLibraryTests {
     /// The dynamic loader's cache of shared objects (`ldconfig -p`), read once.
-    static let loaderCache = (try? OspreyBinary.run("/sbin/ldconfig", ["-p"]).standardOutput) ?? ""
+    static let loaderCache = (try? OspreyBinary.runBlocking("/sbin/ldconfig", ["-p"]).standardOutput) ?? ""
 
     /// The file the dynamic loader opens for the shared object `name` (`libgif.so.7`), symbolic links resolved.
     static func file(of name: String) throws -> String {
@@ -28,37 +29,37 @@ struct MissingLibraryTests {
     }
 
     /// Runs `osprey arguments...` with the shared objects `libraries` hidden.
-    static func run(without libraries: [String], _ arguments: [String]) throws -> OspreyBinary.Run {
+    static func run(without libraries: [String], _ arguments: [String]) async throws -> OspreyBinary.Run {
         let hidden = try libraries.map { try file(of: $0) }
         let script = hidden.map { "mount --bind /dev/null '\($0)' && " }.joined() + "exec \"$0\" \"$@\""
-        return try OspreyBinary.run(
+        return try await OspreyBinary.run(
             "/usr/bin/unshare", ["--mount", "sh", "-c", script, try OspreyBinary.path] + arguments)
     }
 
     @Test("without giflib, GIF is unavailable and says why, while JPEG works")
-    func withoutGiflib() throws {
+    func withoutGiflib() async throws {
         let gif = try LibraryLoadingTests.file(.gif)
         let jpeg = try LibraryLoadingTests.file(.jpeg)
         defer { for path in [gif, jpeg, jpeg + ".gif"] { try? FileManager.default.removeItem(atPath: path) } }
 
-        let info = try Self.run(without: ["libgif.so.7"], ["info", gif])
+        let info = try await Self.run(without: ["libgif.so.7"], ["info", gif])
         #expect(info.status == 1)
         #expect(info.standardError.contains("GIF is not available: giflib is not installed"), "\(info.standardError)")
-        let encode = try Self.run(without: ["libgif.so.7"], ["convert", jpeg, jpeg + ".gif"])
+        let encode = try await Self.run(without: ["libgif.so.7"], ["convert", jpeg, jpeg + ".gif"])
         #expect(encode.status == 1)
         #expect(encode.standardError.contains("GIF is not available"), "\(encode.standardError)")
         #expect(!FileManager.default.fileExists(atPath: jpeg + ".gif"))
-        let other = try Self.run(without: ["libgif.so.7"], ["info", jpeg])
+        let other = try await Self.run(without: ["libgif.so.7"], ["info", jpeg])
         #expect(other.status == 0, "\(other.standardError)")
         #expect(other.standardOutput.contains("jpeg"))
     }
 
     @Test("without libwebpdemux, a WebP is refused (its orientation and frames cannot be read), saying why")
-    func withoutLibwebpdemux() throws {
+    func withoutLibwebpdemux() async throws {
         let webp = try LibraryLoadingTests.file(.webp)
         defer { try? FileManager.default.removeItem(atPath: webp) }
         for arguments in [["info", webp], ["convert", webp, webp + ".png"]] {
-            let run = try Self.run(without: ["libwebpdemux.so.2"], arguments)
+            let run = try await Self.run(without: ["libwebpdemux.so.2"], arguments)
             #expect(run.status == 1, "\(arguments)")
             #expect(
                 run.standardError.contains("WEBP is not available: libwebpdemux is not installed"),
@@ -68,13 +69,13 @@ struct MissingLibraryTests {
     }
 
     @Test("without libdeflate, a PNG decodes through libpng alone, to the same pixels")
-    func withoutLibdeflate() throws {
+    func withoutLibdeflate() async throws {
         let png = try LibraryLoadingTests.file(.png)
         defer {
             for path in [png, png + ".a.png", png + ".b.png"] { try? FileManager.default.removeItem(atPath: path) }
         }
-        let with = try OspreyBinary.run(["convert", png, png + ".a.png"])
-        let without = try Self.run(without: ["libdeflate.so.0"], ["convert", png, png + ".b.png"])
+        let with = try await OspreyBinary.run(["convert", png, png + ".a.png"])
+        let without = try await Self.run(without: ["libdeflate.so.0"], ["convert", png, png + ".b.png"])
         #expect(with.status == 0 && without.status == 0, "\(without.standardError)")
         let first = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: png + ".a.png"))))
         let second = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: png + ".b.png"))))
@@ -82,8 +83,8 @@ struct MissingLibraryTests {
     }
 
     @Test("without libwebp, --version says it is not available, and why; the other lines are unchanged")
-    func versionWithoutLibwebp() throws {
-        let run = try Self.run(without: ["libwebp.so.7"], ["--version"])
+    func versionWithoutLibwebp() async throws {
+        let run = try await Self.run(without: ["libwebp.so.7"], ["--version"])
         #expect(run.status == 0)
         #expect(
             run.standardOutput.contains("  libwebp not available: libwebp is not installed"), "\(run.standardOutput)")
@@ -92,21 +93,21 @@ struct MissingLibraryTests {
 
     @Test(
         "without Little CMS, a tagged image decodes untagged with a warning, and info says why its profile is ignored")
-    func withoutLittleCMS() throws {
+    func withoutLittleCMS() async throws {
         let untagged = try LibraryLoadingTests.file(.jpeg)
         let tagged = try LibraryLoadingTests.taggedFile(from: untagged)
         defer { for path in [untagged, tagged] { try? FileManager.default.removeItem(atPath: path) } }
 
         let converted = tagged + ".png"
         defer { try? FileManager.default.removeItem(atPath: converted) }
-        let run = try Self.run(without: ["liblcms2.so.2"], ["convert", tagged, converted])
+        let run = try await Self.run(without: ["liblcms2.so.2"], ["convert", tagged, converted])
         #expect(run.status == 0, "\(run.standardError)")
         #expect(
             run.standardError.contains(
                 "colour profile ignored: Little CMS cannot be opened: liblcms2 is not installed"),
             "\(run.standardError)")
         #expect(ColorProfile(embeddedIn: Array(try Data(contentsOf: URL(fileURLWithPath: converted)))) == nil)
-        let info = try Self.run(without: ["liblcms2.so.2"], ["info", tagged])
+        let info = try await Self.run(without: ["liblcms2.so.2"], ["info", tagged])
         #expect(info.status == 0, "\(info.standardError)")
         #expect(
             info.standardOutput.contains("profile ignored (Little CMS cannot be opened: liblcms2 is not installed"),
@@ -114,12 +115,12 @@ struct MissingLibraryTests {
     }
 
     @Test("without SQLite, the cache commands fail, saying why, rather than report an empty cache")
-    func withoutSQLite() throws {
+    func withoutSQLite() async throws {
         let cache = NSTemporaryDirectory() + "osprey-no-sqlite-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: cache) }
-        #expect(try OspreyBinary.run(["cache", "clean", "--cache-dir", cache]).status == 0)  // makes the index
+        #expect(try await OspreyBinary.run(["cache", "clean", "--cache-dir", cache]).status == 0)  // makes the index
         for command in ["info", "ls", "clean", "clear"] {
-            let run = try Self.run(without: ["libsqlite3.so.0"], ["cache", command, "--cache-dir", cache])
+            let run = try await Self.run(without: ["libsqlite3.so.0"], ["cache", command, "--cache-dir", cache])
             #expect(run.status == 1, "cache \(command)")
             #expect(run.standardOutput.isEmpty, "cache \(command): \(run.standardOutput)")
             #expect(run.standardError.contains("libsqlite3 is not installed"), "\(run.standardError)")

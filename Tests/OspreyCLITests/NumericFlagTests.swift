@@ -25,7 +25,7 @@ import Testing
         try await withDirectory { directory in
             for text in Self.notDecimal {
                 let arguments = command.map { $0.replacingOccurrences(of: "{}", with: text) }
-                let run = try OspreyBinary.run(arguments, environment: ["OSPREY_CACHE_DIR": directory])
+                let run = try await OspreyBinary.run(arguments, environment: ["OSPREY_CACHE_DIR": directory])
                 #expect(run.status == 2, "osprey \(arguments): \(run.standardError)")
                 #expect(run.standardError.contains(text.trimmingCharacters(in: .whitespaces)), "\(run.standardError)")
             }
@@ -33,13 +33,13 @@ import Testing
     }
 
     @Test("numbers from the environment are decimal too")
-    func environment() throws {
+    func environment() async throws {
         for (name, text) in [("OSPREY_TIMEOUT", "0x10"), ("OSPREY_MAX_CONCURRENT", "+5"), ("OSPREY_TIMEOUT", "inf")] {
-            let run = try OspreyBinary.run(["fetch", "http://127.0.0.1:9/a.png"], environment: [name: text])
+            let run = try await OspreyBinary.run(["fetch", "http://127.0.0.1:9/a.png"], environment: [name: text])
             #expect(run.status == 2, "\(name)=\(text)")
             #expect(run.standardError.contains("\(name)='\(text)' is not valid"), "\(run.standardError)")
         }
-        let port = try OspreyBinary.run(["serve", "--allow-unsigned"], environment: ["OSPREY_PORT": "0x50"])
+        let port = try await OspreyBinary.run(["serve", "--allow-unsigned"], environment: ["OSPREY_PORT": "0x50"])
         #expect(
             port.status == 2 && port.standardError.contains("OSPREY_PORT must be an integer"), "\(port.standardError)")
     }

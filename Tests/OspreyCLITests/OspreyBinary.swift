@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTesting
 
 /// The `osprey` executable built beside the test bundle (or at `$OSPREY_BINARY`), run as a user would run it.
 enum OspreyBinary {
@@ -29,9 +30,16 @@ enum OspreyBinary {
 
     /// Runs `osprey arguments...` on a pseudo-terminal (util-linux `script`), as from an interactive shell, and
     /// returns everything the terminal received, standard output and standard error interleaved.
-    static func runInTerminal(_ arguments: [String], environment: [String: String] = [:]) throws -> Run {
+    static func runInTerminal(_ arguments: [String], environment: [String: String] = [:]) async throws -> Run {
+        let path = try path
+        return try await onOwnThread { try runInTerminal(path, arguments, environment: environment) }
+    }
+
+    private static func runInTerminal(
+        _ path: String, _ arguments: [String], environment: [String: String]
+    ) throws -> Run {
         func quoted(_ argument: String) -> String { "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-        let command = ([try path] + arguments).map(quoted).joined(separator: " ")
+        let command = ([path] + arguments).map(quoted).joined(separator: " ")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
         process.arguments = ["-qec", command, "/dev/null"]
@@ -61,12 +69,24 @@ enum OspreyBinary {
     /// default).
     static func run(
         _ arguments: [String], environment: [String: String] = [:], input: String? = nil, inputFile: String? = nil
-    ) throws -> Run {
-        try run(path, arguments, environment: environment, input: input, inputFile: inputFile)
+    ) async throws -> Run {
+        try await run(path, arguments, environment: environment, input: input, inputFile: inputFile)
     }
 
-    /// Runs the executable at `executable` with `arguments`, as ``run(_:environment:input:inputFile:)`` runs osprey.
+    /// Runs the executable at `executable` with `arguments`, as ``run(_:environment:input:inputFile:)`` runs osprey,
+    /// waiting on a thread of its own: a test that waited on one of the few threads every task shares would hold up
+    /// every in-process server of the suite meanwhile.
     static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:], input: String? = nil,
+        inputFile: String? = nil
+    ) async throws -> Run {
+        try await onOwnThread {
+            try runBlocking(executable, arguments, environment: environment, input: input, inputFile: inputFile)
+        }
+    }
+
+    /// ``run(_:_:environment:input:inputFile:)`` on the calling thread, for what cannot wait (a suite's condition).
+    static func runBlocking(
         _ executable: String, _ arguments: [String], environment: [String: String] = [:], input: String? = nil,
         inputFile: String? = nil
     ) throws -> Run {

@@ -5,8 +5,8 @@ import Testing
 
 /// Runs the built `osprey` binary and pins its output and exit codes.
 @Suite struct OspreyCommandTests {
-    @Test func versionListsTheCodecLibraries() throws {
-        let run = try OspreyBinary.run(["--version"])
+    @Test func versionListsTheCodecLibraries() async throws {
+        let run = try await OspreyBinary.run(["--version"])
         #expect(run.status == 0)
         let lines = run.standardOutput.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("osprey ") == true)
@@ -15,8 +15,8 @@ import Testing
         }
     }
 
-    @Test func helpNamesTheSubcommands() throws {
-        let run = try OspreyBinary.run(["--help"])
+    @Test func helpNamesTheSubcommands() async throws {
+        let run = try await OspreyBinary.run(["--help"])
         #expect(run.status == 0)
         #expect(run.standardOutput.contains("USAGE: osprey"))
         for command in ["fetch", "prefetch", "cache", "info", "convert"] {
@@ -30,17 +30,17 @@ import Testing
             [], ["fetch"], ["prefetch"], ["cache"], ["cache", "info"], ["cache", "clean"], ["cache", "clear"],
             ["cache", "ls"], ["info"], ["convert"],
         ])
-    func helpHasExamples(command: [String]) throws {
-        let run = try OspreyBinary.run(command + ["--help"])
+    func helpHasExamples(command: [String]) async throws {
+        let run = try await OspreyBinary.run(command + ["--help"])
         #expect(run.status == 0)
         #expect(run.standardOutput.contains("Example"), "\(command)")
     }
 
-    @Test func usageErrorsExitWithStatus2() throws {
-        let run = try OspreyBinary.run(["--no-such-option"])
+    @Test func usageErrorsExitWithStatus2() async throws {
+        let run = try await OspreyBinary.run(["--no-such-option"])
         #expect(run.status == 2)
         #expect(run.standardError.contains("no-such-option"))
         #expect(run.standardOutput.isEmpty)
-        #expect(try OspreyBinary.run(["info"]).status == 2)
+        #expect(try await OspreyBinary.run(["info"]).status == 2)
     }
 }

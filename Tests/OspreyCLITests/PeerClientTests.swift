@@ -18,9 +18,9 @@ struct PeerClientTests {
     static var isRequired: Bool { PeerPython.isRequired }
 
     /// Runs `code` with the venv's Python; its standard output's lines.
-    static func runPython(_ code: String) throws -> [String] {
+    static func runPython(_ code: String) async throws -> [String] {
         let python = try #require(python, "no .build/test-venv: run scripts/test-venv.sh")
-        let run = try OspreyBinary.run(python, ["-c", code])
+        let run = try await OspreyBinary.run(python, ["-c", code])
         #expect(run.status == 0, "\(run.standardError)")
         return run.standardOutput.split(separator: "\n").map(String.init)
     }
@@ -58,7 +58,7 @@ struct PeerClientTests {
         try await withOriginServer(testDataDirectory: nil) { origin in
             origin.route("/a.jpg", .ok(try PeerFixtures.photo(width: 800, height: 600), contentType: "image/jpeg"))
             let image = origin.url("/a.jpg")
-            let lines = try Self.runPython(
+            let lines = try await Self.runPython(
                 """
                 from libthumbor import CryptoURL
                 good, other = CryptoURL(key="thumbor-key"), CryptoURL(key="other-key")
@@ -110,7 +110,7 @@ struct PeerClientTests {
                 "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881",
                 "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
             )
-            let lines = try Self.runPython(
+            let lines = try await Self.runPython(
                 """
                 from imgproxy import ImgProxy
                 url = "\(image)"

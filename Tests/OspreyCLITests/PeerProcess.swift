@@ -1,4 +1,5 @@
 import Foundation
+import OspreyTesting
 
 #if canImport(Glibc)
 import Glibc

@@ -23,7 +23,7 @@ struct PrefetchCommandTests {
                 \(server.url("/gone.png"))
                 """
             let cache = ["--cache-dir", directory + "/cache"]
-            let first = try OspreyBinary.run(["prefetch", "--json"] + cache, input: list)
+            let first = try await OspreyBinary.run(["prefetch", "--json"] + cache, input: list)
             #expect(first.status == 1)
             #expect(
                 first.standardOutput.hasPrefix(
@@ -34,7 +34,7 @@ struct PrefetchCommandTests {
             try Data((list.replacingOccurrences(of: server.url("/gone.png"), with: server.url("/c.png"))).utf8)
                 .write(to: URL(fileURLWithPath: file))
             let counted = server.requestCount()
-            let second = try OspreyBinary.run(["prefetch", "-i", file] + cache)
+            let second = try await OspreyBinary.run(["prefetch", "-i", file] + cache)
             #expect(second.status == 0)
             #expect(
                 second.standardOutput.hasPrefix("1 finished, 2 skipped, 0 failed, 0 not stored, \(png.count) bytes in ")
@@ -43,14 +43,14 @@ struct PrefetchCommandTests {
             #expect(server.requests(to: "/c.png").count == 1)
 
             // A line that is not a URL is reported with its number and counted as failed; the rest are prefetched.
-            let bad = try OspreyBinary.run(
+            let bad = try await OspreyBinary.run(
                 ["prefetch"] + cache, input: "\(server.url("/d.png"))\nnot a url\n\(server.url("/a.png"))\n")
             #expect(bad.status == 1)
             #expect(bad.standardError == "line 2: invalid URL 'not a url': not an absolute URL\n")
             #expect(
                 bad.standardOutput.hasPrefix("1 finished, 1 skipped, 1 failed, 0 not stored, \(png.count) bytes in "))
             #expect(server.requests(to: "/d.png").count == 1)
-            let missing = try OspreyBinary.run(["prefetch", "-i", directory + "/nope.txt"] + cache)
+            let missing = try await OspreyBinary.run(["prefetch", "-i", directory + "/nope.txt"] + cache)
             #expect(missing.status == 2 && missing.standardError.contains("cannot read -i"))
         }
     }
@@ -64,7 +64,7 @@ struct PrefetchCommandTests {
                 let list = server.url("/a.png") + "\n"
                 let cache = ["--cache-dir", directory + "/cache", "--json"]
 
-                let stdin = try OspreyBinary.run(["prefetch", "-i", "/dev/stdin"] + cache, input: list)
+                let stdin = try await OspreyBinary.run(["prefetch", "-i", "/dev/stdin"] + cache, input: list)
                 #expect(stdin.status == 0, "\(stdin.standardError)")
                 #expect(stdin.standardOutput.hasPrefix(#"{"finished":1,"#))
 
@@ -75,7 +75,7 @@ struct PrefetchCommandTests {
                 writer.executableURL = URL(fileURLWithPath: "/bin/sh")
                 writer.arguments = ["-c", "printf '%s\\n' \"$0\" > \"$1\"", server.url("/a.png"), fifo]
                 try writer.run()
-                let piped = try OspreyBinary.run(["prefetch", "-i", fifo] + cache)
+                let piped = try await OspreyBinary.run(["prefetch", "-i", fifo] + cache)
                 writer.waitUntilExit()
                 #expect(piped.status == 0, "\(piped.standardError)")
                 #expect(piped.standardOutput.hasPrefix(#"{"finished":0,"skipped":1,"#))
@@ -108,7 +108,7 @@ struct PrefetchCommandTests {
                 let list = (0..<4).map { server.url("/\($0).png") }.joined(separator: "\n")
                 // A cache directory that cannot be made: its parent is a regular file.
                 #expect(FileManager.default.createFile(atPath: directory + "/file", contents: Data([1])))
-                let run = try OspreyBinary.run(
+                let run = try await OspreyBinary.run(
                     ["prefetch", "--json", "--cache-dir", directory + "/file/cache"], input: list)
                 #expect(run.status == 1)
                 #expect(run.standardOutput.hasPrefix(#"{"finished":0,"skipped":0,"failed":0,"notStored":4,"#))
@@ -136,7 +136,7 @@ struct PrefetchCommandTests {
                 server.route("/\(index).png", .ok(SyntheticImages.png(width: 160, height: 160, rgba: rgba)))
             }
             let list = (0..<20).map { server.url("/\($0).png") }.joined(separator: "\n")
-            let run = try OspreyBinary.run(["prefetch", "--json", "--cache-dir", mountPoint], input: list)
+            let run = try await OspreyBinary.run(["prefetch", "--json", "--cache-dir", mountPoint], input: list)
             #expect(run.status == 1)
             let object = try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any] ?? [:]
             let finished = object["finished"] as? Int ?? -1

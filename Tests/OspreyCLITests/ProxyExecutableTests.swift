@@ -26,11 +26,11 @@ import Testing
             ProxyExecutable.candidates(besides: "osprey") == ["./osprey-proxy", "./../libexec/osprey/osprey-proxy"])
     }
 
-    @Test func theArgumentsReachTheProxyUnchanged() throws {
+    @Test func theArgumentsReachTheProxyUnchanged() async throws {
         // "sign" again among the arguments, a space and a quote in one: what osprey-proxy prints when run directly.
         let arguments = ["sign", "https://example.com/sign it's.jpg", "w=300", "--base", "sign", "--secret", "s3cret"]
-        let viaOsprey = try OspreyBinary.run(arguments)
-        let direct = try OspreyBinary.run(try proxyPath(), arguments)
+        let viaOsprey = try await OspreyBinary.run(arguments)
+        let direct = try await OspreyBinary.run(try proxyPath(), arguments)
         #expect(viaOsprey.status == 0)
         #expect(viaOsprey.standardOutput.hasPrefix("sign/img?url=https%3A%2F%2Fexample.com%2Fsign%20it%27s.jpg&w=300"))
         #expect(viaOsprey.standardOutput == direct.standardOutput)
@@ -44,7 +44,7 @@ import Testing
             try FileManager.default.copyItem(atPath: try OspreyBinary.path, toPath: root + "/bin/osprey")
             try FileManager.default.createSymbolicLink(
                 atPath: root + "/libexec/osprey/osprey-proxy", withDestinationPath: try proxyPath())
-            let run = try OspreyBinary.run(
+            let run = try await OspreyBinary.run(
                 root + "/bin/osprey", ["sign", "https://example.com/a.jpg", "--secret", "s"])
             #expect(run.status == 0)
             #expect(run.standardOutput.hasPrefix("/img?url="))
@@ -55,7 +55,7 @@ import Testing
         try await withDirectory { directory in
             try FileManager.default.copyItem(atPath: try OspreyBinary.path, toPath: directory + "/osprey")
             for arguments in [["serve", "--allow-unsigned", "--port", "0"], ["sign", "https://example.com/a.jpg"]] {
-                let run = try OspreyBinary.run(directory + "/osprey", arguments)
+                let run = try await OspreyBinary.run(directory + "/osprey", arguments)
                 #expect(run.status == 1)
                 #expect(
                     run.standardError.contains("osprey: \(arguments[0]) is run by osprey-proxy, which is not installed")
@@ -64,7 +64,7 @@ import Testing
                 #expect(run.standardError.contains(directory + "/../libexec/osprey/osprey-proxy"))
             }
             // The other commands do not need it.
-            #expect(try OspreyBinary.run(directory + "/osprey", ["--version"]).status == 0)
+            #expect(try await OspreyBinary.run(directory + "/osprey", ["--version"]).status == 0)
         }
     }
 

@@ -30,7 +30,7 @@ import Testing
             try Data(try ImageEncoder.encode(Image(pixels: pixels), as: .jpeg, quality: 90))
                 .write(to: URL(fileURLWithPath: directory + "/photo.jpg"))
             for arguments in local {
-                let run = try OspreyBinary.run(
+                let run = try await OspreyBinary.run(
                     arguments.map { $0.hasSuffix(".jpg") || $0.hasSuffix(".webp") ? directory + "/" + $0 : $0 })
                 #expect(run.status == 0, "osprey \(arguments.joined(separator: " ")): \(run.standardError)")
             }
@@ -41,14 +41,14 @@ import Testing
     }
 
     @Test("the proxy example's osprey sign prints the signed path curl asks for")
-    func signExample() throws {
+    func signExample() async throws {
         let text = try String(contentsOf: Self.readme, encoding: .utf8)
         let line = try #require(
             text.split(separator: "\n").first { $0.contains("$(osprey sign ") })
         let inner = try #require(
             line.components(separatedBy: "$(osprey ").dropFirst().first?.components(separatedBy: ")")
                 .first)
-        let run = try OspreyBinary.run(
+        let run = try await OspreyBinary.run(
             inner.split(separator: " ").map(String.init), environment: ["OSPREY_SECRET": "s"])
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.standardOutput.hasPrefix("/img?url=https%3A%2F%2Fimg.example.com%2Fcat.jpg&"))

@@ -9,17 +9,17 @@ import Testing
 
 /// `osprey serve` as a process: flags, refusal to start open by mistake, and graceful shutdown on SIGTERM.
 @Suite struct ServeCommandTests {
-    @Test func refusesToStartWithoutASecretOrAllowUnsigned() throws {
-        let run = try OspreyBinary.run(["serve", "--port", "0"], environment: ["OSPREY_SECRET": ""])
+    @Test func refusesToStartWithoutASecretOrAllowUnsigned() async throws {
+        let run = try await OspreyBinary.run(["serve", "--port", "0"], environment: ["OSPREY_SECRET": ""])
         #expect(run.status == 2)
         #expect(run.standardError.contains("--allow-unsigned"))
-        let badHost = try OspreyBinary.run(["serve", "--allow-unsigned", "--allow-host", "*."])
+        let badHost = try await OspreyBinary.run(["serve", "--allow-unsigned", "--allow-host", "*."])
         #expect(badHost.status == 2)
         #expect(badHost.standardError.contains("not a host pattern"))
     }
 
     @Test("bad imgproxy keys, salts, presets and prefixes, and bad format qualities stop the server at start (exit 2)")
-    func badCompatibilitySettings() throws {
+    func badCompatibilitySettings() async throws {
         let cases: [([String], String)] = [
             (
                 ["--imgproxy-path", "/", "--imgproxy-key", "zz", "--imgproxy-salt", "00"],
@@ -39,11 +39,11 @@ import Testing
             (["--format-quality", "bmp=80"], "is not FORMAT=QUALITY"),
         ]
         for (arguments, message) in cases {
-            let run = try OspreyBinary.run(["serve", "--port", "0", "--allow-unsigned"] + arguments)
+            let run = try await OspreyBinary.run(["serve", "--port", "0", "--allow-unsigned"] + arguments)
             #expect(run.status == 2, "\(arguments)")
             #expect(run.standardError.contains(message), "\(arguments): \(run.standardError)")
         }
-        let environment = try OspreyBinary.run(
+        let environment = try await OspreyBinary.run(
             ["serve", "--port", "0", "--allow-unsigned"],
             environment: ["OSPREY_IMGPROXY_PATH": "/", "OSPREY_IMGPROXY_KEY": "0g", "OSPREY_IMGPROXY_SALT": "00"])
         #expect(environment.status == 2 && environment.standardError.contains("not hexadecimal"))
@@ -94,7 +94,7 @@ import Testing
                 "/private.png", .ok(png, contentType: "image/png").header("Cache-Control", "private"))
             let directory = NSTemporaryDirectory() + "osprey-serve-" + UUID().uuidString
             defer { try? FileManager.default.removeItem(atPath: directory) }
-            let fetched = try OspreyBinary.run(
+            let fetched = try await OspreyBinary.run(
                 [
                     "fetch", "-o", directory + "/out", "--cache-dir", directory + "/cache",
                     origin.url("/shared.png"), origin.url("/private.png"),

@@ -65,10 +65,10 @@ import Testing
     }
 
     @Test("osprey serve --config FILE --print-config prints the effective configuration and exits")
-    func printConfig() throws {
+    func printConfig() async throws {
         let path = try Self.file(#"{"allow-unsigned": true, "port": 9123, "secret": "do not show me"}"#)
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let run = try OspreyBinary.run(
+        let run = try await OspreyBinary.run(
             ["serve", "--config", path, "--print-config"], environment: ["OSPREY_PORT": "9124"])
         #expect(run.status == 0, "\(run.standardError)")
         #expect(run.standardOutput.contains("\"port\" : 9124"))

@@ -88,7 +88,7 @@ import Testing
             defer { _ = client.shutdown() }
 
             func status(_ arguments: [String]) async throws -> Int {
-                let signed = try OspreyBinary.run(
+                let signed = try await OspreyBinary.run(
                     ["sign", origin.url("/a.png"), "w=32", "--base", "http://127.0.0.1:\(port)"] + arguments)
                 #expect(signed.status == 0, "\(signed.standardError)")
                 let url = signed.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -154,7 +154,7 @@ import Testing
             defer { _ = client.shutdown() }
             let base = "http://127.0.0.1:\(port)"
             for extra in [[String](), ["--picture"]] {
-                let signed = try OspreyBinary.run(
+                let signed = try await OspreyBinary.run(
                     [
                         "sign", origin.url("/wide.jpg"), "q=80", "--srcset", "160,320,640,1280,1920", "--base", base,
                         "--secret", "srcset-secret",
@@ -179,7 +179,7 @@ import Testing
                     #expect(image.height == width / 2, "\(url)")
                 }
             }
-            let info = try OspreyBinary.run(
+            let info = try await OspreyBinary.run(
                 ["sign", origin.url("/wide.jpg"), "--info", "bh=3:3", "--base", base, "--secret", "srcset-secret"])
             let url = info.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(url.hasPrefix(base + "/info?url="))

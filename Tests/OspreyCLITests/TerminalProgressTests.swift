@@ -8,7 +8,7 @@ import Testing
 struct TerminalProgressTests {
     static let escape = "\u{1B}"
 
-    func withSlowImage(_ body: (OriginServer, String) throws -> Void) async throws {
+    func withSlowImage(_ body: (OriginServer, String) async throws -> Void) async throws {
         try await withOriginServer { server in
             let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-bars-\(UUID())").path
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -18,14 +18,14 @@ struct TerminalProgressTests {
             let trickle = OriginResponse.ok(image).trickled(bytes: 1 << 10, every: .milliseconds(50))
             server.route("/slow.png", trickle.lyingContentLength(image.count))
             server.route("/chunked.png", trickle)
-            try body(server, directory)
+            try await body(server, directory)
         }
     }
 
     @Test("on a terminal: bars with a percentage, the overall line, the result, and the cursor restored")
     func barsOnATerminal() async throws {
         try await withSlowImage { server, directory in
-            let run = try OspreyBinary.runInTerminal(
+            let run = try await OspreyBinary.runInTerminal(
                 ["fetch", "--no-cache", "-o", directory, server.url("/slow.png"), server.url("/chunked.png")],
                 environment: ["NO_COLOR": ""])
             #expect(run.status == 0)
@@ -47,24 +47,24 @@ struct TerminalProgressTests {
     @Test("NO_COLOR drops the colour but keeps the bars; --quiet and a pipe draw nothing")
     func noColorQuietAndPipes() async throws {
         try await withSlowImage { server, directory in
-            let plain = try OspreyBinary.runInTerminal(
+            let plain = try await OspreyBinary.runInTerminal(
                 ["fetch", "--no-cache", "--force", "-o", directory, server.url("/slow.png")],
                 environment: ["NO_COLOR": "1"])
             #expect(plain.status == 0 && plain.standardOutput.contains("fetched 1/1"))
             #expect(!plain.standardOutput.contains(Self.escape + "[32m"))
 
-            let quiet = try OspreyBinary.runInTerminal(
+            let quiet = try await OspreyBinary.runInTerminal(
                 ["fetch", "--quiet", "--no-cache", "--force", "-o", directory, server.url("/slow.png")])
             #expect(quiet.status == 0 && !quiet.standardOutput.contains(Self.escape))
             #expect(quiet.standardOutput.contains("ok     \(server.url("/slow.png"))"))
 
-            let piped = try OspreyBinary.run([
+            let piped = try await OspreyBinary.run([
                 "fetch", "--no-cache", "--force", "-o", directory, server.url("/slow.png"),
             ])
             #expect(piped.status == 0)
             #expect(!(piped.standardOutput + piped.standardError).contains(Self.escape))
 
-            let prefetch = try OspreyBinary.runInTerminal(
+            let prefetch = try await OspreyBinary.runInTerminal(
                 ["prefetch", "--no-cache", "-i", try write(Array(server.url("/slow.png").utf8), to: directory + "/u")])
             #expect(prefetch.standardOutput.contains("prefetched 1/1"))
             #expect(prefetch.standardOutput.contains("1 finished, 0 skipped, 0 failed"))

@@ -22,8 +22,8 @@ import Testing
     @Test(
         "--otlp-endpoint (and the config file's otlp-endpoint) shows in --print-config; without the trait it is refused"
     )
-    func serveOption() throws {
-        let run = try OspreyBinary.run(
+    func serveOption() async throws {
+        let run = try await OspreyBinary.run(
             ["serve", "--allow-unsigned", "--print-config"],
             environment: ["OSPREY_OTLP_ENDPOINT": "http://127.0.0.1:4318"])
         if TraceExport.isAvailable {
@@ -34,7 +34,7 @@ import Testing
             #expect(run.standardError.contains("built without trace export"), "\(run.standardError)")
             #expect(run.standardError.contains("OTLP trait"))
         }
-        let malformed = try OspreyBinary.run(["serve", "--allow-unsigned", "--otlp-endpoint", "collector:4318"])
+        let malformed = try await OspreyBinary.run(["serve", "--allow-unsigned", "--otlp-endpoint", "collector:4318"])
         #expect(malformed.status != 0)
         #expect(malformed.standardError.contains("is not an http or https URL"), "\(malformed.standardError)")
     }

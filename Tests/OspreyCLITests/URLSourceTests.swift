@@ -15,7 +15,7 @@ struct URLSourceTests {
             server.route("/p.png", .ok(SyntheticImages.png(width: 30, height: 20)))
             let environment = ["OSPREY_CACHE_DIR": directory + "/cache"]
 
-            let info = try OspreyBinary.run(
+            let info = try await OspreyBinary.run(
                 ["info", server.url("/p.png"), server.url("/none.png")], environment: environment)
             #expect(info.status == 1)
             // An RGBA PNG: the file carries an alpha channel, so info says so.
@@ -23,7 +23,7 @@ struct URLSourceTests {
             #expect(info.standardError.contains("\(server.url("/none.png")): download failed"))
 
             let output = directory + "/small.jpg"
-            let convert = try OspreyBinary.run(
+            let convert = try await OspreyBinary.run(
                 ["convert", server.url("/p.png"), output, "--resize", "15x15", "--fit", "fill"],
                 environment: environment)
             #expect(convert.status == 0)
@@ -37,12 +37,13 @@ struct URLSourceTests {
             #expect(FileManager.default.fileExists(atPath: index))
             #expect(!FileManager.default.fileExists(atPath: index + "-wal"))
 
-            let inside = try OspreyBinary.run(
+            let inside = try await OspreyBinary.run(
                 ["convert", server.url("/p.png"), directory + "/w.png", "--resize", "12"], environment: environment)
             #expect(inside.status == 0)
             let resized = try ImageDecoder.decode(try Data(contentsOf: URL(fileURLWithPath: directory + "/w.png")))
             #expect(resized.width == 12 && resized.height == 8)
-            let usage = try OspreyBinary.run(["convert", "a.png", "b.png", "--fit", "cover"], environment: environment)
+            let usage = try await OspreyBinary.run(
+                ["convert", "a.png", "b.png", "--fit", "cover"], environment: environment)
             #expect(usage.status == 2 && usage.standardError.contains("--fit needs --resize"))
         }
     }

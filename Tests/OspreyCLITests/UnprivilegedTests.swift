@@ -32,9 +32,9 @@ struct UnprivilegedTests {
     /// Runs `osprey arguments...` as the account, with `home` as its home directory.
     static func run(
         _ arguments: [String], home: String, environment: [String: String] = [:], input: String? = nil
-    ) throws -> OspreyBinary.Run {
+    ) async throws -> OspreyBinary.Run {
         let command = prefix + [try OspreyBinary.path] + arguments
-        return try OspreyBinary.run(
+        return try await OspreyBinary.run(
             command[0], Array(command.dropFirst()),
             environment: ["HOME": home, "XDG_CACHE_HOME": ""].merging(environment) { $1 }, input: input)
     }
@@ -66,7 +66,8 @@ struct UnprivilegedTests {
                 let cache = ["--cache-dir", home + "/cache"]
 
                 // fetch: over http (the lean client), written and cached as the account
-                let fetched = try Self.run(["fetch", "-o", home + "/out"] + cache + [origin.url("/a.png")], home: home)
+                let fetched = try await Self.run(
+                    ["fetch", "-o", home + "/out"] + cache + [origin.url("/a.png")], home: home)
                 #expect(fetched.status == 0, "\(fetched.standardOutput) \(fetched.standardError)")
                 #expect(fetched.standardOutput.hasPrefix("ok "), "\(fetched.standardOutput)")
                 #expect(!fetched.standardError.contains("Permission denied"), "\(fetched.standardError)")
@@ -75,25 +76,26 @@ struct UnprivilegedTests {
 
                 // prefetch: a list from standard input
                 let list = origin.url("/b.png") + "\n" + origin.url("/c.png") + "\n"
-                let prefetched = try Self.run(["prefetch"] + cache, home: home, input: list)
+                let prefetched = try await Self.run(["prefetch"] + cache, home: home, input: list)
                 #expect(prefetched.status == 0, "\(prefetched.standardError)")
                 #expect(prefetched.standardOutput.hasPrefix("2 finished, 0 skipped, 0 failed, 0 not stored"))
 
                 // cache info: what the two commands stored
-                let info = try Self.run(["cache", "info", "--json"] + cache, home: home)
+                let info = try await Self.run(["cache", "info", "--json"] + cache, home: home)
                 #expect(info.status == 0, "\(info.standardError)")
                 #expect(info.standardOutput.contains(#""count":3,"#), "\(info.standardOutput)")
 
                 // info URL and convert URL: from the cache the others filled (OSPREY_CACHE_DIR), no new request
                 let environment = ["OSPREY_CACHE_DIR": home + "/cache"]
-                let described = try Self.run(["info", origin.url("/c.png")], home: home, environment: environment)
+                let described = try await Self.run(
+                    ["info", origin.url("/c.png")], home: home, environment: environment)
                 #expect(described.status == 0, "\(described.standardError)")
                 #expect(described.standardOutput.contains("png") && described.standardOutput.contains("48x32"))
-                let hashed = try Self.run(
+                let hashed = try await Self.run(
                     ["info", "--json", "--hashes", origin.url("/c.png")], home: home, environment: environment)
                 #expect(hashed.status == 0, "\(hashed.standardError)")
                 #expect(hashed.standardOutput.contains(#""thumbHash":"#), "\(hashed.standardOutput)")
-                let converted = try Self.run(
+                let converted = try await Self.run(
                     ["convert", origin.url("/b.png"), home + "/out/b.webp"], home: home, environment: environment)
                 #expect(converted.status == 0, "\(converted.standardError)")
                 #expect(
@@ -102,10 +104,10 @@ struct UnprivilegedTests {
                 #expect(origin.requestCount() == 3)
 
                 // convert a file to a file, and fetch again: from the disk cache
-                let local = try Self.run(["convert", home + "/out/a.png", home + "/out/a.jpg"], home: home)
+                let local = try await Self.run(["convert", home + "/out/a.png", home + "/out/a.jpg"], home: home)
                 #expect(local.status == 0, "\(local.standardError)")
                 #expect(try Self.owner(home + "/out/a.jpg") == Self.runningAccount)
-                let again = try Self.run(
+                let again = try await Self.run(
                     ["fetch", "--force", "-o", home + "/out"] + cache + [origin.url("/a.png")], home: home)
                 #expect(again.status == 0 && again.standardOutput.contains(" disk "), "\(again.standardOutput)")
                 #expect(origin.requestCount() == 3)
@@ -126,7 +128,7 @@ struct UnprivilegedTests {
                 let arguments = ["fetch", "-o", home + "/out", "--cache-dir", locked, origin.url("/a.png")]
 
                 // When the account fetches through it
-                let fetched = try Self.run(arguments, home: home)
+                let fetched = try await Self.run(arguments, home: home)
 
                 // Then the image is written, the line says why it is not cached, the log says once that the cache
                 // is memory-only, and nothing appeared in the directory
@@ -142,7 +144,7 @@ struct UnprivilegedTests {
                 #expect(try FileManager.default.contentsOfDirectory(atPath: locked).isEmpty)
 
                 // and the default cache under a home it cannot write is the same: a warning, the image written
-                let homeless = try Self.run(
+                let homeless = try await Self.run(
                     ["fetch", "-o", home + "/out2", origin.url("/a.png")], home: "/nonexistent")
                 #expect(homeless.status == 0, "\(homeless.standardError)")
                 #expect(homeless.standardError.contains("disk cache unavailable, caching in memory only"))

@@ -104,7 +104,7 @@ struct PlaceholderReferenceTests {
         """#
 
     @Test(.requiresTestData, enabled, .timeLimit(.minutes(5)))
-    func matchesTheReferences() throws {
+    func matchesTheReferences() async throws {
         let samples = try Self.syntheticSamples() + Self.corpusSamples()
         let temporary = TemporaryDirectory()
         let directory = temporary.path
@@ -133,7 +133,7 @@ struct PlaceholderReferenceTests {
             }
             try (lines.joined(separator: "\n") + "\n").write(
                 toFile: "\(directory)/samples.json", atomically: true, encoding: .utf8)
-            let run = try PeerPython.run(Self.reference, arguments: [directory])
+            let run = try await PeerPython.run(Self.reference, arguments: [directory])
             try #require(run.status == 0, "\(run.standardError)")
             #expect(run.lines.count == samples.count)
             var worstHamming = 0

@@ -1,7 +1,8 @@
+public import Dispatch
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+public import Glibc
 #endif
 
 /// Runs a child with `posix_spawn`, for the tests that start thousands: Foundation's `Process.run()` on Linux (Swift
@@ -9,29 +10,30 @@ import Glibc
 /// buffer into an unmapped page (swift-corelibs-foundation #5472, fixed after this toolchain): one crash of the
 /// whole test process in a few suite runs. Standard input, output and error are files (or /dev/null); every other
 /// descriptor is closed in the child.
-enum ChildProcess {
-    struct Outcome {
-        let status: Int32
+public enum ChildProcess {
+    public struct Outcome: Sendable {
+        public let status: Int32
         /// The signal that ended the child, when one did.
-        let signal: Int32?
-        let timedOut: Bool
+        public let signal: Int32?
+        public let timedOut: Bool
     }
 
-    struct SpawnFailed: Error {
-        let code: Int32
+    public struct SpawnFailed: Error {
+        public let code: Int32
     }
 
-    typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
+    public typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
 
     /// `posix_spawn_file_actions_addclosefrom_np`, when libc has it.
-    static let addCloseFrom: AddCloseFrom? = dlsym(
+    public static let addCloseFrom: AddCloseFrom? = dlsym(
         UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np"
     )
     .map { unsafeBitCast($0, to: AddCloseFrom.self) }
 
     /// Runs `path` with `arguments` and `environment` (the test's own when `nil`), its output to the files named (or
-    /// discarded); kills it after `timeout`.
-    static func run(
+    /// discarded); kills it after `timeout`. It blocks its thread until the child ends: from async code, call it in
+    /// ``onOwnThread(_:)``, not on the few threads every task (and every in-process server) shares.
+    public static func run(
         _ path: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil,
         output: String? = nil, error: String? = nil, timeout: DispatchTimeInterval? = nil
     ) throws -> Outcome {
