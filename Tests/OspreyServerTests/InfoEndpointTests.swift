@@ -166,15 +166,9 @@ import Testing
                 imageURI([("url", source), ("w", String($0))])
             }
             let info = Self.infoURI([("url", source)])
-            // Ten renders of a debug build on a machine the whole suite keeps busy can outlast both the processing
-            // limit and the test client's 15 s of silence, which this test is not about.
-            try await withProxy(
-                setup: .live,
-                {
-                    $0.stageObserver = barrier.observer
-                    $0.processingTimeout = .seconds(120)
-                }
-            ) { client in
+            // Ten renders of a debug build on a machine the whole suite keeps busy can outlast the test client's 15 s of
+            // silence, which this test is not about.
+            try await withProxy(setup: .live, { $0.stageObserver = barrier.observer }) { client in
                 let port = try #require(client.port)
                 @Sendable func get(_ uri: String) async throws -> HTTPResponse.Status {
                     let connection = TestClient(

@@ -68,12 +68,15 @@ func imageURI(_ parameters: [(String, String)]) -> String {
 }
 
 /// A configuration for tests: a fresh cache directory, unsigned requests and private networks allowed (the origin
-/// is on loopback) unless a test says otherwise.
+/// is on loopback) unless a test says otherwise. The source and processing limits run on a clock nobody moves unless
+/// a test does (``TestClock``): a debug build under a whole suite's load can take longer than the real limits to
+/// render, and only the tests of those limits may answer 503 or 504 for it (they set their own clock).
 func testConfiguration(cacheDirectory: String) -> ServerConfiguration {
     var configuration = ServerConfiguration(host: "127.0.0.1", port: 0)
     configuration.cacheDirectory = cacheDirectory
     configuration.allowsUnsigned = true
     configuration.allowsPrivateNetworks = true
+    configuration.clock = TestClock()
     return configuration
 }
 

@@ -108,6 +108,7 @@ import Testing
                 var strict = generous
                 strict.sourceTimeout = .milliseconds(100)
                 strict.processingTimeout = .milliseconds(1)
+                strict.clock = ContinuousClock()
                 let app = buildApplication(configuration: strict, logger: logger)
                 try await app.test(.router) { client in
                     let response = try await client.execute(uri: uri, method: .get)
