@@ -74,7 +74,8 @@ docs: deps
 		--target OspreyServer --warnings-as-errors
 
 ## test: build everything and run the whole suite (corpus tests skip, saying so, when ../shared/testdata is absent);
-## the peer tests' Python packages (libthumbor, imgproxy, thumbor) go into .build/test-venv first. It runs in two
+## the peer tests' Python packages (libthumbor, imgproxy, thumbor) go into .build/test-venv first, and tinyproxy (the
+## forward proxy of the egress-proxy tests) is installed when missing. It runs in two
 ## parts: the suites that walk the corpus or drive the peers (HEAVY_SUITES, about six minutes of CPU) after the rest,
 ## whose in-process servers answer within a test client's 15 s: all at once, the corpus suites kept both cores busy
 ## long enough for those to time out (three to five of 709 tests in turn, in CI and here). Both parts always run.
@@ -83,6 +84,7 @@ HEAVY_SUITES := $(HEAVY_SUITES)|ImageEncoderCorpusTests|AVIFCorpusTests|AVIFEnco
 HEAVY_SUITES := $(HEAVY_SUITES)|JXLCorpusTests|DecodingEstimateTests|ColorManagementTests|PeerClientTests
 HEAVY_SUITES := $(HEAVY_SUITES)|PlaceholderReferenceTests|DocumentedSignerTests|SignCommandTests
 test: deps
+	./scripts/test-tools.sh
 	./scripts/test-venv.sh
 	$(SWIFT) build --build-tests
 	@status=0; \
@@ -122,8 +124,8 @@ test-asan: deps
 		--filter 'OspreyTestingTests'
 
 ## test-tsan: the concurrent parts (the manager, its worker pools and its stress test, the prefetcher, the downloader,
-## its queue and its HTTP/1.1 connections, the memory cache, the memory budget, colour conversions on many threads)
-## under ThreadSanitizer. Its build defines OSPREY_TSAN, which swaps the standard library's Mutex, which TSan cannot
+## its queue, its HTTP connections and egress proxies, the memory cache, the memory budget, colour conversions on many
+## threads) under ThreadSanitizer. Its build defines OSPREY_TSAN, which swaps the standard library's Mutex, which TSan cannot
 ## see, for a pthread mutex, which it can (Sources/OspreyCodecs/Mutex+ThreadSanitizer.swift); NIO's locks are pthread
 ## mutexes, which TSan sees uninstrumented. The tests run one at a time: all at once (when every dependency was
 ## instrumented too), tests that take a second alone took 41-44 s on two cores, and in one CI run three downloads
@@ -131,7 +133,7 @@ test-asan: deps
 test-tsan: deps
 	$(TSAN) $(SWIFT) build --build-tests
 	$(TSAN) $(SWIFT) test --skip-build --no-parallel \
-		--filter 'ImageManager|CacheSeams|ImagePrefetcher|PublicAPI|ImageDownloaderTests|ImageDownloaderHTTPTests|HTTP1ConnectionsTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget|WorkerPoolTests|concurrentConversionsMatchSequentialOnes'
+		--filter 'ImageManager|CacheSeams|ImagePrefetcher|PublicAPI|ImageDownloaderTests|ImageDownloaderHTTPTests|HTTPConnectionsTests|EgressProxyTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget|WorkerPoolTests|concurrentConversionsMatchSequentialOnes'
 
 ## test-otlp: osprey built with the OTLP trait against an OpenTelemetry collector stand-in and an origin: the
 ## client's traceparent continued and sent on to the origin, the spans exported over OTLP/HTTP (scripts/otlp-demo.py)

@@ -81,9 +81,27 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_nginx(root, port, prefix):
+def make_certificate(prefix):
+    """A self-signed certificate for 127.0.0.1 that is its own authority (the client's --ca-file / --cacert), and its
+    key, made with openssl under `prefix`: (certificate path, key path)."""
+    certificate, key = prefix / "origin-cert.pem", prefix / "origin-key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                    "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-addext", "basicConstraints=critical,CA:TRUE", "-keyout", str(key), "-out", str(certificate)],
+                   check=True, capture_output=True)
+    return certificate, key
+
+
+def start_nginx(root, port, prefix, tls_port=None, http2=True):
+    """nginx serving `root` over http on `port` and, with `tls_port`, over https there too (HTTP/2 offered by ALPN, as
+    CDNs and object stores offer it, unless `http2` is false), with make_certificate's certificate."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     (prefix / "logs").mkdir(parents=True, exist_ok=True)
+    tls = ""
+    if tls_port:
+        certificate, key = make_certificate(prefix)
+        tls = (f"server {{ listen 127.0.0.1:{tls_port} ssl{' http2' if http2 else ''}; ssl_certificate {certificate}; "
+               f"ssl_certificate_key {key}; ssl_session_cache shared:tls:10m; root {root}; location / {{ }} }}")
     config = prefix / "nginx.conf"
     config.write_text(f"""
 worker_processes 1;
@@ -98,12 +116,13 @@ http {{
     keepalive_timeout 60; keepalive_requests 1000000;
     default_type application/octet-stream;
     server {{ listen 127.0.0.1:{port}; root {root}; location / {{ }} }}
+    {tls}
 }}
 """)
     process = subprocess.Popen([nginx, "-p", str(prefix), "-c", str(config), "-g", "daemon off;"])
     for _ in range(100):
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.1):
+            with socket.create_connection(("127.0.0.1", tls_port or port), timeout=0.1):
                 return process
         except OSError:
             time.sleep(0.05)

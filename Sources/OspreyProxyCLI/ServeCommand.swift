@@ -82,6 +82,12 @@ extension ServeOptions {
         }
         configuration.cacheDirectory = cacheDirectory.resolved(environment: environment)
         configuration.certificateAuthorities = try certificateAuthority.resolved(environment: environment)
+        do {
+            let proxies = try EgressProxies(environment: environment)
+            configuration.proxies = proxies.isEmpty ? nil : proxies
+        } catch {
+            throw ValidationError(error.description)
+        }
         configuration.secrets = Self.secrets(flags: secrets, environment: environment)
         configuration.allowsUnsigned = flag(allowUnsigned, "OSPREY_ALLOW_UNSIGNED")
         try compatibility.apply(to: &configuration, environment: environment)

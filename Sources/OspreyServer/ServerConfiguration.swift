@@ -78,6 +78,10 @@ public struct ServerConfiguration: Sendable {
     /// The certificate authorities an `https` source's certificate must chain to: the system's by default; a PEM
     /// file's for origins signed by a private CA (they then replace the system's).
     public var certificateAuthorities = CertificateAuthorities.system
+    /// The forward proxies sources are fetched through (`osprey serve` reads `http_proxy`, `https_proxy` and
+    /// `no_proxy` as curl does). The source address policy still checks every source's address before the proxy is
+    /// asked for it. `nil` (every origin asked directly) by default.
+    public var proxies: EgressProxies?
 
     // MARK: Other URL styles
 

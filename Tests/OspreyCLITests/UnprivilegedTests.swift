@@ -154,6 +154,44 @@ struct UnprivilegedTests {
     }
 
     @Test(
+        "fetch over https and http through https_proxy and http_proxy as the account; no_proxy goes direct",
+        .enabled(if: ForwardProxy.executable != nil || ForwardProxy.isRequired, "tinyproxy is not installed"))
+    func fetchThroughAForwardProxy() async throws {
+        try await withForwardProxy { proxy in
+            try await withOriginServer(testDataDirectory: nil) { plain in
+                try await withOriginServer(testDataDirectory: nil, tls: true) { secure in
+                    plain.route("/p.png", .ok(Self.png, contentType: "image/png"))
+                    secure.route("/s.png", .ok(Self.png, contentType: "image/png"))
+                    try await Self.withAccountDirectory { home in
+                        let authority = home + "/origin-ca.pem"
+                        try Data(TestCertificate.certificatePEM.utf8).write(to: URL(fileURLWithPath: authority))
+                        let environment = [
+                            "https_proxy": proxy.url, "http_proxy": proxy.url, "OSPREY_CA_FILE": authority,
+                        ]
+                        let fetched = try await Self.run(
+                            ["fetch", "--memory-only", "-o", home + "/out", secure.url("/s.png"), plain.url("/p.png")],
+                            home: home, environment: environment)
+                        #expect(fetched.status == 0, "\(fetched.standardOutput) \(fetched.standardError)")
+                        #expect(
+                            proxy.requestLines() == [
+                                "CONNECT 127.0.0.1:\(secure.port) HTTP/1.1", "GET \(plain.url("/p.png")) HTTP/1.1",
+                            ]
+                                || proxy.requestLines() == [
+                                    "GET \(plain.url("/p.png")) HTTP/1.1", "CONNECT 127.0.0.1:\(secure.port) HTTP/1.1",
+                                ], "\(proxy.requestLines())")
+                        let direct = try await Self.run(
+                            ["fetch", "--memory-only", "-o", home + "/direct", secure.url("/s.png")], home: home,
+                            environment: environment.merging(["no_proxy": "127.0.0.1"]) { $1 })
+                        #expect(direct.status == 0, "\(direct.standardError)")
+                        #expect(proxy.requestLines().count == 2)
+                        #expect(secure.requestCount("/s.png") == 2 && plain.requestCount("/p.png") == 1)
+                    }
+                }
+            }
+        }
+    }
+
+    @Test(
         "osprey serve as the account answers /img from an http origin and, with --ca-file, /img and /info from an https one"
     )
     func serveOverHTTPAndHTTPS() async throws {

@@ -63,10 +63,9 @@ extension ImageDownloader {
 
         // MARK: Connections
 
-        /// How many connections to one origin the HTTP client keeps. `nil` (the default) derives it from
-        /// ``maxConcurrentDownloads``: at least that, and never under 8, so raising the limit at run time is not
-        /// throttled by the pool. Setting it sends every request through AsyncHTTPClient, whose pool enforces it
-        /// (the downloader's own HTTP/1.1 client for `http` origins has as many connections as transfers).
+        /// How many HTTP/1.1 connections to one origin the HTTP client opens at most; a transfer past it waits for
+        /// one to come back. `nil` (the default): as many as transfers to it run at once (at most
+        /// ``maxConcurrentDownloads``). An origin that speaks HTTP/2 gets one connection whatever this says.
         public var connectionsPerHost: Int?
         /// How long an unused keep-alive connection stays open. 60 s by default.
         public var idleConnectionTimeout: Duration = .seconds(60)
@@ -74,6 +73,9 @@ extension ImageDownloader {
         /// it (``AddressResolving``). `nil` (the HTTP client resolves names itself) by default; an image proxy sets one
         /// that refuses private addresses.
         public var addressResolver: (any AddressResolving)?
+        /// The forward proxies downloads go through (``EgressProxies``; `EgressProxies(environment:)` reads them as
+        /// curl does). `nil` (every origin asked directly, whatever the environment says) by default.
+        public var proxies: EgressProxies?
         /// The certificate authorities an `https` origin's certificate must chain to. ``CertificateAuthorities/system``
         /// by default; a request that allows invalid certificates checks none.
         public var certificateAuthorities = CertificateAuthorities.system
@@ -109,8 +111,5 @@ extension ImageDownloader {
 
         /// ``timeout`` with zero meaning the default.
         var effectiveTimeout: Duration { timeout <= .zero ? .seconds(15) : timeout }
-
-        /// The connection pool's per-origin limit.
-        var effectiveConnectionsPerHost: Int { connectionsPerHost ?? max(8, maxConcurrentDownloads) }
     }
 }

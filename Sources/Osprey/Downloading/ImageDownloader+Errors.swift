@@ -1,4 +1,3 @@
-internal import AsyncHTTPClient
 import FoundationEssentials
 import NIOCore
 import NIOHTTP1
@@ -16,8 +15,6 @@ extension ImageDownloader {
             return error
         case is CancellationError:
             return .cancelled
-        case let error as HTTPClientError:
-            return classify(error)
         case let error as NIOConnectionError:
             if error.dnsAError != nil || error.dnsAAAAError != nil, error.connectionErrors.isEmpty {
                 return .cannotConnect(reason: "cannot resolve \(error.host)")
@@ -45,25 +42,6 @@ extension ImageDownloader {
             return .connectionLost(reason: "the origin broke the HTTP protocol: \(error)")
         default:
             return .connectionLost(reason: String(describing: error))
-        }
-    }
-
-    private static func classify(_ error: HTTPClientError) -> DownloadError {
-        switch error {
-        case .cancelled, .requestStreamCancelled:
-            return .cancelled
-        case .connectTimeout, .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout,
-            .getConnectionFromPoolTimeout, .httpProxyHandshakeTimeout, .socksHandshakeTimeout:
-            return .timedOut
-        case .remoteConnectionClosed:
-            return .connectionLost(reason: "the origin closed the connection")
-        case .alreadyShutdown:
-            return .shutDown
-        case .invalidURL, .emptyHost, .emptyScheme:
-            return .invalidRequest(reason: "\(error)")
-        default:
-            if "\(error)".contains("invalidHeaderField") { return .invalidRequest(reason: "\(error)") }
-            return .connectionLost(reason: "\(error)")
         }
     }
 }

@@ -1,11 +1,10 @@
-internal import AsyncHTTPClient
 import FoundationEssentials
 import HTTPTypes
 import Logging
 import NIOCore
 import NIOHTTP1
-internal import NIOSSL
 import Synchronization
+internal import Tracing
 
 extension ImageDownloader {
     typealias Report = @Sendable (_ body: [UInt8], _ newFrom: Int, _ expected: Int?) -> Void
@@ -41,20 +40,20 @@ extension ImageDownloader {
         return outcome
     }
 
-    /// ``perform(_:deadline:report:)`` within the request's deadline, if it has one: the whole download, body
-    /// included, is abandoned with ``DownloadError/timedOut`` when it passes. (The HTTP client's own deadline covers
-    /// the response head only.)
+    /// ``perform(_:report:)`` within the request's deadline, if it has one: the whole download, body included, is
+    /// abandoned with ``DownloadError/timedOut`` when it passes (the transfer's task is cancelled, which closes its
+    /// connection).
     func performWithinDeadline(_ request: DownloadRequest, report: @escaping Report) async -> Outcome {
         let deadline = (request.deadline ?? configuration.deadline).flatMap { $0 > .zero ? $0 : nil }
-        guard let deadline else { return await attempt(request, deadline: nil, report: report) }
+        guard let deadline else { return await attempt(request, report: report) }
         return await withDeadline(deadline, clock: configuration.clock, overtime: .failure(.timedOut)) {
-            await self.attempt(request, deadline: deadline, report: report)
+            await self.attempt(request, report: report)
         }
     }
 
-    private func attempt(_ request: DownloadRequest, deadline: Duration?, report: @escaping Report) async -> Outcome {
+    private func attempt(_ request: DownloadRequest, report: @escaping Report) async -> Outcome {
         do {
-            return .success(try await perform(request, deadline: deadline, report: report))
+            return .success(try await perform(request, report: report))
         } catch {
             return .failure(error)
         }
@@ -63,14 +62,8 @@ extension ImageDownloader {
     /// Sends `request`, follows redirects, and streams the body, calling `report` with the body so far, where the new
     /// bytes start, and the expected length after each chunk.
     private func perform(
-        _ request: DownloadRequest, deadline: Duration?, report: @escaping Report
+        _ request: DownloadRequest, report: @escaping Report
     ) async throws(DownloadError) -> DownloadResponse {
-        // The deadline races the whole download on the configured clock (performWithinDeadline); on the real clock
-        // the HTTP client is told it too, so it gives up on the head itself. A test's clock alone decides: a real
-        // deadline would fire on a slow machine however the test moves its clock.
-        let nioDeadline =
-            configuration.clock is ContinuousClock
-            ? deadline.map { NIODeadline.now() + TimeAmount($0) } ?? .distantFuture : .distantFuture
         let handlesCookies = request.handlesCookies ?? configuration.handlesCookies
         let headers = try await preparedHeaders(for: request)
         let origin = Origin(request.url)
@@ -97,37 +90,7 @@ extension ImageDownloader {
                 sent[.ifRange] = resume.validator
             }
 
-            let response: Answer
-            if let http1, let origin = try await http1Origin(of: url) {
-                do {
-                    // The body comes with the head unless a validator must see the head before it is read.
-                    response = .http1(
-                        try await http1.send(
-                            url, to: origin, headers: sent, initialBody: resume?.body ?? [],
-                            limit: request.maximumBodySize ?? configuration.maximumBodySize,
-                            collectsBody: (request.responseValidator ?? configuration.responseValidator) == nil,
-                            report: report))
-                } catch let broken as HTTP1Exchange.BrokenBody {
-                    let failure = Self.classify(broken.underlying)
-                    if let head = broken.head {
-                        keepForResuming(broken.body, headers: HTTPFields(head.headers), url: url, after: failure)
-                    }
-                    throw failure
-                } catch {
-                    throw Self.classify(error)
-                }
-            } else {
-                var httpRequest = HTTPClientRequest(url: url.absoluteString)
-                httpRequest.headers = HTTPHeaders(sent)
-                if request.allowsInvalidCertificates { httpRequest.tlsConfiguration = Self.insecureTLS }
-                let client = try await client(for: url)
-                do {
-                    response = .client(
-                        try await client.execute(httpRequest, deadline: nioDeadline, logger: configuration.logger))
-                } catch {
-                    throw Self.classify(error)
-                }
-            }
+            let response = try await send(url, headers: sent, of: request, resuming: resume, report: report)
             let fields = response.headers
             if handlesCookies { cookies.store(fields[values: .setCookie], from: url) }
 
@@ -171,64 +134,64 @@ extension ImageDownloader {
         }
     }
 
-    /// The client that connects to `url`: the downloader's own, or, with an address resolver, one pinned to the
-    /// address it chose for the URL's host.
-    private func client(for url: URL) async throws(DownloadError) -> HTTPClient {
-        guard let resolver = configuration.addressResolver, let host = url.host(percentEncoded: false) else {
-            return client
+    /// Sends one request of a transfer (the URL or a redirect's target) and waits for the answer's head, in the HTTP
+    /// client's span of it (`GET`, a client span) when there is a tracer; the trace goes on to the origin in the
+    /// headers the tracer writes (W3C `traceparent` with OpenTelemetry's).
+    private func send(
+        _ url: URL, headers: HTTPFields, of request: DownloadRequest, resuming resume: ResumableData?,
+        report: @escaping Report
+    ) async throws(DownloadError) -> HTTP1Exchange {
+        let origin = try await connectionOrigin(of: url, allowsInvalidCertificates: request.allowsInvalidCertificates)
+        return try await tracing.withSpan("GET", ofKind: .client) { span throws(DownloadError) in
+            var headers = headers
+            if let tracer = tracing.tracer, let context = InstrumentationContext.current {
+                tracer.inject(context, into: &headers, using: HTTPFieldsInjector())
+            }
+            span.set("http.request.method", "GET")
+            span.set("url.full", url.absoluteString)
+            span.set("server.address", origin.host)
+            span.set("server.port", origin.port)
+            do {
+                // The body comes with the head unless a validator must see the head before it is read.
+                let exchange = try await connections.send(
+                    url, to: origin, headers: headers, initialBody: resume?.body ?? [],
+                    limit: request.maximumBodySize ?? configuration.maximumBodySize,
+                    collectsBody: (request.responseValidator ?? configuration.responseValidator) == nil,
+                    report: report)
+                span.set("http.response.status_code", Int(exchange.head.status.code))
+                return exchange
+            } catch let broken as HTTP1Exchange.BrokenBody {
+                let failure = Self.classify(broken.underlying)
+                if let head = broken.head {
+                    keepForResuming(broken.body, headers: HTTPFields(head.headers), url: url, after: failure)
+                }
+                throw failure
+            } catch {
+                throw Self.classify(error)
+            }
         }
-        let port = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
-        let address = try await resolver.address(forHost: host, port: port)
-        // A literal is connected to as it is: nothing to pin.
-        if address == host { return client }
-        guard let pinned = pinnedClients.client(host: host, address: address) else { throw .shutDown }
-        return pinned
     }
 
-    /// Where the lean HTTP/1.1 client connects for `url`, or `nil` when the URL is for AsyncHTTPClient (`https`).
-    private func http1Origin(of url: URL) async throws(DownloadError) -> HTTP1Connections.Origin? {
-        guard url.scheme?.lowercased() == "http", let host = url.host(percentEncoded: false), !host.isEmpty else {
-            return nil
+    /// Where the HTTP client connects for `url`: its scheme, host and port, and the address the resolver chose (the
+    /// host's own name without one).
+    private func connectionOrigin(
+        of url: URL, allowsInvalidCertificates: Bool
+    ) async throws(DownloadError) -> HTTPConnections.Origin {
+        guard let host = url.host(percentEncoded: false), !host.isEmpty else {
+            throw .invalidRequest(reason: "the URL has no host")
         }
-        let port = url.port ?? 80
+        let isSecure = url.scheme?.lowercased() == "https"
+        let port = url.port ?? (isSecure ? 443 : 80)
         let address = try await configuration.addressResolver?.address(forHost: host, port: port) ?? host
-        return HTTP1Connections.Origin(host: host, port: port, address: address)
-    }
-
-    /// An answer's head from either client, and its body still to read.
-    enum Answer {
-        case client(HTTPClientResponse)
-        case http1(HTTP1Exchange)
-
-        var status: Int {
-            switch self {
-            case .client(let response): Int(response.status.code)
-            case .http1(let exchange): Int(exchange.head.status.code)
-            }
-        }
-
-        var headers: HTTPFields {
-            switch self {
-            case .client(let response): HTTPFields(response.headers)
-            case .http1(let exchange): HTTPFields(exchange.head.headers)
-            }
-        }
-
-        /// Reads and drops a body that is not wanted (a redirect's, an error's), so the connection can be reused; a
-        /// long one is abandoned instead, closing the connection.
-        func discard() async {
-            switch self {
-            case .client(let response): await ImageDownloader.discard(response.body)
-            case .http1(let exchange):
-                // A body collected with the head is read already, its connection back in the pool.
-                if exchange.body == nil { await exchange.connection.discardBody() }
-            }
-        }
+        return HTTPConnections.Origin(
+            isSecure: isSecure, host: host, port: port, address: address,
+            verifiesCertificate: !allowsInvalidCertificates,
+            proxy: configuration.proxies?.proxy(scheme: isSecure ? "https" : "http", host: host))
     }
 
     /// Streams a 2xx body, enforcing the size limit as it comes and the announced length at its end.
     private func receive(
-        _ response: Answer,
+        _ response: HTTP1Exchange,
         headers: HTTPFields,
         of request: DownloadRequest,
         from url: URL,
@@ -254,31 +217,12 @@ extension ImageDownloader {
             throw .tooLarge(limit: limit)
         }
 
-        switch response {
-        case .client(let response):
-            body.reserveCapacity(min(expected ?? 64 << 10, limit))
+        // Gathered on the event loop, the resumed part first (the client was given it), with the head or now.
+        if let collected = response.body {
+            body = collected
+        } else {
             do {
-                for try await buffer in response.body {
-                    guard body.count + buffer.readableBytes <= limit else {
-                        throw DownloadError.tooLarge(limit: limit)
-                    }
-                    let newFrom = body.count
-                    buffer.withUnsafeReadableBytes { body.append(contentsOf: $0) }
-                    report(body, newFrom, expected)
-                }
-            } catch {
-                let failure = Self.classify(error)
-                keepForResuming(body, headers: headers, url: url, after: failure)
-                throw failure
-            }
-        case .http1(let exchange):
-            // Gathered on the event loop, the resumed part first (the client was given it), with the head or now.
-            if let collected = exchange.body {
-                body = collected
-                break
-            }
-            do {
-                body = try await exchange.connection.body(report: report)
+                body = try await response.connection.body(report: report)
             } catch let broken as HTTP1Exchange.BrokenBody {
                 let failure = Self.classify(broken.underlying)
                 keepForResuming(broken.body, headers: headers, url: url, after: failure)
@@ -286,7 +230,7 @@ extension ImageDownloader {
             } catch {
                 throw Self.classify(error)
             }
-            await exchange.connection.finish()
+            await response.connection.finish()
         }
         if let expected, body.count != expected {
             let failure = DownloadError.incompleteBody(expected: expected, received: body.count)
@@ -363,27 +307,6 @@ extension ImageDownloader {
         guard let value = headers[.contentRange], value.hasPrefix("bytes ") else { return nil }
         return Int(value.dropFirst("bytes ".count).prefix { $0 != "-" })
     }
-
-    /// Reads and drops a body that is not wanted (a redirect's, an error's), so the connection can be reused; a long
-    /// one is abandoned instead, closing the connection.
-    fileprivate static func discard(_ body: HTTPClientResponse.Body) async {
-        var remaining = 64 << 10
-        do {
-            for try await buffer in body {
-                remaining -= buffer.readableBytes
-                if remaining < 0 { return }
-            }
-        } catch {
-            return
-        }
-    }
-
-    /// The TLS configuration of requests that accept any certificate.
-    static let insecureTLS: TLSConfiguration = {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.certificateVerification = .none
-        return tls
-    }()
 }
 
 /// Scheme, host and port: what credentials and cookies stay within.
@@ -396,5 +319,26 @@ struct Origin: Equatable {
         scheme = url.scheme?.lowercased()
         host = url.host(percentEncoded: false)?.lowercased()
         port = url.port ?? (scheme == "https" ? 443 : 80)
+    }
+}
+
+extension HTTP1Exchange {
+    var status: Int { Int(head.status.code) }
+
+    var headers: HTTPFields { HTTPFields(head.headers) }
+
+    /// Reads and drops a body that is not wanted (a redirect's, an error's), so the connection can be reused; a long
+    /// one is abandoned instead, closing the connection. A body collected with the head is read already, its
+    /// connection back in the pool.
+    func discard() async {
+        if body == nil { await connection.discardBody() }
+    }
+}
+
+/// Writes a tracer's propagation headers (W3C `traceparent` with OpenTelemetry's) into a request's fields.
+struct HTTPFieldsInjector: Injector {
+    func inject(_ value: String, forKey key: String, into fields: inout HTTPFields) {
+        guard let name = HTTPField.Name(key) else { return }
+        fields[name] = value
     }
 }

@@ -1,15 +1,14 @@
-internal import AsyncHTTPClient
 import FoundationEssentials
 public import HTTPTypes
 import Logging
 import NIOCore
+import NIOPosix
 import Synchronization
 internal import Tracing
 
 /// Downloads image data over HTTP/1.1 and HTTP/2: queued by priority, limited in concurrency, and coalesced, so
-/// concurrent requests for the same URL make one trip to the origin. `http` origins are spoken to by a lean HTTP/1.1
-/// client of the downloader's own on SwiftNIO; `https` ones (and every one, with a tracer or
-/// ``Configuration/connectionsPerHost``) by AsyncHTTPClient, with TLS and HTTP/2.
+/// concurrent requests for the same URL make one trip to the origin. One HTTP client of the downloader's own on SwiftNIO
+/// speaks to `http` and `https` origins alike (NIOSSL for TLS, HTTP/2 where the origin offers it), traced or not.
 ///
 /// ```swift
 /// try await withImageDownloader { downloader in
@@ -57,12 +56,8 @@ public final class ImageDownloader: DataLoading {
     public let configuration: Configuration
     /// The cookies kept for requests that handle cookies.
     public let cookies = CookieStore()
-    let client: HTTPClient
-    /// The lean HTTP/1.1 client for `http` origins (``HTTP1Connections``), when nothing asks for AsyncHTTPClient's:
-    /// no tracer (its span of each request) and no per-origin connection limit.
-    let http1: HTTP1Connections?
-    /// Clients pinned to the addresses ``Configuration/addressResolver`` chose.
-    let pinnedClients: PinnedClients
+    /// The HTTP client: every connection the downloader opens (``HTTPConnections``).
+    let connections: HTTPConnections
     let state: Mutex<State>
     let resumableData: ResumableDataStore
     /// Holds back transfer starts past ``Configuration/rateLimit``; `nil` without one.
@@ -76,56 +71,17 @@ public final class ImageDownloader: DataLoading {
         self.configuration = configuration
         self.rateLimiter = configuration.rateLimit.map { RateLimiter($0, clock: configuration.clock) }
         self.tracing = StageTracer(configuration.tracer)
-        let clientConfiguration = Self.clientConfiguration(for: configuration, tracer: tracing)
-        self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
-        self.http1 =
-            tracing.tracer == nil && configuration.connectionsPerHost == nil
-            ? HTTP1Connections(
-                group: HTTPClient.defaultEventLoopGroup, connectTimeout: configuration.effectiveTimeout,
-                readTimeout: configuration.effectiveTimeout, idleTimeout: configuration.idleConnectionTimeout)
-            : nil
-        // A transfer lasts at most its deadline, or its timeouts between bytes; an evicted pinned client outlives
-        // what could still be running on it.
-        self.pinnedClients = PinnedClients(retirement: configuration.deadline ?? .seconds(300)) { dnsOverride in
-            var pinned = clientConfiguration
-            pinned.dnsOverride = dnsOverride
-            return HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: pinned)
-        }
+        self.connections = HTTPConnections(
+            group: MultiThreadedEventLoopGroup.singleton, connectTimeout: configuration.effectiveTimeout,
+            readTimeout: configuration.effectiveTimeout, idleTimeout: configuration.idleConnectionTimeout,
+            connectionsPerOrigin: configuration.connectionsPerHost,
+            certificateAuthorities: configuration.certificateAuthorities)
         self.state = Mutex(
             State(
                 machine: Machine(limit: configuration.maxConcurrentDownloads, order: configuration.order),
                 headers: configuration.headers))
         self.resumableData = ResumableDataStore(capacity: configuration.resumableDataCount)
         self.metrics = DownloadMetrics(factory: configuration.metricsFactory)
-    }
-
-    /// The HTTP client's configuration for a downloader's.
-    private static func clientConfiguration(
-        for configuration: Configuration, tracer: StageTracer
-    ) -> HTTPClient.Configuration {
-        // Redirects are followed here, to count them, report the final URL and keep credentials to their origin.
-        var clientConfiguration = HTTPClient.Configuration(
-            redirectConfiguration: .disallow,
-            timeout: .init(
-                connect: .init(configuration.effectiveTimeout), read: .init(configuration.effectiveTimeout)),
-            decompression: .disabled
-        )
-        clientConfiguration.connectionPool = .init(
-            idleTimeout: .init(configuration.idleConnectionTimeout),
-            concurrentHTTP1ConnectionsPerHostSoftLimit: configuration.effectiveConnectionsPerHost)
-        // A refused or unreachable origin fails at once (a transient error the caller may retry), instead of being
-        // retried until the connect timeout.
-        clientConfiguration.connectionPool.retryConnectionEstablishment = false
-        clientConfiguration.httpVersion = .automatic
-        if configuration.certificateAuthorities.path != nil {
-            clientConfiguration.tlsConfiguration = configuration.certificateAuthorities.tlsConfiguration
-        }
-        // The client's span of each HTTP request nests under the transfer's, and it sends the trace on to the origin
-        // (W3C `traceparent` with an OpenTelemetry tracer). With no tracer the client makes none: a no-op span per
-        // request still fills in its attributes (the URL taken apart again, the method, the body size), 4% of a
-        // prefetch's CPU.
-        clientConfiguration.tracing.tracer = tracer.tracer
-        return clientConfiguration
     }
 
     deinit {
@@ -135,13 +91,7 @@ public final class ImageDownloader: DataLoading {
             (state.isShutDown, state.callers.values.map(\.task))
         }
         for task in waiting { task.complete(.failure(.shutDown)) }
-        if !isShutDown {
-            http1?.shutdown()
-            Task { [client, pinnedClients] in
-                try? await client.shutdown()
-                await pinnedClients.shutdown()
-            }
-        }
+        if !isShutDown { connections.shutdown() }
     }
 
     // MARK: Downloading
@@ -262,9 +212,7 @@ public final class ImageDownloader: DataLoading {
         guard !alreadyShutDown else { return }
         cancelAll()
         broadcaster.finish()
-        http1?.shutdown()
-        await pinnedClients.shutdown()
-        try await client.shutdown()
+        connections.shutdown()
     }
 
     // MARK: Performing the machine's actions
@@ -296,7 +244,7 @@ public final class ImageDownloader: DataLoading {
     }
 
     private func run(_ id: Machine.TransferID, _ request: DownloadRequest, context: InstrumentationContext?) async {
-        // Its span is a child of the caller's that made the transfer; AsyncHTTPClient's spans of each request
+        // Its span is a child of the caller's that made the transfer; the HTTP client's spans of each request
         // (retries and redirects) nest under it. The span ends before the callers hear, so that it is over by the
         // time anything they do with the response is.
         let (outcome, tasks) = await tracing.withSpan("osprey.download", context: context) { span in

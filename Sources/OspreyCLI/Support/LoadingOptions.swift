@@ -89,6 +89,8 @@ struct LoadingOptions: ParsableArguments {
         var maxConcurrent: Int
         var timeout: Double
         var certificateAuthorities: CertificateAuthorities
+        /// `http_proxy`, `https_proxy` and `no_proxy`, as curl reads them.
+        var proxies: EgressProxies
     }
 
     func settings(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> Settings {
@@ -104,9 +106,16 @@ struct LoadingOptions: ParsableArguments {
             throw ValidationError("OSPREY_MAX_CONCURRENT must be between 1 and 256")
         }
         guard timeout > 0, timeout <= 3600 else { throw ValidationError("OSPREY_TIMEOUT must be 0-3600 seconds") }
+        let proxies: EgressProxies
+        do {
+            proxies = try EgressProxies(environment: environment)
+        } catch {
+            throw ValidationError(error.description)
+        }
         return Settings(
             cacheDirectory: cacheDirectory.resolved(environment: environment), maxConcurrent: maxConcurrent,
-            timeout: timeout, certificateAuthorities: try certificateAuthority.resolved(environment: environment))
+            timeout: timeout, certificateAuthorities: try certificateAuthority.resolved(environment: environment),
+            proxies: proxies)
     }
 
     /// The options every load of this run carries. A load counts as done once its image is on disk
@@ -154,6 +163,7 @@ struct LoadingOptions: ParsableArguments {
         downloading.maxConcurrentDownloads = settings.maxConcurrent
         downloading.order = lifo ? .lifo : .fifo
         downloading.certificateAuthorities = settings.certificateAuthorities
+        downloading.proxies = settings.proxies.isEmpty ? nil : settings.proxies
         downloading.timeout = .milliseconds(Int64(settings.timeout * 1000))
         for (name, value) in headers.compactMap(Self.parseHeader) {
             downloading.headers[name] = value

@@ -1,213 +1,25 @@
-import FoundationEssentials
-import HTTPTypes
 import NIOCore
 import NIOHTTP1
-import NIOPosix
-import Synchronization
 
-/// The downloader's HTTP/1.1 client for `http` origins: keep-alive connections per origin, one exchange at a time on
-/// each, the body collected on the connection's event loop and handed to the transfer once, whole.
-///
-/// What it saves against AsyncHTTPClient, which the downloader keeps for `https` (TLS, HTTP/2), for a tracer (the
-/// client's span of each request) and for a per-origin connection limit: the request's trip through the client's pool
-/// state machine and task queue, and a hand-over from the event loop to the transfer's task for every part of the
-/// body. `osprey prefetch --memory-only` of 1,000 small images took 98 ms of CPU with it, 169 ms through
-/// AsyncHTTPClient (docs/benchmarks.md).
-///
-/// The number of connections to an origin is the number of transfers to it at once, which the downloader's queue
-/// bounds (``ImageDownloader/Configuration/maxConcurrentDownloads``). A connection that answered whole and keeps alive
-/// goes back to its origin's idle list for ``ImageDownloader/Configuration/idleConnectionTimeout``; a request that
-/// fails on a reused connection before any answer (the origin closed it meanwhile) is sent once more on a new one.
-///
-/// An origin's connections all run on one event loop of the group, chosen by the origin's hash (so different origins
-/// spread over the loops): one thread then reads every answer of an origin, and it sleeps and wakes less often than
-/// two each serving part of them. `osprey prefetch` of 1,000 small images at 6 connections on two cores, medians of
-/// 12 runs: CPU 361 → 339 ms, context switches 2,652 → 1,809; `osprey fetch` 503 → 448 ms (docs/benchmarks.md).
-final class HTTP1Connections: Sendable {
-    /// Where a connection goes: the URL's host and port, and the address to connect to (the host's own name unless an
-    /// address resolver chose one).
-    struct Origin: Hashable, Sendable {
-        var host: String
-        var port: Int
-        var address: String
-    }
-
-    private struct State {
-        var idle: [Origin: [HTTP1Connection]] = [:]
-        /// Every open connection, idle or not, to close them at shutdown.
-        var open: [ObjectIdentifier: HTTP1Connection] = [:]
-        var isShutDown = false
-    }
-
-    /// The most bytes of an unwanted body read to keep its connection; a longer one closes it.
-    static let discardLimit = 64 << 10
-
-    private let loops: [any EventLoop]
-    private let connectTimeout: TimeAmount
-    private let readTimeout: TimeAmount
-    private let idleTimeout: TimeAmount
-    private let state = Mutex(State())
-
-    init(group: any EventLoopGroup, connectTimeout: Duration, readTimeout: Duration, idleTimeout: Duration) {
-        self.loops = Array(group.makeIterator())
-        self.connectTimeout = TimeAmount(connectTimeout)
-        self.readTimeout = TimeAmount(readTimeout)
-        self.idleTimeout = TimeAmount(idleTimeout)
-    }
-
-    /// Sends a GET for `url` to `origin` with `headers` and returns the answer: its head, and its body when
-    /// `collectsBody` and the answer is a success (2xx), gathered whole on the event loop with `report` called after
-    /// each part; else the exchange to read or discard the body through. A 206 answer's body
-    /// continues `initialBody`. At most `limit` bytes of body are taken.
-    ///
-    /// - Throws: an error of NIO's or a ``DownloadError``, for ``ImageDownloader/classify(_:)``; a
-    ///   ``HTTP1Exchange/BrokenBody`` when the connection failed while a collected body came.
-    func send(
-        _ url: URL, to origin: Origin, headers: HTTPFields, initialBody: [UInt8], limit: Int, collectsBody: Bool,
-        report: @escaping @Sendable ([UInt8], Int, Int?) -> Void
-    ) async throws -> HTTP1Exchange {
-        var head = HTTPRequestHead(version: .http1_1, method: .GET, uri: Self.target(of: url))
-        head.headers = HTTPHeaders(headers)
-        if !head.headers.contains(name: "Host") {
-            let host = origin.host.contains(":") ? "[" + origin.host + "]" : origin.host
-            head.headers.add(name: "Host", value: origin.port == 80 ? host : "\(host):\(origin.port)")
-        }
-        let request = HTTP1Exchange.Request(
-            head: head, initialBody: initialBody, limit: limit, collectsBody: collectsBody, report: report)
-        if let connection = takeIdle(origin) {
-            do {
-                return try await connection.exchange(request)
-            } catch let error as HTTP1Exchange.NotAnswered {
-                // The origin closed the connection while it waited in the pool: a GET can be sent again, once.
-                if Task.isCancelled { throw CancellationError() }
-                if case DownloadError.timedOut = error.underlying { throw error.underlying }
-            }
-        }
-        let connection = try await connect(origin)
-        do {
-            return try await connection.exchange(request)
-        } catch let error as HTTP1Exchange.NotAnswered {
-            if Task.isCancelled { throw CancellationError() }
-            throw error.underlying
-        }
-    }
-
-    /// Puts `connection` back on its origin's idle list, or closes it when it cannot take another request.
-    func release(_ connection: HTTP1Connection, reusable: Bool) {
-        guard reusable else {
-            connection.close()
-            return
-        }
-        let kept = state.withLock { state -> Bool in
-            guard !state.isShutDown else { return false }
-            state.idle[connection.origin, default: []].append(connection)
-            return true
-        }
-        if kept {
-            connection.closeIfIdle(after: idleTimeout)
-        } else {
-            connection.close()
-        }
-    }
-
-    /// Closes every connection; exchanges under way fail, and no new one starts.
-    func shutdown() {
-        let open = state.withLock { state -> [HTTP1Connection] in
-            state.isShutDown = true
-            state.idle = [:]
-            defer { state.open = [:] }
-            return Array(state.open.values)
-        }
-        for connection in open { connection.close() }
-    }
-
-    private func takeIdle(_ origin: Origin) -> HTTP1Connection? {
-        state.withLock { state in
-            while let connection = state.idle[origin]?.popLast() {
-                if connection.channel.isActive { return connection }
-            }
-            return nil
-        }
-    }
-
-    /// The event loop every connection to `origin` runs on.
-    private func loop(of origin: Origin) -> any EventLoop {
-        loops[Int(UInt(bitPattern: origin.hashValue) % UInt(loops.count))]
-    }
-
-    private func connect(_ origin: Origin) async throws -> HTTP1Connection {
-        if state.withLock({ $0.isShutDown }) { throw DownloadError.shutDown }
-        let readTimeout = readTimeout
-        let channel = try await ClientBootstrap(group: loop(of: origin))
-            .connectTimeout(connectTimeout)
-            // TCP_NODELAY at the TCP level (ClientBootstrap sets it so by default; said here so that nobody moves it
-            // to `.socketOption`, which is SOL_SOCKET, where option 1 is SO_DEBUG: EACCES for anyone but root).
-            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandlers([
-                        IdleStateHandler(readTimeout: readTimeout), HTTP1ExchangeHandler(),
-                    ])
-                }
-            }
-            .connect(host: origin.address, port: origin.port).get()
-        let handler: NIOLoopBound<HTTP1ExchangeHandler>
-        do {
-            handler = try await channel.eventLoop.submit {
-                NIOLoopBound(
-                    try channel.pipeline.syncOperations.handler(type: HTTP1ExchangeHandler.self),
-                    eventLoop: channel.eventLoop)
-            }.get()
-        } catch {
-            channel.close(promise: nil)
-            throw error
-        }
-        let connection = HTTP1Connection(origin: origin, channel: channel, handler: handler, pool: self)
-        let accepted = state.withLock { state -> Bool in
-            guard !state.isShutDown else { return false }
-            state.open[ObjectIdentifier(connection)] = connection
-            return true
-        }
-        guard accepted else {
-            connection.close()
-            throw DownloadError.shutDown
-        }
-        // A connection closed while idle leaves the idle list too, so origins not asked again keep nothing.
-        channel.closeFuture.whenComplete { [weak self] _ in
-            self?.state.withLock { state in
-                state.open[ObjectIdentifier(connection)] = nil
-                guard let idle = state.idle[origin] else { return }
-                let left = idle.filter { $0 !== connection }
-                state.idle[origin] = left.isEmpty ? nil : left
-            }
-        }
-        return connection
-    }
-
-    /// The request target of `url`: its path (`/` when empty) and query, as sent.
-    static func target(of url: URL) -> String {
-        let path = url.path(percentEncoded: true)
-        let query = url.query(percentEncoded: true).map { "?" + $0 } ?? ""
-        return (path.isEmpty ? "/" : path) + query
-    }
-}
-
-/// One keep-alive connection of ``HTTP1Connections``.
+/// One keep-alive HTTP/1.1 connection of ``HTTPConnections``, or one stream of an HTTP/2 connection, which speaks
+/// HTTP/1.1's parts through NIO's translating codec.
 final class HTTP1Connection: Sendable {
-    let origin: HTTP1Connections.Origin
+    let origin: HTTPConnections.Origin
     let channel: any Channel
     let handler: NIOLoopBound<HTTP1ExchangeHandler>
-    private let pool: HTTP1Connections
+    /// A stream of an HTTP/2 connection: it carries one exchange, then closes.
+    let isStream: Bool
+    private let pool: HTTPConnections
 
     init(
-        origin: HTTP1Connections.Origin, channel: any Channel, handler: NIOLoopBound<HTTP1ExchangeHandler>,
-        pool: HTTP1Connections
+        origin: HTTPConnections.Origin, channel: any Channel, handler: NIOLoopBound<HTTP1ExchangeHandler>,
+        pool: HTTPConnections, isStream: Bool = false
     ) {
         self.origin = origin
         self.channel = channel
         self.handler = handler
         self.pool = pool
+        self.isStream = isStream
     }
 
     /// Sends `request` and waits for the answer's head.
@@ -234,7 +46,7 @@ final class HTTP1Connection: Sendable {
         }
     }
 
-    /// Reads and drops the body when it is at most ``HTTP1Connections/discardLimit`` bytes, so the connection can be
+    /// Reads and drops the body when it is at most ``HTTPConnections/discardLimit`` bytes, so the connection can be
     /// reused; else closes it.
     func discardBody() async {
         let handler = handler
@@ -388,7 +200,7 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     func discard() -> EventLoopFuture<Bool> {
-        let limit = HTTP1Connections.discardLimit
+        let limit = HTTPConnections.discardLimit
         guard case .receiving(let receiving) = state, let eventLoop = currentEventLoop else {
             return failedFuture(ChannelError.ioOnClosedChannel)
         }
@@ -453,7 +265,7 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
                 // Another answer's body (a redirect's, an error's) is only ever dropped: read as it comes, up to the
                 // discard limit, past which the connection goes.
                 receiving.body = []
-                receiving.discardLimit = HTTP1Connections.discardLimit
+                receiving.discardLimit = HTTPConnections.discardLimit
                 promise.succeed(HTTP1Exchange.Answer(head: head, body: nil, reusable: false))
                 return
             }

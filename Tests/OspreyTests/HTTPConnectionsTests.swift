@@ -3,24 +3,101 @@ import InMemoryTracing
 import OspreyTesting
 import Synchronization
 import Testing
+import Tracing
 
 @testable import Osprey
 
-/// The downloader's own HTTP/1.1 client for `http` origins (`HTTP1Connections`): which transfers it carries, how it
-/// keeps and gives up connections, and what it does with bodies it must not keep. The HTTP semantics suite runs
-/// through it too (its origins are `http`).
-@Suite("ImageDownloader: HTTP/1.1 connections", .timeLimit(.minutes(2)))
-struct HTTP1ConnectionsTests {
+/// The downloader's HTTP client (`HTTPConnections`), the one for `http` and `https`, traced or not: how it keeps, limits
+/// and gives up connections, what it does with bodies it must not keep, and whose certificates it trusts. The HTTP
+/// semantics suite runs through it too.
+@Suite("ImageDownloader: HTTP connections", .timeLimit(.minutes(2)))
+struct HTTPConnectionsTests {
     static let body = ImageDownloaderTests.body
 
-    @Test func itCarriesPlainHTTPUnlessATracerOrAConnectionLimitAsksForTheOtherClient() {
-        #expect(ImageDownloader().http1 != nil)
-        var limited = ImageDownloader.Configuration()
-        limited.connectionsPerHost = 2
-        #expect(ImageDownloader(configuration: limited).http1 == nil)
-        var traced = ImageDownloader.Configuration()
-        traced.tracer = InMemoryTracer()
-        #expect(ImageDownloader(configuration: traced).http1 == nil)
+    @Test(
+        "one client for http and https, traced or not: its span of the request under the download's, the trace sent on",
+        arguments: [false, true], [false, true])
+    func oneClient(secure: Bool, traced: Bool) async throws {
+        try await withOriginServer(tls: secure) { server in
+            server.route("/one.jpg", .ok(Self.body))
+            let tracer = InMemoryTracer()
+            var configuration = ImageDownloader.Configuration()
+            configuration.certificateAuthorities = try Self.testAuthority()
+            if traced { configuration.tracer = tracer }
+            try await withImageDownloader(configuration: configuration) { downloader in
+                let response = try await downloader.data(for: request(server, "/one.jpg"))
+                #expect(response.body == Self.body)
+                // The downloader's own client carried it: its connection is the one kept open.
+                #expect(downloader.connections.openConnectionCount == 1)
+                #expect(server.connectionCount == 1)
+                let received = try #require(server.requests(to: "/one.jpg").first)
+                if traced {
+                    let spans = tracer.finishedSpans
+                    let download = try #require(spans.first { $0.operationName == "osprey.download" })
+                    let get = try #require(spans.first { $0.kind == .client })
+                    #expect(get.operationName == "GET")
+                    #expect(get.parentSpanID == download.spanID)
+                    #expect(get.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(200))
+                    #expect(received.header(InMemoryTracer.spanIDKey) == get.spanID)
+                } else {
+                    #expect(received.header(InMemoryTracer.spanIDKey) == nil)
+                }
+            }
+        }
+    }
+
+    @Test func aConnectionLimitMakesTransfersPastItWaitForAConnection() async throws {
+        try await withOriginServer { server in
+            let gate = OriginGate()
+            server.route("/held.jpg", OriginResponse.ok(Self.body).held(by: gate))
+            var configuration = ImageDownloader.Configuration()
+            configuration.connectionsPerHost = 2
+            try await withImageDownloader(configuration: configuration) { downloader in
+                // Six transfers at once to one origin, two connections allowed: two requests reach it, four wait.
+                let tasks = (0..<6).map { downloader.download(request(server, "/held.jpg?\($0)"), progress: nil) }
+                await server.waitForRequests(to: "/held.jpg", count: 2)
+                #expect(server.connectionCount == 2)
+                gate.open()
+                for task in tasks {
+                    let body = try await task.response.body
+                    #expect(body == Self.body)
+                }
+                // The four others went over the same two connections, one after another.
+                #expect(server.requestCount("/held.jpg") == 6)
+                #expect(server.connectionCount == 2)
+            }
+        }
+    }
+
+    @Test func aPrivateAuthorityIsTrustedWhenConfiguredAndAnUntrustedCertificateIsRefusedNamingTheHost() async throws {
+        try await withOriginServer(tls: true) { server in
+            server.route("/ca.jpg", .ok(Self.body))
+            try await withImageDownloader { downloader in
+                let refused = await Result { () async throws(DownloadError) in
+                    try await downloader.data(for: request(server, "/ca.jpg"))
+                }
+                guard case .failure(.cannotConnect(let reason)) = refused else {
+                    Issue.record("expected cannot connect, got \(refused)")
+                    return
+                }
+                #expect(reason.hasPrefix("TLS handshake with 127.0.0.1 failed: its certificate is not signed by"))
+            }
+            var configuration = ImageDownloader.Configuration()
+            configuration.certificateAuthorities = try Self.testAuthority()
+            try await withImageDownloader(configuration: configuration) { downloader in
+                let response = try await downloader.data(for: request(server, "/ca.jpg"))
+                #expect(response.body == Self.body)
+            }
+            #expect(server.requestCount("/ca.jpg") == 1)
+        }
+    }
+
+    /// The test origin's certificate (its own authority) as a PEM file's authorities.
+    static func testAuthority() throws -> CertificateAuthorities {
+        let path = NSTemporaryDirectory() + "osprey-ca-\(UUID().uuidString).pem"
+        try TestCertificate.certificatePEM.write(toFile: path, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try CertificateAuthorities(pemFile: path)
     }
 
     @Test func aConnectionTheOriginClosedAfterItsAnswerIsNotReusedAndTheNextRequestSucceeds() async throws {
