@@ -32,7 +32,12 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
   same photo, and osprey's cold /img?w=64. Targets: >= 5x thumbor's meta/, and within 1.3x of /img?w=64 (the decode
   is the cost, not the hashes).
 
-PROXY_BENCH_PHASES=hot,cold,avif,features,variants,mix,info runs some phases only (all by default).
+- cold over https (the one-client issue): the cold phase's 1920x1080 and 4000x3000 sources fetched from the same
+  nginx over https (HTTP/2 offered; a certificate of an authority the script makes, which osprey gets with
+  --ca-file and thumbor with HTTP_LOADER_CA_CERTS). Targets: osprey >= 1.8x and >= 1.5x thumbor over https, and
+  >= 0.9x its own throughput over http.
+
+PROXY_BENCH_PHASES=hot,cold,https,avif,features,variants,mix,info runs some phases only (all by default).
 """
 import os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -51,7 +56,7 @@ SOURCES = 20000  # distinct source URLs per size (symlinks to one file): more th
 SIZES = ((640, 480), (1920, 1080), (4000, 3000))
 VARIANT_WIDTHS = list(range(64, 64 + 15 * 48, 48))  # 15 sizes
 VARIANT_FORMATS = ("jpeg", "webp")
-PHASES = set(os.environ.get("PROXY_BENCH_PHASES", "hot,cold,avif,features,variants,mix,info").split(","))
+PHASES = set(os.environ.get("PROXY_BENCH_PHASES", "hot,cold,https,avif,features,variants,mix,info").split(","))
 # The thumbor URL mix: what thumbor's users ask most, in turn.
 THUMBOR_MIX = ["300x200/", "fit-in/400x400/", "200x300/filters:quality(70)/", "fit-in/300x300/filters:format(webp)/",
                "150x150/filters:grayscale()/"]
@@ -251,15 +256,20 @@ def main():
                         "d.rounded_rectangle((0, 0, 199, 59), 12, fill=(255, 255, 255, 200))\n"
                         "d.text((20, 20), 'osprey', fill=(20, 40, 120, 255)); im.save(sys.argv[1])",
                         str(root / "wm.png")], check=True)
-        nginx_port = free_port()
-        processes.append(start_nginx(root, nginx_port, work / "nginx"))
+        nginx_port, nginx_tls_port = free_port(), free_port()
+        processes.append(start_nginx(root, nginx_port, work / "nginx", tls_port=nginx_tls_port))
         global ORIGIN_LOG
         ORIGIN_LOG = work / "nginx" / "logs" / "access.log"
         origin = f"http://127.0.0.1:{nginx_port}"
+        # The same files over https, HTTP/2 offered, with a certificate of the run's own authority, which both servers
+        # are told to trust (osprey's --ca-file, thumbor's HTTP_LOADER_CA_CERTS).
+        secure_origin = f"https://127.0.0.1:{nginx_tls_port}"
+        authority = work / "nginx" / "origin-cert.pem"
 
         osprey_port = free_port()
         server = start_osprey(osprey, work / "osprey-cache", osprey_port,
-                              ["--watermark", str(root / "wm.png"), "--thumbor-path", "/thumbor"])
+                              ["--watermark", str(root / "wm.png"), "--thumbor-path", "/thumbor",
+                               "--ca-file", str(authority)])
         processes.append(server)
 
         conf = work / "thumbor.conf"
@@ -275,6 +285,8 @@ AUTO_WEBP = False
 QUALITY = 80
 AVIF_SPEED = 8
 HTTP_LOADER_MAX_CLIENTS = 64
+HTTP_LOADER_VALIDATE_CERTS = True
+HTTP_LOADER_CA_CERTS = '{authority}'
 """)
         thumbor_port, fleet = start_thumbor_fleet(thumbor, conf, work)
         processes += fleet
@@ -288,11 +300,11 @@ HTTP_LOADER_MAX_CLIENTS = 64
             processes.append(before)
             targets["before"] = (before_port, [before.pid])
 
-        def osprey_path(source, width, height, form="jpeg"):
-            return f"/img?url={origin}/{source}&w={width}&h={height}&format={form}"
+        def osprey_path(source, width, height, form="jpeg", base=origin):
+            return f"/img?url={base}/{source}&w={width}&h={height}&format={form}"
 
-        def thumbor_path(source, width, height, form="jpeg"):
-            return f"/unsafe/fit-in/{width}x{height}/filters:format({form})/{origin}/{source}"
+        def thumbor_path(source, width, height, form="jpeg", base=origin):
+            return f"/unsafe/fit-in/{width}x{height}/filters:format({form})/{base}/{source}"
 
         import urllib.request
         results = {}
@@ -331,6 +343,21 @@ HTTP_LOADER_MAX_CLIENTS = 64
                 # Every server has caches of its own: the same source names are cold for each.
                 script = cold_script(work, f"cold-{name}-{w}", template)
                 results["cold", label, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script, cold=True)
+
+        # The cold phase again, the sources fetched over https (new URLs, so cold for every server's caches).
+        for w, h in SIZES[1:]:
+            if "https" not in PHASES:
+                break
+            label = f"{w}x{h}"
+            print(f"cold {label} over https -> fit 256x256 JPEG, every request a new source, wrk -t2 -c{CONNECTIONS} "
+                  f"-d{DURATION}s", flush=True)
+            for name in ("osprey", "thumbor"):
+                port, pids = targets[name]
+                template = (osprey_path if name != "thumbor" else thumbor_path)(
+                    f"s{w}/%d.jpg", 256, 256, base=secure_origin)
+                script = cold_script(work, f"cold-https-{name}-{w}", template)
+                results["cold https", label, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script,
+                                                             cold=True)
 
         for phase, source, size, form in (("avif source", "a1920/%d.avif", 256, "jpeg"),
                                           ("avif output", "c1920/%d.jpg", 800, "avif")):
@@ -448,6 +475,14 @@ HTTP_LOADER_MAX_CLIENTS = 64
                   1.0),
                  ("cold crop + dpr=2 + watermark vs thumbor", ("cold", "features", "osprey"),
                   ("cold", "features", "thumbor"), 3.0),
+                 ("cold 1920x1080 over https vs thumbor", ("cold https", "1920x1080", "osprey"),
+                  ("cold https", "1920x1080", "thumbor"), 1.8),
+                 ("cold 4000x3000 over https vs thumbor", ("cold https", "4000x3000", "osprey"),
+                  ("cold https", "4000x3000", "thumbor"), 1.5),
+                 ("cold 1920x1080 over https vs over http", ("cold https", "1920x1080", "osprey"),
+                  ("cold", "1920x1080", "osprey"), 0.9),
+                 ("cold 4000x3000 over https vs over http", ("cold https", "4000x3000", "osprey"),
+                  ("cold", "4000x3000", "osprey"), 0.9),
                  ("thumbor URL mix hot vs thumbor", ("mix hot", "osprey"), ("mix hot", "thumbor"), 10.0),
                  ("thumbor URL mix cold vs thumbor", ("mix cold", "osprey"), ("mix cold", "thumbor"), 1.8),
                  ("cold /info vs thumbor meta/", ("info", "osprey"), ("info", "thumbor"), 5.0),
@@ -460,7 +495,8 @@ HTTP_LOADER_MAX_CLIENTS = 64
             if have(("cold", label, "osprey")):
                 checks.append((f"cold {label} CPU vs thumbnail job (lower is better)",
                                thumbnail_ms[label] * 1.25 / (results["cold", label, "osprey"]["cpu"] * 1e3), 1.0))
-        for phase in [("hot",), ("cold", "640x480"), ("cold", "1920x1080"), ("cold", "4000x3000"), ("variants",),
+        for phase in [("hot",), ("cold", "640x480"), ("cold", "1920x1080"), ("cold", "4000x3000"),
+                      ("cold https", "1920x1080"), ("cold https", "4000x3000"), ("variants",),
                       ("cold", "avif source"), ("cold", "avif output"), ("cold", "features"), ("mix hot",),
                       ("mix cold",), ("info",)]:
             if have((*phase, "thumbor"), (*phase, "osprey")):

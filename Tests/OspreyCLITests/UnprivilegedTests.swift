@@ -39,6 +39,13 @@ struct UnprivilegedTests {
             environment: ["HOME": home, "XDG_CACHE_HOME": ""].merging(environment) { $1 }, input: input)
     }
 
+    /// The test origin's certificate authority as a PEM file in `home`, for `--ca-file` or `OSPREY_CA_FILE`.
+    static func originAuthority(in home: String) throws -> String {
+        let path = home + "/origin-ca.pem"
+        try Data(TestCertificate.certificatePEM.utf8).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
     /// A new directory the account owns (its home in these tests), removed after `body`.
     static func withAccountDirectory<T>(_ body: (String) async throws -> T) async throws -> T {
         try await withDirectory { directory in
@@ -163,8 +170,7 @@ struct UnprivilegedTests {
                     plain.route("/p.png", .ok(Self.png, contentType: "image/png"))
                     secure.route("/s.png", .ok(Self.png, contentType: "image/png"))
                     try await Self.withAccountDirectory { home in
-                        let authority = home + "/origin-ca.pem"
-                        try Data(TestCertificate.certificatePEM.utf8).write(to: URL(fileURLWithPath: authority))
+                        let authority = try Self.originAuthority(in: home)
                         let environment = [
                             "https_proxy": proxy.url, "http_proxy": proxy.url, "OSPREY_CA_FILE": authority,
                         ]
@@ -200,8 +206,7 @@ struct UnprivilegedTests {
                 plain.route("/a.png", .ok(Self.png, contentType: "image/png"))
                 secure.route("/s.png", .ok(Self.png, contentType: "image/png"))
                 try await Self.withAccountDirectory { home in
-                    let authority = home + "/origin-ca.pem"
-                    try Data(TestCertificate.certificatePEM.utf8).write(to: URL(fileURLWithPath: authority))
+                    let authority = try Self.originAuthority(in: home)
                     let client = HTTPClient(eventLoopGroupProvider: .singleton)
                     defer { _ = client.shutdown() }
                     func get(_ port: Int, _ source: String, width: Int) async throws -> (UInt, [UInt8]) {

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPTypes
+import NIOCore
 import OspreyTesting
 import Synchronization
 import Testing
@@ -406,6 +407,29 @@ extension ImageDownloaderHTTPTests {
                 conditional.validators = HTTPValidators(etag: "\"h2\"")
                 let answer = try await downloader.data(for: conditional)
                 #expect(answer.isNotModified)
+            }
+        }
+    }
+
+    @Test func anHTTP2ConnectionWithNoStreamLeftClosesAfterTheIdleTimeout() async throws {
+        try await withOriginServer(http2: true) { server in
+            var configuration = ImageDownloader.Configuration()
+            configuration.idleConnectionTimeout = .milliseconds(50)
+            try await withImageDownloader(configuration: configuration) { downloader in
+                server.route("/idle.jpg", .ok(Self.body))
+                var request = request(server, "/idle.jpg")
+                request.allowsInvalidCertificates = true
+                _ = try await downloader.data(for: request)
+                #expect(server.requests(to: "/idle.jpg").map(\.httpVersion) == ["HTTP/2.0"])
+                // Its one stream ended: the connection closes by itself, and the pool forgets it (on a busy machine
+                // perhaps before this line runs, else while it waits).
+                if let channel = downloader.connections.multiplexedChannels.first {
+                    try await channel.closeFuture.get()
+                }
+                #expect(downloader.connections.openConnectionCount == 0)
+                // The next download opens another.
+                _ = try await downloader.data(for: request)
+                #expect(server.connectionCount == 2)
             }
         }
     }

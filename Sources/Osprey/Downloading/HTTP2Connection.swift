@@ -3,24 +3,36 @@ import NIOHTTP1
 import NIOHTTP2
 internal import NIOSSL
 import NIOTLS
+import Synchronization
 
 /// An HTTP/2 connection of ``HTTPConnections``: every transfer to its origin is a stream of it, each stream speaking
 /// HTTP/1.1's parts (NIO's `HTTP2FramePayloadToHTTP1ClientCodec`) to the same ``HTTP1ExchangeHandler`` a connection
-/// of its own has. Streams past the origin's concurrent-stream limit wait in NIO's HTTP/2 handler for one to end.
+/// of its own has. Streams past the origin's concurrent-stream limit wait in NIO's HTTP/2 handler for one to end. Once
+/// its last stream has ended, it is closed after the idle timeout unless another starts.
 final class HTTP2Connection: Sendable {
     let origin: HTTPConnections.Origin
     let channel: any Channel
     private let multiplexer: NIOHTTP2Handler.StreamMultiplexer
     private let readTimeout: TimeAmount
+    private let idleTimeout: TimeAmount
+
+    /// Streams open, and how many were ever opened (an idle close scheduled before the last one is void).
+    private struct Streams {
+        var open = 0
+        var opened = 0
+    }
+
+    private let streams = Mutex(Streams())
 
     init(
         origin: HTTPConnections.Origin, channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer,
-        readTimeout: TimeAmount
+        readTimeout: TimeAmount, idleTimeout: TimeAmount
     ) {
         self.origin = origin
         self.channel = channel
         self.multiplexer = multiplexer
         self.readTimeout = readTimeout
+        self.idleTimeout = idleTimeout
     }
 
     /// A new stream, ready for one exchange: made, and its handler found, in one trip to the connection's event loop.
@@ -41,7 +53,24 @@ final class HTTP2Connection: Sendable {
                 return (stream, NIOLoopBound(handler, eventLoop: stream.eventLoop))
             }
         }.get()
+        streams.withLock {
+            $0.open += 1
+            $0.opened += 1
+        }
+        stream.closeFuture.whenComplete { [self] _ in streamEnded() }
         return HTTP1Connection(origin: origin, channel: stream, handler: handler, pool: pool, isStream: true)
+    }
+
+    private func streamEnded() {
+        let opened = streams.withLock { streams -> Int? in
+            streams.open -= 1
+            return streams.open == 0 ? streams.opened : nil
+        }
+        guard let opened else { return }
+        channel.eventLoop.scheduleTask(in: idleTimeout) { [self] in
+            let idle = streams.withLock { $0.open == 0 && $0.opened == opened }
+            if idle { channel.close(promise: nil) }
+        }
     }
 }
 

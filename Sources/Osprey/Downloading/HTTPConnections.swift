@@ -147,6 +147,9 @@ final class HTTPConnections: Sendable {
     /// How many connections are open, idle or not (HTTP/2 streams not counted).
     var openConnectionCount: Int { state.withLock { $0.open.count } }
 
+    /// The HTTP/2 connections open, for tests.
+    var multiplexedChannels: [any Channel] { state.withLock { $0.multiplexed.values.map(\.channel) } }
+
     /// Closes every connection; exchanges under way fail, and no new one starts.
     func shutdown() {
         let (open, waiting) = state.withLock { state in
@@ -207,6 +210,7 @@ final class HTTPConnections: Sendable {
         }
         guard accepted else {
             opened.channel.close(promise: nil)
+            unreserve(origin)
             throw DownloadError.shutDown
         }
         let channel = opened.channel
@@ -368,7 +372,8 @@ final class HTTPConnections: Sendable {
                 if case .http2(let multiplexer) = negotiated {
                     return .http2(
                         HTTP2Connection(
-                            origin: origin, channel: channel, multiplexer: multiplexer, readTimeout: readTimeout))
+                            origin: origin, channel: channel, multiplexer: multiplexer, readTimeout: readTimeout,
+                            idleTimeout: idleTimeout))
                 }
             }
             return .http1(try await http1(on: channel, to: origin))
