@@ -25,7 +25,10 @@ struct HTTPConnectionsTests {
             configuration.certificateAuthorities = try Self.testAuthority()
             if traced { configuration.tracer = tracer }
             try await withImageDownloader(configuration: configuration) { downloader in
-                let response = try await downloader.data(for: request(server, "/one.jpg"))
+                // Credentials in the URL stay out of the spans.
+                let url = try #require(
+                    URL(string: server.url("/one.jpg").replacingOccurrences(of: "://", with: "://u:secret@")))
+                let response = try await downloader.data(for: DownloadRequest(url: url))
                 #expect(response.body == Self.body)
                 // The downloader's own client carried it: its connection is the one kept open.
                 #expect(downloader.connections.openConnectionCount == 1)
@@ -38,6 +41,7 @@ struct HTTPConnectionsTests {
                     #expect(get.operationName == "GET")
                     #expect(get.parentSpanID == download.spanID)
                     #expect(get.attributes["http.response.status_code"]?.toSpanAttribute() == .int64(200))
+                    #expect(get.attributes["url.full"]?.toSpanAttribute() == .string(server.url("/one.jpg")))
                     #expect(received.header(InMemoryTracer.spanIDKey) == get.spanID)
                 } else {
                     #expect(received.header(InMemoryTracer.spanIDKey) == nil)

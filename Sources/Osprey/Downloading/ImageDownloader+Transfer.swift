@@ -148,7 +148,7 @@ extension ImageDownloader {
                 tracer.inject(context, into: &headers, using: HTTPFieldsInjector())
             }
             span.set("http.request.method", "GET")
-            span.set("url.full", url.absoluteString)
+            span.set("url.full", Self.tracedURL(url))
             span.set("server.address", origin.host)
             span.set("server.port", origin.port)
             do {

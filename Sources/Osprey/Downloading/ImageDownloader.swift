@@ -264,7 +264,7 @@ public final class ImageDownloader: DataLoading {
     }
 
     /// A URL as a span records it: without a user name and password.
-    private static func tracedURL(_ url: URL) -> String {
+    static func tracedURL(_ url: URL) -> String {
         guard url.user != nil || url.password != nil,
             var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         else { return url.absoluteString }
