@@ -116,7 +116,7 @@ extension ImagePlaceholders {
     // MARK: ThumbHash
 
     /// The image's ThumbHash (Evan Wallace's format, alpha and aspect ratio included) as its bytes: 5 to 25 of them,
-    /// of which ``thumbHash`` is the base64.
+    /// of which ``thumbHash()`` is the base64.
     ///
     /// The arithmetic is the reference encoder's, step for step (PyPI `thumbhash-python`, a port of the JavaScript
     /// original, with its round-half-to-even), so the same pixels give the same bytes.
