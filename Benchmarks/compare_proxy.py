@@ -36,8 +36,11 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
   nginx over https (HTTP/2 offered; a certificate of an authority the script makes, which osprey gets with
   --ca-file and thumbor with HTTP_LOADER_CA_CERTS). Targets: osprey >= 1.8x and >= 1.5x thumbor over https, and
   >= 0.9x its own throughput over http.
+- input kinds over https: the same, for a 1920x1080 and a 4000x3000 JPEG made four ways from the photo (4:2:0 q85,
+  4:4:4 q95, progressive 4:2:0 q85, and the photo half-blended with noise at 4:2:0 q85): the ratio per kind, against
+  the same targets, so that a reader sees where osprey's lead is large and where it is small.
 
-PROXY_BENCH_PHASES=hot,cold,https,avif,features,variants,mix,info runs some phases only (all by default).
+PROXY_BENCH_PHASES=hot,cold,https,kinds,avif,features,variants,mix,info runs some phases only (all by default).
 """
 import os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -56,7 +59,23 @@ SOURCES = 20000  # distinct source URLs per size (symlinks to one file): more th
 SIZES = ((640, 480), (1920, 1080), (4000, 3000))
 VARIANT_WIDTHS = list(range(64, 64 + 15 * 48, 48))  # 15 sizes
 VARIANT_FORMATS = ("jpeg", "webp")
-PHASES = set(os.environ.get("PROXY_BENCH_PHASES", "hot,cold,https,avif,features,variants,mix,info").split(","))
+PHASES = set(os.environ.get("PROXY_BENCH_PHASES", "hot,cold,https,kinds,avif,features,variants,mix,info").split(","))
+# The input kinds of the cold phase over https: how a JPEG was made changes what decoding it costs.
+KINDS = {"420q85": "4:2:0 q85", "444q95": "4:4:4 q95", "progressive": "progressive 4:2:0 q85",
+         "noise": "noisy synthetic 4:2:0 q85"}
+MAKE_KINDS = """
+import sys, random
+from PIL import Image
+data, out = sys.argv[1], sys.argv[2]
+for w, h in ((1920, 1080), (4000, 3000)):
+    photo = Image.open(f"{data}/photo-{w}x{h}.png").convert("RGB")
+    photo.save(f"{out}/420q85-{w}.jpg", quality=85, subsampling=2)
+    photo.save(f"{out}/444q95-{w}.jpg", quality=95, subsampling=0)
+    photo.save(f"{out}/progressive-{w}.jpg", quality=85, subsampling=2, progressive=True)
+    # Noise over the photo: entropy decoding, not the picture, dominates.
+    noise = Image.merge("RGB", [Image.effect_noise((w, h), 64) for _ in range(3)])
+    Image.blend(photo, noise, 0.5).save(f"{out}/noise-{w}.jpg", quality=85, subsampling=2)
+"""
 # The thumbor URL mix: what thumbor's users ask most, in turn.
 THUMBOR_MIX = ["300x200/", "fit-in/400x400/", "200x300/filters:quality(70)/", "fit-in/300x300/filters:format(webp)/",
                "150x150/filters:grayscale()/"]
@@ -256,6 +275,13 @@ def main():
                         "d.rounded_rectangle((0, 0, 199, 59), 12, fill=(255, 255, 255, 200))\n"
                         "d.text((20, 20), 'osprey', fill=(20, 40, 120, 255)); im.save(sys.argv[1])",
                         str(root / "wm.png")], check=True)
+        if "kinds" in PHASES:
+            subprocess.run([python, "-c", MAKE_KINDS, str(DATA), str(root)], check=True)
+            for kind in KINDS:
+                for w in (1920, 4000):
+                    (root / f"k{kind}-{w}").mkdir()
+                    for i in range(SOURCES):
+                        os.symlink(root / f"{kind}-{w}.jpg", root / f"k{kind}-{w}" / f"{i}.jpg")
         nginx_port, nginx_tls_port = free_port(), free_port()
         processes.append(start_nginx(root, nginx_port, work / "nginx", tls_port=nginx_tls_port))
         global ORIGIN_LOG
@@ -357,6 +383,22 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                     f"s{w}/%d.jpg", 256, 256, base=secure_origin)
                 script = cold_script(work, f"cold-https-{name}-{w}", template)
                 results["cold https", label, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script,
+                                                             cold=True)
+
+        # The cold phase over https once more for each input kind, ratio per kind.
+        for kind, description in KINDS.items():
+            if "kinds" not in PHASES:
+                break
+            for w in (1920, 4000):
+                size = (root / f"{kind}-{w}.jpg").stat().st_size
+                print(f"cold {w} {description} ({size / 1e6:.2f} MB) over https -> fit 256x256 JPEG, every request a "
+                      f"new source, wrk -t2 -c{CONNECTIONS} -d{DURATION}s", flush=True)
+                for name in ("osprey", "thumbor"):
+                    port, pids = targets[name]
+                    template = (osprey_path if name != "thumbor" else thumbor_path)(
+                        f"k{kind}-{w}/%d.jpg", 256, 256, base=secure_origin)
+                    script = cold_script(work, f"kind-{name}-{kind}-{w}", template)
+                    results["kind", kind, w, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script,
                                                              cold=True)
 
         for phase, source, size, form in (("avif source", "a1920/%d.avif", 256, "jpeg"),
@@ -487,6 +529,10 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                  ("thumbor URL mix cold vs thumbor", ("mix cold", "osprey"), ("mix cold", "thumbor"), 1.8),
                  ("cold /info vs thumbor meta/", ("info", "osprey"), ("info", "thumbor"), 5.0),
                  ("cold /info vs cold /img?w=64 (within 1.3x)", ("info", "osprey"), ("info", "osprey w=64"), 1 / 1.3)]
+        for kind, description in KINDS.items():
+            for w, target in ((1920, 1.8), (4000, 1.5)):
+                pairs.append((f"cold {w} {description} over https vs thumbor", ("kind", kind, w, "osprey"),
+                              ("kind", kind, w, "thumbor"), target))
         for name, ours, theirs, target in pairs:
             if have(ours, theirs):
                 checks.append((name, ratio(results[ours], results[theirs]), target))
