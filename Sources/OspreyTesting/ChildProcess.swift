@@ -33,10 +33,14 @@ public enum ChildProcess {
     /// Runs `path` with `arguments` and `environment` (the test's own when `nil`), its output to the files named (or
     /// discarded); kills it after `timeout`. It blocks its thread until the child ends: from async code, call it in
     /// ``onOwnThread(_:)``, not on the few threads every task (and every in-process server) shares.
-    public static func run(
+    /// Starts `path` with `arguments` (standard input, output and error from and to the files named, `/dev/null`
+    /// when none, no other descriptor inherited) and returns its process id; the caller waits for it. `posix_spawn`,
+    /// not Foundation's `Process`, whose `run()` crashed in a copy when tests on several threads started processes
+    /// at once.
+    public static func spawn(
         _ path: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil,
-        output: String? = nil, error: String? = nil, timeout: DispatchTimeInterval? = nil
-    ) throws -> Outcome {
+        output: String? = nil, error: String? = nil
+    ) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -52,6 +56,14 @@ public enum ChildProcess {
         var pid: pid_t = 0
         let code = posix_spawn(&pid, path, &actions, nil, argv, envp)
         guard code == 0 else { throw SpawnFailed(code: code) }
+        return pid
+    }
+
+    public static func run(
+        _ path: String, _ arguments: [String], environment: [String: String]? = nil, input: String? = nil,
+        output: String? = nil, error: String? = nil, timeout: DispatchTimeInterval? = nil
+    ) throws -> Outcome {
+        let pid = try spawn(path, arguments, environment: environment, input: input, output: output, error: error)
 
         // The wait on a thread of its own, so that the timeout can kill the child while it is blocked.
         let ended = DispatchSemaphore(value: 0)

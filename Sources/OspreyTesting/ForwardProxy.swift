@@ -61,16 +61,12 @@ public func withForwardProxy<Result>(_ body: (ForwardProxy) async throws -> Resu
         MaxClients 200
         """
     try configuration.write(toFile: directory + "/tinyproxy.conf", atomically: true, encoding: .utf8)
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = ["-d", "-c", directory + "/tinyproxy.conf"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    try process.run()
+    let pid = try ChildProcess.spawn(executable, ["-d", "-c", directory + "/tinyproxy.conf"])
     defer {
         // tinyproxy in the foreground notes SIGTERM and exits when its loop next wakes, which may be never.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        kill(pid, SIGKILL)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
     }
     // Ready once it accepts a connection (a few milliseconds; at most five seconds).
     var ready = false
