@@ -45,7 +45,7 @@ public enum PeerPython {
                 directory.appendingPathComponent("stdout"), directory.appendingPathComponent("stderr")
             )
             let outcome = try ChildProcess.run(
-                path, ["-c", code] + arguments, output: output.path, error: error.path)
+                path, ["-c", code] + arguments, output: .file(output.path), error: .file(error.path))
             return Run(
                 status: outcome.status,
                 standardOutput: String(decoding: try Data(contentsOf: output), as: UTF8.self),

@@ -127,22 +127,21 @@ struct FetchOutputTests {
                 let output = directory + "/out"
                 for round in 0..<6 {
                     // When a run is killed after its first `round + 1` results
-                    let process = Process()
-                    process.executableURL = URL(fileURLWithPath: try OspreyBinary.path)
-                    process.arguments = ["fetch", "--no-cache", "--force", "-o", output] + urls
-                    let pipe = Pipe()
-                    process.standardOutput = pipe
-                    process.standardError = FileHandle.nullDevice
-                    try process.run()
+                    let pipe = try ChildProcess.pipe()
+                    let process = try ChildProcess.spawn(
+                        try OspreyBinary.path, ["fetch", "--no-cache", "--force", "-o", output] + urls,
+                        output: .descriptor(pipe.write))
+                    close(pipe.write)
                     var lines = 0
-                    let reader = pipe.fileHandleForReading
+                    var chunk = [UInt8](repeating: 0, count: 4096)
                     while lines <= round {
-                        let chunk = reader.availableData
-                        if chunk.isEmpty { break }
-                        lines += chunk.filter { $0 == UInt8(ascii: "\n") }.count
+                        let count = chunk.withUnsafeMutableBytes { read(pipe.read, $0.baseAddress, $0.count) }
+                        if count <= 0 { break }
+                        lines += chunk[..<count].filter { $0 == UInt8(ascii: "\n") }.count
                     }
-                    kill(process.processIdentifier, SIGKILL)
-                    process.waitUntilExit()
+                    kill(process, SIGKILL)
+                    close(pipe.read)
+                    _ = try await onOwnThread { ChildProcess.wait(process) }
 
                     // Then every file under a result's name is whole, and nothing else is visible
                     for name in try FileManager.default.contentsOfDirectory(atPath: output) {
@@ -156,11 +155,9 @@ struct FetchOutputTests {
                 }
 
                 // A leftover of a run that is gone (a process that has exited) is removed by the next run.
-                let finished = Process()
-                finished.executableURL = URL(fileURLWithPath: "/bin/true")
-                try finished.run()
-                finished.waitUntilExit()
-                let leftover = output + "/.osprey-\(finished.processIdentifier)-1a2b.tmp"
+                let finished = try ChildProcess.spawn("/bin/true", [])
+                _ = try await onOwnThread { ChildProcess.wait(finished) }
+                let leftover = output + "/.osprey-\(finished)-1a2b.tmp"
                 #expect(FileManager.default.createFile(atPath: leftover, contents: Data([1, 2, 3])))
                 let clean = try await OspreyBinary.run(["fetch", "--no-cache", "--force", "-o", output, urls[0]])
                 #expect(clean.status == 0)

@@ -40,25 +40,18 @@ enum OspreyBinary {
     ) throws -> Run {
         func quoted(_ argument: String) -> String { "'" + argument.replacingOccurrences(of: "'", with: "'\\''") + "'" }
         let command = ([path] + arguments).map(quoted).joined(separator: " ")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", command, "/dev/null"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-tty-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let outputURL = directory.appendingPathComponent("terminal")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        let output = try FileHandle(forWritingTo: outputURL)
-        defer { try? output.close() }
-        process.standardOutput = output
-        process.standardError = output
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        let outputPath = directory.appendingPathComponent("terminal").path
+        let outcome = try ChildProcess.run(
+            "/usr/bin/script", ["-qec", command, "/dev/null"],
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, output: .file(outputPath),
+            error: .descriptor(1))
         return Run(
-            status: process.terminationStatus,
-            standardOutput: String(decoding: try Data(contentsOf: outputURL), as: UTF8.self), standardError: "")
+            status: outcome.status,
+            standardOutput: String(decoding: try Data(contentsOf: URL(fileURLWithPath: outputPath)), as: UTF8.self),
+            standardError: "", signal: outcome.signal)
     }
 
     struct BinaryNotFound: Error {
@@ -103,7 +96,7 @@ enum OspreyBinary {
         }
         let outcome = try ChildProcess.run(
             executable, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
-            input: inputPath, output: outputPath, error: errorPath)
+            input: .path(inputPath), output: .file(outputPath), error: .file(errorPath))
         return Run(
             status: outcome.status,
             standardOutput: String(decoding: try Data(contentsOf: URL(fileURLWithPath: outputPath)), as: UTF8.self),

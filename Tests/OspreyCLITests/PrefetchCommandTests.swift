@@ -71,29 +71,22 @@ struct PrefetchCommandTests {
                 // A named pipe, written by another process while prefetch reads it.
                 let fifo = directory + "/urls.fifo"
                 #expect(mkfifo(fifo, 0o600) == 0)
-                let writer = Process()
-                writer.executableURL = URL(fileURLWithPath: "/bin/sh")
-                writer.arguments = ["-c", "printf '%s\\n' \"$0\" > \"$1\"", server.url("/a.png"), fifo]
-                try writer.run()
+                let writer = try ChildProcess.spawn(
+                    "/bin/sh", ["-c", "printf '%s\\n' \"$0\" > \"$1\"", server.url("/a.png"), fifo])
                 let piped = try await OspreyBinary.run(["prefetch", "-i", fifo] + cache)
-                writer.waitUntilExit()
+                _ = try await onOwnThread { ChildProcess.wait(writer) }
                 #expect(piped.status == 0, "\(piped.standardError)")
                 #expect(piped.standardOutput.hasPrefix(#"{"finished":0,"skipped":1,"#))
 
                 // bash's <(cmd), a /dev/fd path.
-                let shell = Process()
-                shell.executableURL = URL(fileURLWithPath: "/bin/bash")
-                shell.arguments = [
-                    "-c", "\"$0\" prefetch -i <(printf '%s\\n' \"$1\") --cache-dir \"$2\" --json",
-                    try OspreyBinary.path, server.url("/a.png"), directory + "/cache",
-                ]
-                let output = Pipe()
-                shell.standardOutput = output
-                try shell.run()
-                let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                shell.waitUntilExit()
-                #expect(shell.terminationStatus == 0)
-                #expect(text.hasPrefix(#"{"finished":0,"skipped":1,"#))
+                let shell = try await OspreyBinary.run(
+                    "/bin/bash",
+                    [
+                        "-c", "\"$0\" prefetch -i <(printf '%s\\n' \"$1\") --cache-dir \"$2\" --json",
+                        try OspreyBinary.path, server.url("/a.png"), directory + "/cache",
+                    ])
+                #expect(shell.status == 0, "\(shell.standardError)")
+                #expect(shell.standardOutput.hasPrefix(#"{"finished":0,"skipped":1,"#))
             }
         }
     }

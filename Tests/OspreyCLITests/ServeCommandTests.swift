@@ -127,8 +127,8 @@ import Testing
 /// `osprey serve` (or another server of this package: an example) running in a child process: its port, read from
 /// the log line that announces it, and its exit.
 final class ServeProcess: Sendable {
-    private let process: Process
-    /// What the handlers, which run on Foundation's threads, share with the test.
+    private let pid: pid_t
+    /// What the reading and waiting threads share with the test.
     private final class Shared: Sendable {
         let exit = Synchronization.Mutex<(status: Int32?, waiter: CheckedContinuation<Int32, Never>?)>((nil, nil))
         let log = Synchronization.Mutex("")
@@ -140,14 +140,12 @@ final class ServeProcess: Sendable {
     private let logLines: AsyncStream<String>
 
     init(arguments: [String], executable: String? = nil, environment: [String: String] = [:]) throws {
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: try executable ?? OspreyBinary.path)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
-        let errors = Pipe()
-        process.standardError = errors
+        let errors = try ChildProcess.pipe()
+        defer { close(errors.write) }
+        pid = try ChildProcess.spawn(
+            try executable ?? OspreyBinary.path, arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            error: .descriptor(errors.write))
         let (stream, continuation) = AsyncStream<Int?>.makeStream()
         let (logLines, logContinuation) = AsyncStream<String>.makeStream()
         self.logLines = logLines
@@ -158,36 +156,40 @@ final class ServeProcess: Sendable {
             }
             throw ServeProcessError.exitedBeforeListening
         }
-        errors.fileHandleForReading.readabilityHandler = { [shared] handle in
-            let data = handle.availableData
-            guard !data.isEmpty else {
-                handle.readabilityHandler = nil
-                continuation.yield(nil)
-                logContinuation.finish()
-                return
+        // Its standard error, read on a thread of its own until the process closes it.
+        Thread { [shared, reader = errors.read] in
+            defer { close(reader) }
+            var chunk = [UInt8](repeating: 0, count: 16_384)
+            while true {
+                let count = chunk.withUnsafeMutableBytes { read(reader, $0.baseAddress, $0.count) }
+                if count < 0 && errno == EINTR { continue }
+                guard count > 0 else { break }
+                let text = shared.log.withLock { log in
+                    log += String(decoding: chunk[..<count], as: UTF8.self)
+                    return log
+                }
+                logContinuation.yield(text)
+                // The start line, logged once bound (`osprey serve listening`, `example listening`): with `--port 0`
+                // it names the port the system chose.
+                if let range = text.range(
+                    of: #"address=127\.0\.0\.1:[0-9]+ .*listening"#, options: .regularExpression),
+                    let port = Int(text[range].split(separator: ":")[1].prefix(while: \.isNumber))
+                {
+                    continuation.yield(port)
+                }
             }
-            let text = shared.log.withLock { log in
-                log += String(decoding: data, as: UTF8.self)
-                return log
-            }
-            logContinuation.yield(text)
-            // The start line, logged once bound (`osprey serve listening`, `example listening`): with `--port 0` it
-            // names the port the system chose.
-            if let range = text.range(of: #"address=127\.0\.0\.1:[0-9]+ .*listening"#, options: .regularExpression),
-                let port = Int(text[range].split(separator: ":")[1].prefix(while: \.isNumber))
-            {
-                continuation.yield(port)
-            }
-        }
-        process.terminationHandler = { [shared] process in
+            continuation.yield(nil)
+            logContinuation.finish()
+        }.start()
+        Thread { [shared, pid] in
+            let status = ChildProcess.wait(pid).status
             let waiter = shared.exit.withLock { state in
-                state.status = process.terminationStatus
+                state.status = status
                 defer { state.waiter = nil }
                 return state.waiter
             }
-            waiter?.resume(returning: process.terminationStatus)
-        }
-        try process.run()
+            waiter?.resume(returning: status)
+        }.start()
     }
 
     /// The port it listens on, once it says so.
@@ -205,7 +207,7 @@ final class ServeProcess: Sendable {
 
     /// Sends SIGTERM.
     func terminate() {
-        kill(process.processIdentifier, SIGTERM)
+        kill(pid, SIGTERM)
     }
 
     /// Its exit status, once it has exited.
@@ -223,7 +225,7 @@ final class ServeProcess: Sendable {
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if shared.exit.withLock({ $0.status == nil }) { kill(pid, SIGKILL) }
     }
 }
 

@@ -91,13 +91,12 @@ extension TerminalProgressTests {
                 server.url("/stuck.png"),
             ]
             .map { "'" + $0 + "'" }.joined(separator: " ")
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-            process.arguments = ["-qec", command, "/dev/null"]
-            let keyboard = Pipe()
-            process.standardInput = keyboard
-            process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: screen))
-            try process.run()
+            let keyboard = try ChildProcess.pipe()
+            let process = try ChildProcess.spawn(
+                "/usr/bin/script", ["-qec", command, "/dev/null"], input: .descriptor(keyboard.read),
+                output: .file(screen))
+            close(keyboard.read)
+            defer { close(keyboard.write) }
             // The terminal shows the bars once the request is at the origin (the origin holds it).
             await server.waitForRequests(to: "/stuck.png", count: 1)
             let deadline = ContinuousClock.now + .seconds(20)
@@ -107,10 +106,11 @@ extension TerminalProgressTests {
                 try await Task.sleep(for: .milliseconds(20))  // polling another process's terminal output
             }
             // Ctrl-C, through the terminal's line discipline (an error, not a crash, if the process is gone).
-            try keyboard.fileHandleForWriting.write(contentsOf: Data([0x03]))
-            process.waitUntilExit()
+            var interrupt: UInt8 = 0x03
+            _ = write(keyboard.write, &interrupt, 1)
+            let outcome = try await onOwnThread { ChildProcess.wait(process) }
             let output = String(decoding: FileManager.default.contents(atPath: screen) ?? Data(), as: UTF8.self)
-            #expect(process.terminationStatus == 130)
+            #expect(outcome.status == 130)
             #expect(output.contains("fetched 0/1"))
             #expect(output.hasSuffix(Self.escape + "[?25h"))
         }

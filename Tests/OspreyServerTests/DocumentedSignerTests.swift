@@ -95,23 +95,17 @@ import Testing
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let file = directory + "/" + signer.file
         try code.write(toFile: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(
-            fileURLWithPath: try #require(Self.installed(signer.tool), "\(signer.tool) is required"))
-        // The file by its absolute path: the child needs no working directory of its own.
-        process.arguments = signer.arguments + [file]
+        let tool = try #require(Self.installed(signer.tool), "\(signer.tool) is required")
         var environment = ProcessInfo.processInfo.environment
         // Go keeps its build cache under the home directory, which a CI runner may not have.
         environment["GOCACHE"] = environment["GOCACHE"] ?? NSTemporaryDirectory() + "osprey-go-cache"
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        // The file by its absolute path: the child needs no working directory of its own.
+        let outcome = try ChildProcess.run(
+            tool, signer.arguments + [file], environment: environment, output: .file(directory + "/output"),
+            error: .descriptor(1))
+        let data = FileManager.default.contents(atPath: directory + "/output") ?? Data()
         let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        #expect(process.terminationStatus == 0, "\(signer): \(text)")
+        #expect(outcome.status == 0, "\(signer): \(text)")
         return text
     }
 }

@@ -38,21 +38,21 @@ import Testing
     ) throws -> [(status: Int32, output: String)] {
         // Every worker opens the cache at the same instant, a moment after the last one is spawned.
         let startAt = Date().timeIntervalSince1970 + 0.05 * Double(workers) + 0.1
-        let processes = try (0..<workers).map { worker -> (Process, Pipe) in
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: workerPath)
-            process.arguments = [base, "shared", "\(worker)", "\(count)", "\(sizeLimit)", "\(inlineSizeLimit)"]
-            process.environment = ProcessInfo.processInfo.environment.merging(["START_AT": "\(startAt)"]) { $1 }
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            return (process, pipe)
+        let outputs = FileManager.default.temporaryDirectory.appendingPathComponent("osprey-workers-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: outputs, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: outputs) }
+        let environment = ProcessInfo.processInfo.environment.merging(["START_AT": "\(startAt)"]) { $1 }
+        let processes = try (0..<workers).map { worker -> (pid_t, String) in
+            let output = outputs + "/\(worker)"
+            let pid = try ChildProcess.spawn(
+                workerPath, [base, "shared", "\(worker)", "\(count)", "\(sizeLimit)", "\(inlineSizeLimit)"],
+                environment: environment, output: .file(output), error: .descriptor(1))
+            return (pid, output)
         }
-        return processes.map { process, pipe in
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, output)
+        return processes.map { pid, output in
+            let outcome = ChildProcess.wait(pid)
+            let text = String(decoding: FileManager.default.contents(atPath: output) ?? Data(), as: UTF8.self)
+            return (outcome.status, text)
         }
     }
 
