@@ -83,6 +83,7 @@ HEAVY_SUITES := CorpusSweepTests|InfoCorpusTests|ThumborSideBySideTests|ImageDec
 HEAVY_SUITES := $(HEAVY_SUITES)|ImageEncoderCorpusTests|AVIFCorpusTests|AVIFEncoderCorpusTests|HEICCorpusTests
 HEAVY_SUITES := $(HEAVY_SUITES)|JXLCorpusTests|DecodingEstimateTests|ColorManagementTests|PeerClientTests
 HEAVY_SUITES := $(HEAVY_SUITES)|PlaceholderReferenceTests|DocumentedSignerTests|SignCommandTests
+HEAVY_SUITES := $(HEAVY_SUITES)|ImageQualityReferenceTests
 test: deps
 	./scripts/test-tools.sh
 	./scripts/test-venv.sh
@@ -159,9 +160,9 @@ fuzz: deps
 ## decode, encode and thumbnails beside pyvips, Pillow, avifdec and avifenc, the
 ## caches' latency and scaling, downloads from a local nginx beside curl, aiohttp and URLSession, osprey prefetch and
 ## fetch beside curl, then ImageManager's loads from memory, disk and nginx beside a requests + Pillow loop, the
-## processors' thumbnail job and resize beside Pillow and pyvips, and osprey serve beside thumbor and nginx under wrk,
-## then its memory budget under 64 concurrent 49 MP PNGs, then osprey's start-up and one-process-per-image thumbnail
-## loop beside djpeg and ImageMagick
+## processors' thumbnail job and resize beside Pillow and pyvips, SSIMULACRA 2 beside its PyPI port, and osprey
+## serve beside thumbor and nginx under wrk, then its memory budget under 64 concurrent 49 MP PNGs, then osprey's
+## start-up and one-process-per-image thumbnail loop beside djpeg and ImageMagick
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
 	python3 Benchmarks/compare_codecs.py
@@ -172,6 +173,7 @@ bench: deps
 	python3 Benchmarks/compare_prefetch.py
 	python3 Benchmarks/compare_manager.py
 	python3 Benchmarks/compare_processors.py
+	python3 Benchmarks/compare_quality.py
 	python3 Benchmarks/compare_proxy.py
 	python3 Benchmarks/compare_memory.py
 	python3 Benchmarks/compare_startup.py

@@ -27,7 +27,7 @@ struct OspreyCommand: AsyncParsableCommand {
             ? versionText : "osprey \(OspreyVersion.current)",
         subcommands: [
             FetchCommand.self, PrefetchCommand.self, CacheCommand.self, InfoCommand.self, ConvertCommand.self,
-            ServeCommand.self, SignCommand.self,
+            ServeCommand.self, SignCommand.self, CompareCommand.self,
         ]
     )
 

@@ -18,6 +18,11 @@
 // processor-benchmark encode-jxl FILE ITERATIONS OUT [QUALITY [EFFORT]]
 //                                                      the same as JPEG XL, at QUALITY (80) and EFFORT
 //                                                      (EncodingOptions' default)
+// processor-benchmark ssimulacra2 REFERENCE ITERATIONS DISTORTED
+//                                                      both files decoded once, then scored: prints the whole score
+//                                                      (the reference prepared each time) and, as "candidate", the
+//                                                      distorted image against a reference prepared once (what q=auto
+//                                                      pays per candidate), with "score"
 //
 // Single thread. Prints one JSON line: {"best","median"} in seconds per run (variants: and its parts).
 import Foundation
@@ -29,8 +34,8 @@ guard arguments.count >= 4, let iterations = Int(arguments[2]), iterations > 0,
     let data = FileManager.default.contents(atPath: arguments[1])
 else {
     let usage =
-        "usage: processor-benchmark thumbnail|cover|smart|resize|variants|encode-avif|encode-jxl FILE ITERATIONS OUT "
-        + "[QUALITY [SPEED|EFFORT]]\n"
+        "usage: processor-benchmark thumbnail|cover|smart|resize|variants|encode-avif|encode-jxl|ssimulacra2 FILE "
+        + "ITERATIONS OUT [QUALITY [SPEED|EFFORT]]\n"
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
 }
@@ -118,6 +123,23 @@ case "variants":
     print(
         #"{"best":\#(timed.times[0]),"median":\#(timed.times[timed.times.count / 2]),"decode":\#(decodes.min()!),"#
             + #""resize":\#(resizes.min()!),"encode":\#(encodes.min()!),"outputs":\#(widths.count * 2)}"#)
+    exit(0)
+case "ssimulacra2":
+    let reference = try ImageDecoder.decode(bytes)
+    let distorted = try ImageDecoder.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: outputPath))))
+    var score = 0.0
+    let whole = try measure {
+        score = try ImageQuality.ssimulacra2(reference: reference, distorted: distorted)
+        return []
+    }
+    let prepared = try ImageQuality.Reference(reference)
+    let candidate = try measure {
+        score = try prepared.ssimulacra2(distorted)
+        return []
+    }
+    print(
+        #"{"best":\#(whole.times[0]),"median":\#(whole.times[whole.times.count / 2]),"#
+            + #""candidate":\#(candidate.times[0]),"score":\#(score)}"#)
     exit(0)
 default:
     FileHandle.standardError.write(Data("unknown mode \(arguments[0])\n".utf8))
