@@ -71,6 +71,7 @@ let package = Package(
             dependencies: [
                 "OspreyCodecs",
                 "COspreyLibraryLoader",
+                "COspreyCodecShims",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

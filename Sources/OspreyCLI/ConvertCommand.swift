@@ -32,9 +32,8 @@ struct ConvertCommand: AsyncParsableCommand {
     @Option(help: "Output format: jpeg, png, webp, gif, avif or jxl. Default: from OUT's extension.")
     var format: OutputFormat?
 
-    @Option(
-        help: "Quality 0-100 for JPEG, lossy WebP, AVIF and JPEG XL (default 85).", transform: DecimalArgument.integer)
-    var quality: Int?
+    @Option(help: ArgumentHelp(QualityArgument.help), transform: QualityArgument.parse)
+    var quality: QualityArgument?
 
     @Flag(help: "Encode WebP, AVIF or JPEG XL losslessly.")
     var lossless = false
@@ -60,9 +59,6 @@ struct ConvertCommand: AsyncParsableCommand {
 
     func validate() throws {
         if fit != nil && resize == nil { throw ValidationError("--fit needs --resize WxH") }
-        if let quality, !(0...100).contains(quality) {
-            throw ValidationError("--quality must be between 0 and 100")
-        }
         if format == nil, OutputFormat(extensionOf: output) == nil {
             throw ValidationError("cannot tell the format from '\(output)': pass --format jpeg|png|webp|gif|avif|jxl")
         }
@@ -80,7 +76,6 @@ struct ConvertCommand: AsyncParsableCommand {
     func run() async throws {
         let target = (format ?? OutputFormat(extensionOf: output) ?? OutputFormat(.png)).imageFormat
         var options = EncodingOptions()
-        if let quality { options.quality = quality }
         options.isLossless = lossless
         do {
             let reader = SourceReader(byteLimit: limit.maxBytes, certificateAuthorityFile: certificateAuthority.path)
@@ -125,7 +120,8 @@ struct ConvertCommand: AsyncParsableCommand {
                 try downsample?.decode(bytes, options: decoding) ?? ImageDecoder.decode(bytes, options: decoding)
             for warning in decoded.warnings { printError("\(input): warning: \(warning)") }
             let image = try downsample?.process(decoded) ?? decoded
-            try write(try ImageEncoder.encode(image, as: target, options: metadata.applied(to: options)))
+            let output = ImageOutput(.format(target), options: metadata.applied(to: options))
+            try write(try (quality?.applied(to: output) ?? output).encode(image).bytes)
         } catch let error as ExitCode {
             throw error
         } catch let error as CommandError {

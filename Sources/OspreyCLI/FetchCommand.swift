@@ -53,8 +53,8 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Format written: jpeg, png, webp, gif, or original (the default: the bytes as downloaded).")
     var format: FetchFormat = .original
 
-    @Option(help: "Quality 0-100 for JPEG and lossy WebP (default 85).", transform: DecimalArgument.integer)
-    var quality: Int?
+    @Option(help: ArgumentHelp(QualityArgument.help), transform: QualityArgument.parse)
+    var quality: QualityArgument?
 
     @Flag(help: "Overwrite existing files instead of choosing a new name.")
     var force = false
@@ -77,10 +77,9 @@ struct FetchCommand: AsyncParsableCommand {
     @OptionGroup var metadata: MetadataOptions
 
     func validate() throws {
-        if let quality, !(0...100).contains(quality) { throw ValidationError("--quality must be between 0 and 100") }
         if fit != nil && resize == nil { throw ValidationError("--fit needs --resize WxH") }
         if quality != nil && !format.takesQuality && resize == nil {
-            throw ValidationError("--quality applies to --format jpeg or webp")
+            throw ValidationError("--quality applies to --format jpeg, webp, avif or jxl")
         }
         if let input {
             try URLList.checkReadable(input)
@@ -288,10 +287,9 @@ struct FetchCommand: AsyncParsableCommand {
             written = ImageFormat(sniffing: data)
         } else {
             written = format.imageFormat ?? (image.sourceFormat == .unknown ? .png : image.sourceFormat)
-            var encoding = metadata.applied(to: EncodingOptions())
-            if let quality { encoding.quality = quality }
+            let output = ImageOutput(.format(written), options: metadata.applied(to: EncodingOptions()))
             do {
-                bytes = try ImageEncoder.encode(image, as: written, options: encoding)
+                bytes = try (quality?.applied(to: output) ?? output).encode(image).bytes
             } catch {
                 throw CommandError(message: "cannot encode as \(written): \(error)")
             }

@@ -110,6 +110,7 @@ struct ImageResponder {
             headers[.cacheControl] = "no-store"
         }
         headers[.eTag] = image.etag
+        if let quality = image.quality { headers[.ospreyQuality] = String(quality) }
         if !vary.isEmpty { headers[.vary] = vary.joined(separator: ", ") }
         if Self.matches(ifNoneMatch, etag: image.etag) {
             return Response(status: .notModified, headers: headers)
@@ -173,4 +174,9 @@ struct ImageResponder {
         let error: String
         let status: Int
     }
+}
+
+extension HTTPField.Name {
+    /// The quality a search chose for the answer's bytes (`q=auto`, `mb`).
+    static let ospreyQuality = Self("Osprey-Quality")!
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Osprey
 import OspreyCodecs
 import OspreyTesting
 import Testing
@@ -36,6 +37,37 @@ import Testing
             let high = try Data(contentsOf: URL(fileURLWithPath: directory + "/high.out"))
             #expect(ImageFormat(sniffing: low) == .jpeg)
             #expect(low.count < high.count)
+        }
+    }
+
+    @Test("--quality auto:T writes the lowest quality that scores T; a target outside 1-100 is a usage error")
+    func perceptualQuality() async throws {
+        try await withTemporaryDirectory { directory in
+            var bytes: [UInt8] = []
+            for y in 0..<96 {
+                for x in 0..<128 {
+                    bytes += [UInt8(128 + 100 * sin(Double(x) / 3 + Double(y) / 11)), UInt8(x * 2), UInt8(y * 2)]
+                }
+            }
+            let source = Image(pixels: try PixelBuffer(width: 128, height: 96, format: .rgb8, bytes: bytes))
+            let input = try write(try ImageEncoder.encode(source, as: .png), to: directory + "/in.png")
+            var sizes: [Int] = []
+            for target in ["50", "75"] {
+                let output = directory + "/auto\(target).webp"
+                let run = try await OspreyBinary.run(["convert", input, output, "--quality", "auto:" + target])
+                #expect(run.status == 0, "\(run.standardError)")
+                let written = try Data(contentsOf: URL(fileURLWithPath: output))
+                let score = try ImageQuality.ssimulacra2(reference: source, distorted: try ImageDecoder.decode(written))
+                #expect(score >= Double(target)!, "auto:\(target) scores \(score)")
+                sizes.append(written.count)
+            }
+            #expect(sizes[0] < sizes[1])
+            #expect(
+                try await OspreyBinary.run(["convert", input, directory + "/d.jpg", "--quality", "auto"]).status == 0)
+            for bad in ["auto:0", "auto:101", "auto:", "automatic"] {
+                let run = try await OspreyBinary.run(["convert", input, directory + "/e.jpg", "--quality", bad])
+                #expect(run.status == 2, "--quality \(bad): \(run.standardError)")
+            }
         }
     }
 

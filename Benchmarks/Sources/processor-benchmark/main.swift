@@ -23,6 +23,13 @@
 //                                                      (the reference prepared each time) and, as "candidate", the
 //                                                      distorted image against a reference prepared once (what q=auto
 //                                                      pays per candidate), with "score"
+// processor-benchmark curve FILE 1 OUT FORMAT       FILE fit inside 1024x1024, then encoded as FORMAT at qualities
+//                                                      10, 15, ... 100: prints one JSON line per quality with its bytes
+//                                                      and SSIMULACRA 2 score
+// processor-benchmark auto FILE ITERATIONS OUT FORMAT [TARGET]
+//                                                      FILE fit inside 1024x1024, then ImageOutput's perceptual
+//                                                      quality (q=auto:TARGET) as FORMAT: prints the time, the quality
+//                                                      chosen, its bytes and score; the result is written to OUT
 //
 // Single thread. Prints one JSON line: {"best","median"} in seconds per run (variants: and its parts).
 import Foundation
@@ -34,7 +41,7 @@ guard arguments.count >= 4, let iterations = Int(arguments[2]), iterations > 0,
     let data = FileManager.default.contents(atPath: arguments[1])
 else {
     let usage =
-        "usage: processor-benchmark thumbnail|cover|smart|resize|variants|encode-avif|encode-jxl|ssimulacra2 FILE "
+        "usage: processor-benchmark thumbnail|cover|smart|resize|variants|encode-avif|encode-jxl|ssimulacra2|curve|auto FILE "
         + "ITERATIONS OUT [QUALITY [SPEED|EFFORT]]\n"
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
@@ -140,6 +147,39 @@ case "ssimulacra2":
     print(
         #"{"best":\#(whole.times[0]),"median":\#(whole.times[whole.times.count / 2]),"#
             + #""candidate":\#(candidate.times[0]),"score":\#(score)}"#)
+    exit(0)
+case "curve", "auto":
+    let source = try ImageDecoder.decode(bytes)
+    let image = try ImageProcessors.Resize(width: 1024, height: 1024).process(source)
+    let formats: [String: ImageFormat] = ["jpeg": .jpeg, "webp": .webp, "avif": .avif, "jxl": .jxl, "png": .png]
+    guard arguments.count > 4, let format = formats[arguments[4]] else {
+        FileHandle.standardError.write(
+            Data("\(arguments[0]): a FORMAT (jpeg, webp, avif, jxl or png) is needed\n".utf8))
+        exit(2)
+    }
+    if arguments[0] == "curve" {
+        let reference = try ImageQuality.Reference(image)
+        for quality in stride(from: 10, through: 100, by: 5) {
+            var options = EncodingOptions()
+            options.quality = quality
+            let encoded = try ImageEncoder.encode(image, as: format, options: options)
+            let score = try reference.ssimulacra2(try ImageDecoder.decode(encoded))
+            print(#"{"quality":\#(quality),"bytes":\#(encoded.count),"score":\#(score)}"#)
+        }
+        exit(0)
+    }
+    var output = ImageOutput(.format(format))
+    output.quality = .perceptual(target: arguments.count > 5 ? Double(arguments[5]) ?? 80 : 80)
+    var encoded: EncodedImage?
+    let timed = try measure {
+        encoded = try output.encode(image)
+        return encoded!.bytes
+    }
+    let score = try ImageQuality.ssimulacra2(reference: image, distorted: try ImageDecoder.decode(encoded!.bytes))
+    try Data(timed.output).write(to: URL(fileURLWithPath: outputPath))
+    print(
+        #"{"best":\#(timed.times[0]),"median":\#(timed.times[timed.times.count / 2]),"#
+            + #""quality":\#(encoded!.quality ?? -1),"bytes":\#(encoded!.bytes.count),"score":\#(score)}"#)
     exit(0)
 default:
     FileHandle.standardError.write(Data("unknown mode \(arguments[0])\n".utf8))

@@ -1,9 +1,10 @@
 #ifndef OSPREY_CODEC_SHIMS_H
 #define OSPREY_CODEC_SHIMS_H
 
-// The only C Osprey writes. libjpeg and libpng report errors by calling a handler that must not return: they expect
-// the caller to longjmp out of it. Swift cannot call setjmp, so every entry point that can fail is wrapped here, each
-// with its own jmp_buf on the C stack, and returns a status plus the library's own message.
+// The C Osprey writes: wrappers of the codec libraries, and pixel loops that must be fast in a debug build too
+// (colour conversion, SSIMULACRA 2's). libjpeg and libpng report errors by calling a handler that must not return:
+// they expect the caller to longjmp out of it. Swift cannot call setjmp, so every entry point that can fail is
+// wrapped here, each with its own jmp_buf on the C stack, and returns a status plus the library's own message.
 
 #include <stddef.h>
 #include <stdint.h>
@@ -256,6 +257,30 @@ void *osprey_pixels_shrink(void *pixels, size_t size, size_t newSize);
 
 /// The libjpeg-turbo version as the number the library was built with, e.g. 2001005 for 2.1.5.
 int osprey_jpeg_turbo_version_number(void);
+
+// MARK: SSIMULACRA 2 (quality.c)
+
+/// Linear sRGB planes of 8-bit RGB(A) pixels: `decoded` maps a byte to its linear value; a pixel whose alpha (byte 3,
+/// when `has_alpha`) is not 255 is blended over `background` (an encoded value, 0–1) first.
+void osprey_quality_linear_planes(const uint8_t *pixels, size_t bytes_per_row, uint32_t width, uint32_t height,
+                                  uint32_t bytes_per_pixel, int has_alpha, float background, const float *decoded,
+                                  float *red, float *green, float *blue);
+/// One plane at half the size (rounded up), each value the mean of a 2 × 2 block, the last row and column repeated.
+void osprey_quality_halve(const float *input, uint32_t width, uint32_t height, float *output);
+/// The cube root of `value` (0 for a value that is not positive), to single precision.
+float osprey_quality_cube_root(float value);
+/// Linear sRGB to XYB rescaled as SSIMULACRA 2 rescales it, `count` values of each plane.
+void osprey_quality_xyb(const float *red, const float *green, const float *blue, size_t count, float *x, float *y,
+                        float *b);
+/// `output[x] = Σ kernel[k] · rows[k][x]` over eleven rows and a symmetric kernel.
+void osprey_quality_weighted_sum(const float *const *rows, const float *kernel, uint32_t width, float *output);
+/// `output[x] = a[x] · b[x]`.
+void osprey_quality_multiply(const float *a, const float *b, uint32_t width, float *output);
+/// Adds one row's SSIMULACRA 2 error sums to `sums`: the SSIM error and its fourth power, the ringing and its fourth
+/// power, the blurring and its fourth power.
+void osprey_quality_error_sums(const float *reference, const float *distorted, const float *mean1,
+                               const float *mean2, const float *sigma11, const float *sigma22, const float *sigma12,
+                               uint32_t width, double *sums);
 
 #ifdef __cplusplus
 }

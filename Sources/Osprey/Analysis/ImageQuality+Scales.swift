@@ -1,3 +1,5 @@
+import COspreyCodecShims
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -28,7 +30,7 @@ struct PreparedScale: Sendable {
                             if input == 0 {
                                 target.update(from: source, count: width)
                             } else {
-                                for x in 0..<width { target[x] = source[x] * source[x] }
+                                osprey_quality_multiply(source, source, UInt32(width), target)
                             }
                         } body: { y, blurred in
                             let offset = plane * count + y * width
@@ -58,117 +60,35 @@ struct PreparedScale: Sendable {
                         for plane in 0..<3 {
                             let a = reference.baseAddress! + plane * count
                             let b = distorted.baseAddress! + plane * count
-                            var sums = Sums()
+                            // The SSIM error, ringing and blurring, each summed and summed to the fourth power.
+                            var sums = [Double](repeating: 0, count: 6)
                             blur.run { row, input, target in
                                 let (rowA, rowB) = (a + row * width, b + row * width)
                                 switch input {
                                 case 0: target.update(from: rowB, count: width)
-                                case 1: for x in 0..<width { target[x] = rowB[x] * rowB[x] }
-                                default: for x in 0..<width { target[x] = rowA[x] * rowB[x] }
+                                case 1: osprey_quality_multiply(rowB, rowB, UInt32(width), target)
+                                default: osprey_quality_multiply(rowA, rowB, UInt32(width), target)
                                 }
                             } body: { y, blurred in
                                 let offset = plane * count + y * width
-                                sums.add(
-                                    reference: a + y * width, distorted: b + y * width,
-                                    mean1: means.baseAddress! + offset, mean2: blurred,
-                                    sigma11: squares.baseAddress! + offset, sigma22: blurred + width,
-                                    sigma12: blurred + 2 * width, width: width)
+                                osprey_quality_error_sums(
+                                    a + y * width, b + y * width, means.baseAddress! + offset, blurred,
+                                    squares.baseAddress! + offset, blurred + width, blurred + 2 * width,
+                                    UInt32(width), &sums)
                             }
-                            norms.ssim[2 * plane] = onePerPixel * sums.ssim
-                            norms.ssim[2 * plane + 1] = (onePerPixel * sums.ssim4).squareRoot().squareRoot()
-                            norms.edge[4 * plane] = onePerPixel * sums.artifact
-                            norms.edge[4 * plane + 1] = (onePerPixel * sums.artifact4).squareRoot().squareRoot()
-                            norms.edge[4 * plane + 2] = onePerPixel * sums.detailLost
-                            norms.edge[4 * plane + 3] = (onePerPixel * sums.detailLost4).squareRoot().squareRoot()
+                            func root4(_ value: Double) -> Double { value.squareRoot().squareRoot() }
+                            norms.ssim[2 * plane] = onePerPixel * sums[0]
+                            norms.ssim[2 * plane + 1] = root4(onePerPixel * sums[1])
+                            norms.edge[4 * plane] = onePerPixel * sums[2]
+                            norms.edge[4 * plane + 1] = root4(onePerPixel * sums[3])
+                            norms.edge[4 * plane + 2] = onePerPixel * sums[4]
+                            norms.edge[4 * plane + 3] = root4(onePerPixel * sums[5])
                         }
                     }
                 }
             }
         }
         return norms
-    }
-}
-
-/// One plane's error sums at one scale, each row summed in single precision and added in double.
-private struct Sums {
-    var ssim = 0.0
-    var ssim4 = 0.0
-    var artifact = 0.0
-    var artifact4 = 0.0
-    var detailLost = 0.0
-    var detailLost4 = 0.0
-
-    /// The SSIM-like error (without SSIM's luminance denominator, as SSIMULACRA 2) and the edge differences of one
-    /// row.
-    @inline(__always)
-    mutating func add(
-        reference: UnsafePointer<Float>, distorted: UnsafePointer<Float>, mean1: UnsafePointer<Float>,
-        mean2: UnsafePointer<Float>, sigma11: UnsafePointer<Float>, sigma22: UnsafePointer<Float>,
-        sigma12: UnsafePointer<Float>, width: Int
-    ) {
-        typealias Lanes = SIMD8<Float>
-        @inline(__always) func load(_ row: UnsafePointer<Float>, _ x: Int) -> Lanes {
-            UnsafeRawPointer(row + x).loadUnaligned(as: Lanes.self)
-        }
-        let c2: Float = 0.0009
-        var (s1, s4, a1, a4, d1, d4) = (Lanes(), Lanes(), Lanes(), Lanes(), Lanes(), Lanes())
-        var x = 0
-        while x + Lanes.scalarCount <= width {
-            let (mu1, mu2) = (load(mean1, x), load(mean2, x))
-            let difference = mu1 - mu2
-            let numeratorM = 1 - difference * difference
-            let numeratorS = 2 * (load(sigma12, x) - mu1 * mu2) + c2
-            let denominatorS = (load(sigma11, x) - mu1 * mu1) + (load(sigma22, x) - mu2 * mu2) + c2
-            var error = 1 - numeratorM * numeratorS / denominatorS
-            error.replace(with: 0, where: error .< 0)
-            s1 += error
-            let squared = error * error
-            s4 += squared * squared
-            // > 0: the distorted image has an edge where the reference is smooth (ringing, banding, blocks);
-            // < 0: the reverse (blurring, smearing).
-            var edge2 = load(distorted, x) - mu2
-            edge2.replace(with: -edge2, where: edge2 .< 0)
-            var edge1 = load(reference, x) - mu1
-            edge1.replace(with: -edge1, where: edge1 .< 0)
-            let ratio = (1 + edge2) / (1 + edge1) - 1
-            var artifact = ratio
-            artifact.replace(with: 0, where: ratio .< 0)
-            var lost = -ratio
-            lost.replace(with: 0, where: ratio .> 0)
-            a1 += artifact
-            let artifact2 = artifact * artifact
-            a4 += artifact2 * artifact2
-            d1 += lost
-            let lost2 = lost * lost
-            d4 += lost2 * lost2
-            x += Lanes.scalarCount
-        }
-        var tail: (Float, Float, Float, Float, Float, Float) = (0, 0, 0, 0, 0, 0)
-        while x < width {
-            let (mu1, mu2) = (mean1[x], mean2[x])
-            let difference = mu1 - mu2
-            let numeratorM = 1 - difference * difference
-            let numeratorS = 2 * (sigma12[x] - mu1 * mu2) + c2
-            let denominatorS = (sigma11[x] - mu1 * mu1) + (sigma22[x] - mu2 * mu2) + c2
-            let error = max(1 - numeratorM * numeratorS / denominatorS, 0)
-            let squared = error * error
-            let ratio = (1 + abs(distorted[x] - mu2)) / (1 + abs(reference[x] - mu1)) - 1
-            let (artifact, lost) = (max(ratio, 0), max(-ratio, 0))
-            let (artifact2, lost2) = (artifact * artifact, lost * lost)
-            tail.0 += error
-            tail.1 += squared * squared
-            tail.2 += artifact
-            tail.3 += artifact2 * artifact2
-            tail.4 += lost
-            tail.5 += lost2 * lost2
-            x += 1
-        }
-        ssim += Double(s1.sum() + tail.0)
-        ssim4 += Double(s4.sum() + tail.1)
-        artifact += Double(a1.sum() + tail.2)
-        artifact4 += Double(a4.sum() + tail.3)
-        detailLost += Double(d1.sum() + tail.4)
-        detailLost4 += Double(d4.sum() + tail.5)
     }
 }
 

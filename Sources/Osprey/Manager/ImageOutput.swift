@@ -29,6 +29,9 @@ public struct ImageOutput: Sendable {
     /// A quality per format, in place of `options.quality` for the format written: a proxy's per-format defaults
     /// when the format is chosen from the image (``Format/source(accepted:)``). Empty by default.
     public var qualities: [ImageFormat: Int] = [:]
+    /// How the quality is chosen: ``Quality/fixed`` (``options``' or ``qualities``') by default, or
+    /// ``Quality/perceptual(target:)``, the lowest quality whose output looks as good as the target says.
+    public var quality = Quality.fixed
     /// The most bytes the result may take: when the quality asked for gives more, the highest quality that fits is
     /// found (JPEG, WebP, AVIF and JPEG XL, at most seven more encodes); when none fits, the lowest quality's result
     /// is kept, as imgproxy's `max_bytes` does. `nil` (no limit) by default.
@@ -53,29 +56,39 @@ public struct ImageOutput: Sendable {
     public func encode(_ image: Image) throws(CodecError) -> EncodedImage {
         let format = format(for: image)
         var options = options(for: format)
-        let first = try ImageEncoder.encode(image, as: format, options: options)
         let lossy: Set<ImageFormat> = [.jpeg, .webp, .avif, .jxl]
+        let first: [UInt8]
+        var chosen: Int?
+        if case .perceptual(let target) = quality, lossy.contains(format), !options.isLossless, !image.isAnimated {
+            let found = try Self.perceptualEncoding(of: image, as: format, options: options, target: target)
+            (first, options.quality, chosen) = (found.bytes, found.quality, found.quality)
+        } else {
+            first = try ImageEncoder.encode(image, as: format, options: options)
+        }
         guard let maxBytes, first.count > maxBytes, lossy.contains(format), !options.isLossless else {
-            return EncodedImage(bytes: first, format: format)
+            return EncodedImage(bytes: first, format: format, quality: chosen)
         }
         // The highest quality below the one asked for whose bytes fit: a binary search, the lowest tried kept when
         // none fits.
         var (low, high) = (1, options.quality - 1)
         var best: [UInt8]?
         var smallest = first
+        var (bestQuality, smallestQuality) = (options.quality, options.quality)
         while low <= high {
             let quality = (low + high) / 2
             options.quality = quality
             let bytes = try ImageEncoder.encode(image, as: format, options: options)
-            if bytes.count < smallest.count { smallest = bytes }
+            if bytes.count < smallest.count { (smallest, smallestQuality) = (bytes, quality) }
             if bytes.count <= maxBytes {
                 best = bytes
+                bestQuality = quality
                 low = quality + 1
             } else {
                 high = quality - 1
             }
         }
-        return EncodedImage(bytes: best ?? smallest, format: format)
+        return EncodedImage(
+            bytes: best ?? smallest, format: format, quality: best != nil ? bestQuality : smallestQuality)
     }
 
     /// The format `image` is written in.
@@ -114,6 +127,12 @@ public struct ImageOutput: Sendable {
             + (qualities.isEmpty
                 ? "" : ",qualities=" + qualities.map { "\($0.key.name):\($0.value)" }.sorted().joined(separator: ";"))
             + (maxBytes.map { ",maxbytes=\($0)" } ?? "")
+            + {
+                switch quality {
+                case .fixed: ""
+                case .perceptual(let target): ",q=auto:\(target)"
+                }
+            }()
     }
 }
 
@@ -127,10 +146,16 @@ public struct EncodedImage: Sendable {
     /// changes exactly when the bytes do.
     public let digest: String
 
-    /// Wraps `bytes` of `format`, computing their digest.
-    public init(bytes: [UInt8], format: ImageFormat) {
+    /// The quality a search chose, for bytes encoded now: the perceptual one
+    /// (``ImageOutput/Quality/perceptual(target:)``), or the highest within ``ImageOutput/maxBytes``; `nil` when the
+    /// fixed quality was kept as it was, and for bytes read back from the disk cache.
+    public let quality: Int?
+
+    /// Wraps `bytes` of `format`, computing their digest; `quality` is the one a perceptual search chose, if any.
+    public init(bytes: [UInt8], format: ImageFormat, quality: Int? = nil) {
         self.bytes = bytes
         self.format = format
+        self.quality = quality
         digest = Self.digest(of: bytes)
     }
 

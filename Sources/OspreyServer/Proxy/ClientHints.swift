@@ -93,7 +93,7 @@ struct ClientHints {
         if givenWidth == nil { vary.append(width?.header ?? "Sec-CH-Width") }
         if givenWidth == nil, givenHeight == nil { vary.append(viewportWidth?.header ?? "Sec-CH-Viewport-Width") }
         if !parameters.givesPixelRatio { vary.append(pixelRatio?.header ?? "Sec-CH-DPR") }
-        if parameters.quality == nil { vary.append("Save-Data") }
+        if parameters.quality == nil, parameters.perceptualTarget == nil { vary.append("Save-Data") }
 
         let ratio = parameters.givesPixelRatio ? 1 : min(pixelRatio?.value ?? 1, 4)
         if givenWidth == nil, let width {
@@ -108,7 +108,7 @@ struct ClientHints {
         } else if ratio > 1, givenWidth != nil || givenHeight != nil {
             parameters.applyPixelRatio(ratio, maxOutputPixels: maxOutputPixels)
         }
-        if saveData, parameters.quality == nil {
+        if saveData, parameters.quality == nil, parameters.perceptualTarget == nil {
             parameters.quality = configuration.saveDataQuality
         }
         return vary

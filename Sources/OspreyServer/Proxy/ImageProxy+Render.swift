@@ -359,7 +359,9 @@ extension ImageProxy {
             case nil: .source()
             }
         var output = ImageOutput(format, options: options)
-        if parameters.quality == nil {
+        if let target = parameters.perceptualTarget {
+            output.quality = .perceptual(target: target)
+        } else if parameters.quality == nil {
             let qualities = configuration.formatQualities.merging(parameters.formatQualities) { $1 }
             if case .format(let known) = format {
                 // Resolved now: the key names one quality, as a request that gave it would.

@@ -166,7 +166,7 @@ extension RenderParameters {
         if let minHeight { parts.append("mh=\(minHeight)") }
         if zoomX != 1 || zoomY != 1 { parts.append("zoom=\(zoomX):\(zoomY)") }
         parts.append("format=\(format?.name ?? "source")")
-        parts.append("q=\(quality ?? Self.defaultQuality)")
+        parts.append(perceptualTarget.map { "q=auto:\($0.shortText)" } ?? "q=\(quality ?? Self.defaultQuality)")
         if let maxBytes { parts.append("mb=\(maxBytes)") }
         if let blur { parts.append("blur=\(blur)") }
         if let frame { parts.append("frame=\(frame)") }

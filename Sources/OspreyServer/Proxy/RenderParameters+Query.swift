@@ -97,7 +97,15 @@ extension RenderParameters {
         if let text = values["format"] {
             format = try Self.outputFormat(text, coders: coders, name: "format")
         }
-        quality = try Self.integer(values["q"], name: "q", in: 1...100)
+        if let text = values["q"], text == "auto" || text.hasPrefix("auto:") {
+            // The lowest quality whose output scores the target on SSIMULACRA 2.
+            perceptualTarget =
+                text == "auto"
+                ? ImageOutput.Quality.defaultTarget
+                : try Self.number(String(text.dropFirst(5)), name: "q=auto:", in: 1...100)
+        } else {
+            quality = try Self.integer(values["q"], name: "q", in: 1...100)
+        }
         maxBytes = try Self.integer(values["mb"], name: "mb", in: 1...Self.maximumBytes)
         frame = try Self.integer(values["frame"], name: "frame", in: 0...100_000)
         let strips = try Self.integer(values["strip"], name: "strip", in: 0...1) ?? 1

@@ -139,6 +139,8 @@ struct RenderParameters: Sendable {
 
     var format: OutputFormat?
     var quality: Int?
+    /// `q=auto` or `q=auto:T`: the lowest quality whose output scores T on SSIMULACRA 2 (in place of `quality`).
+    var perceptualTarget: Double?
     /// imgproxy's `format_quality`: a quality per format, over the server's defaults.
     var formatQualities: [ImageFormat: Int] = [:]
     /// `mb=`: the most bytes the result may take (imgproxy's `max_bytes`, thumbor's `max_bytes`).

@@ -4,6 +4,8 @@ import OspreyCodecs
 import OspreyTesting
 import Testing
 
+@testable import Osprey
+
 /// SSIMULACRA 2 against its PyPI reference (`ssimulacra2`, a port of libjxl's tool) fed the very same pixels: corpus
 /// photos re-encoded by Osprey as JPEG, WebP and AVIF from quality 10 to 95, each pair written losslessly for the
 /// reference to read.
@@ -25,6 +27,19 @@ struct ImageQualityReferenceTests {
         }.sorted { $0.path < $1.path }
         return try (0..<3).map { index in
             let entry = entries[index * entries.count / 3]
+            let image = try ImageDecoder.decode(try TestData.bytes(entry.path))
+            let reduced = try ImageProcessors.Resize(width: 480, height: 480).process(image)
+            return (entry.path, Image(pixels: try reduced.frames[0].pixels.converted(to: .rgb8)))
+        }
+    }
+
+    /// The corpus photos: still JPEG and WebP files of at least 500 × 400 pixels and 60 KB, reduced (by Osprey) to
+    /// fit 480 × 480.
+    static func allPhotos() throws -> [(String, Image)] {
+        try TestData.manifest().entries.filter {
+            ["jpeg", "webp"].contains($0.format) && $0.expected == .decodeOK && $0.frames == 1 && $0.width >= 500
+                && $0.height >= 400 && $0.byteCount >= 60_000 && !$0.path.contains("cmyk")
+        }.map { entry in
             let image = try ImageDecoder.decode(try TestData.bytes(entry.path))
             let reduced = try ImageProcessors.Resize(width: 480, height: 480).process(image)
             return (entry.path, Image(pixels: try reduced.frames[0].pixels.converted(to: .rgb8)))
@@ -70,5 +85,42 @@ struct ImageQualityReferenceTests {
         // The pairs span the scale: the worst far below 30, the best above 85.
         #expect(theirs.min()! < 30 && theirs.max()! > 85, "\(theirs)")
         print("ssimulacra2: \(ours.count) pairs, scores \(theirs.min()!)…\(theirs.max()!), worst difference \(worst)")
+    }
+
+    @Test(.requiresTestData, enabled)
+    func perceptualQualityReachesItsTargetAsTheReferenceScoresIt() async throws {
+        let temporary = TemporaryDirectory()
+        let target = ImageOutput.Quality.defaultTarget
+        var pairs: [String] = []
+        var searches: [(name: String, quality: Int, encodes: Int)] = []
+        for (photoIndex, (path, photo)) in try Self.allPhotos().enumerated() {
+            let referenceFile = "\(temporary.path)/\(photoIndex).png"
+            try Data(try ImageEncoder.encode(photo, as: .png)).write(to: URL(fileURLWithPath: referenceFile))
+            for format in [ImageFormat.jpeg, .webp, .avif, .jxl] {
+                let found = try ImageOutput.perceptualEncoding(
+                    of: photo, as: format, options: EncodingOptions(), target: target)
+                let file = "\(temporary.path)/\(photoIndex)-\(format.name).png"
+                try Data(try ImageEncoder.encode(try ImageDecoder.decode(found.bytes), as: .png))
+                    .write(to: URL(fileURLWithPath: file))
+                pairs.append("\(referenceFile) \(file)")
+                searches.append(("\(path) as \(format.name)", found.quality, found.encodes))
+            }
+        }
+        try (pairs.joined(separator: "\n") + "\n").write(
+            toFile: "\(temporary.path)/pairs.txt", atomically: true, encoding: .utf8)
+        let run = try await PeerPython.run(Self.reference, arguments: [temporary.path])
+        try #require(run.status == 0, "\(run.standardError)")
+        let scores = run.lines.compactMap(Double.init)
+        try #require(scores.count == searches.count)
+        for (search, score) in zip(searches, scores) where search.quality < 100 {
+            #expect(score >= target - 1, "\(search.name): q\(search.quality) scores \(score)")
+        }
+        // Most searches take four encodes or fewer; none more than six.
+        let quick = searches.filter { $0.encodes <= 4 }.count
+        #expect(quick * 4 >= searches.count * 3, "\(searches.map { "\($0.name) \($0.encodes)" })")
+        #expect(searches.allSatisfy { $0.encodes <= PerceptualSearch.attempts })
+        print(
+            "q=auto:\(target): \(searches.count) searches, \(quick) in four encodes or fewer, "
+                + "encodes \(searches.map(\.encodes)), scores \(scores.map { ($0 * 10).rounded() / 10 })")
     }
 }

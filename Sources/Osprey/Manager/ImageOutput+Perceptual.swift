@@ -1,0 +1,168 @@
+import OspreyCodecs
+
+extension ImageOutput {
+    /// How the encoder's quality is chosen.
+    public enum Quality: Sendable, Hashable {
+        /// ``ImageOutput/options``' quality, or ``ImageOutput/qualities``' for the format written.
+        case fixed
+        /// The lowest quality whose output scores at least `target` on SSIMULACRA 2 against the image (see
+        /// ``ImageQuality``): fewer bytes for easy pictures, enough for hard ones. JPEG, WebP, AVIF and JPEG XL, still
+        /// images; other formats, lossless output and animations keep the fixed quality.
+        case perceptual(target: Double)
+
+        /// The target `q=auto` aims at without one: the median score imgproxy's default (WebP at quality 79)
+        /// reaches on the corpus photos (docs/benchmarks.md).
+        public static let defaultTarget = 80.0
+
+        /// Perceptual at ``defaultTarget``.
+        public static var perceptual: Quality { .perceptual(target: defaultTarget) }
+    }
+
+    /// The lowest quality of `format` whose encoding of `image` scores at least `target`, and its bytes; the highest
+    /// quality tried when none does (100 at most). The search starts from the quality that format usually needs for
+    /// the target, then interpolates between the scores it measured: three or four encodes for most photos, six at
+    /// most.
+    static func perceptualEncoding(
+        of image: Image, as format: ImageFormat, options: EncodingOptions, target: Double
+    ) throws(CodecError) -> PerceptualEncoding {
+        var pixels = image.frames[0].pixels
+        if format == .jpeg, pixels.format.hasAlpha {
+            // Scored against what the format can show: the image over its background.
+            let background = options.background
+            pixels = try pixels.flattened(red: background.red, green: background.green, blue: background.blue)
+        }
+        let reference: ImageQuality.Reference
+        do {
+            reference = try ImageQuality.Reference(pixels)
+        } catch {
+            // An image under 8 × 8 pixels cannot be scored: the fixed quality.
+            let bytes = try ImageEncoder.encode(image, as: format, options: options)
+            return PerceptualEncoding(bytes: bytes, quality: options.quality, score: .nan, encodes: 1)
+        }
+        var decoding = DecodingOptions()
+        decoding.colorHandling = .keepProfile
+        decoding.firstFrameOnly = true
+        decoding.readsMetadata = false
+        decoding.coders = options.coders
+        var tried: [Int: (bytes: [UInt8], score: Double)] = [:]
+        func attempt(_ quality: Int) throws(CodecError) -> Double {
+            var options = options
+            options.quality = quality
+            let bytes = try ImageEncoder.encode(image, as: format, options: options)
+            let decoded = try ImageDecoder.decode(bytes, options: decoding)
+            let score = (try? reference.ssimulacra2(decoded.frames[0].pixels)) ?? -.infinity
+            tried[quality] = (bytes, score)
+            return score
+        }
+        var search = PerceptualSearch(target: target, start: PerceptualSearch.start(for: format, target: target))
+        while let quality = search.next {
+            search.record(quality, score: try attempt(quality))
+        }
+        let chosen = search.chosen
+        return PerceptualEncoding(
+            bytes: tried[chosen]!.bytes, quality: chosen, score: tried[chosen]!.score, encodes: tried.count)
+    }
+}
+
+/// What a perceptual search found: the bytes, their quality and score, and how many encodes it took.
+struct PerceptualEncoding {
+    let bytes: [UInt8]
+    let quality: Int
+    let score: Double
+    let encodes: Int
+}
+
+/// The search for the lowest quality that reaches a score, as a value: which quality to try next from the scores seen
+/// so far. Kept apart from the encoder so that its steps can be tested on any curve.
+struct PerceptualSearch {
+    let target: Double
+    /// The most encodes a search makes.
+    static let attempts = 6
+    /// The scores seen, by quality.
+    private(set) var scores: [Int: Double] = [:]
+    /// The highest quality known to score under the target (0: none yet), and the lowest known to reach it (101:
+    /// none yet).
+    private(set) var failing = 0
+    private(set) var passing = 101
+    /// What to try next; `nil` when the search is over.
+    private(set) var next: Int?
+
+    init(target: Double, start: Int) {
+        self.target = target
+        next = min(max(start, 1), 100)
+    }
+
+    /// The quality the search settled on: the lowest that reached the target, else the best scoring one tried.
+    var chosen: Int {
+        if passing <= 100 { return passing }
+        return scores.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }!.key
+    }
+
+    /// Where a search for `target` starts on `format`: the quality that format needed, on the corpus photos at
+    /// 1024 px, to reach the target (the medians at scores 70, 80 and 85, docs/benchmarks.md; a line through the
+    /// nearest two between and beyond them).
+    static func start(for format: ImageFormat, target: Double) -> Int {
+        let medians: (Double, Double, Double) =
+            switch format {
+            case .jpeg: (66.5, 83.2, 88.5)
+            case .webp: (70.4, 85.0, 90.2)
+            case .avif: (59.9, 76.4, 85.2)
+            case .jxl: (37.2, 68.2, 77.4)
+            default: (70, 85, 90)
+            }
+        let estimate =
+            target < 80
+            ? medians.0 + (target - 70) * (medians.1 - medians.0) / 10
+            : medians.1 + (target - 80) * (medians.2 - medians.1) / 5
+        return Int(estimate.rounded())
+    }
+
+    /// Records the score of `quality` and chooses what to try next.
+    mutating func record(_ quality: Int, score: Double) {
+        scores[quality] = score
+        if score >= target { passing = min(passing, quality) } else { failing = max(failing, quality) }
+        next = nil
+        // Done when the boundary is found, when the target is out of reach at 100, or when every attempt is spent.
+        if passing - failing <= 1 || (failing == 100) || scores.count >= Self.attempts { return }
+        // Close enough after four encodes: within three steps of quality, the passing one is kept.
+        if scores.count >= 4, passing <= 100, passing - failing <= 3 { return }
+        var guess = interpolated()
+        guess = min(max(guess, failing + 1), passing - 1)
+        if guess > 100 { return }
+        if scores[guess] != nil {
+            guess = (failing + min(passing, 101)) / 2
+            if scores[guess] != nil { return }
+        }
+        next = guess
+    }
+
+    /// The quality where the scores seen cross the target: between the nearest measured qualities on either side of
+    /// it, else along the slope of the two nearest on one side (or a usual slope, half a point of score per step of
+    /// quality, with one measurement), rounded up: the side that reaches it.
+    private func interpolated() -> Int {
+        let points = scores.sorted { $0.key < $1.key }
+        let below = points.last { $0.value < target && $0.key == failing }
+        let above = points.first { $0.value >= target && $0.key == passing }
+        let line: ((Int, Double), (Int, Double))?
+        if let below, let above {
+            line = ((below.key, below.value), (above.key, above.value))
+        } else {
+            // Both nearest on the side measured.
+            let side = below != nil ? Array(points.filter { $0.value < target }.suffix(2)) : Array(points.prefix(2))
+            line = side.count == 2 ? ((side[0].key, side[0].value), (side[1].key, side[1].value)) : nil
+        }
+        let (anchor, slope): ((Int, Double), Double)
+        if let line, line.1.1 - line.0.1 > 0.05 {
+            anchor = line.1
+            slope = (line.1.1 - line.0.1) / Double(line.1.0 - line.0.0)
+        } else {
+            let nearest = (below ?? above).map { ($0.key, $0.value) } ?? (points[0].key, points[0].value)
+            anchor = nearest
+            slope = 0.5
+        }
+        let estimate = Double(anchor.0) + (target - anchor.1) / slope
+        guard estimate.isFinite else { return anchor.0 + (anchor.1 < target ? 1 : -1) }
+        // (Less a hair, so that 75.000000001 from rounding errors is 75.)
+        return Int(min(max((estimate - 1e-6).rounded(.up), -1000), 1000))
+    }
+}
