@@ -10,8 +10,16 @@ q30, JPEG q75 and WebP q85 (saved back as PNG: both tools read the same pixels).
     ITERATIONS), and its time per candidate against a reference prepared once (what q=auto pays);
   - the difference of the scores.
 
-Target: Osprey at least 3x faster than the reference over all pairs; scores within 1.0 (the tests hold the same).
+QUALITY_PHASES=metric or auto runs one part. Target: Osprey at least 3x faster than the reference over all pairs; scores within 1.0 (the tests hold the same).
 Single thread each. PHOTOS=N changes how many photos (6).
+
+Then q=auto (ImageOutput's perceptual quality) on every corpus photo of that kind (15), each fit inside 1024x1024 by
+Osprey, as processor-benchmark auto measures it: WebP at a fixed quality 79 (imgproxy's default) first, whose median
+score is the target T; then WebP at q=auto:T. Targets: total bytes at most 0.85x the fixed quality's, with a worst
+score no lower than its worst; the encode's CPU beside a cold request's (decode, resize, one encode) is printed, the
+proxy's own ratio (at most 2x) being compare_proxy.py's. The same for JPEG, AVIF and JPEG XL at their own fixed
+qualities (imgproxy's defaults, 80 for all but WebP) is printed for information. AUTO_FORMATS=webp,jpeg,... picks
+the formats.
 """
 import json, os, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -26,7 +34,11 @@ ROUNDS = int(os.environ.get("ROUNDS", "2"))
 DISTORTIONS = (("JPEG", 30), ("JPEG", 75), ("WEBP", 85))
 
 
-def corpus_photos():
+AUTO_FORMATS = os.environ.get("AUTO_FORMATS", "webp,jpeg,avif,jxl").split(",")
+FIXED_QUALITY = {"webp": 79, "jpeg": 80, "avif": 80, "jxl": 80}
+
+
+def corpus_photos(count=None):
     base = Path(os.environ.get("OSPREY_TESTDATA", ROOT.parent / "shared" / "testdata"))
     images = base / "images"
     manifest = images / "MANIFEST.tsv"
@@ -36,7 +48,7 @@ def corpus_photos():
     photos = [images / row[0] for row in rows
               if row[4] in ("jpeg", "webp") and row[8] == "decode-ok" and row[7] == "1" and int(row[5]) >= 500
               and int(row[6]) >= 400 and int(row[12]) >= 60000 and "cmyk" not in row[0]]
-    return photos[:PHOTOS]
+    return photos[:count]
 
 
 MAKE_PAIRS = """
@@ -76,7 +88,7 @@ for line in sys.stdin:
 def main():
     python = str(venv_python(["PIL", "ssimulacra2"], ["Pillow", "ssimulacra2==0.3.0"]))
     benchmark = build("processor-benchmark")
-    photos = corpus_photos()
+    photos = corpus_photos(PHOTOS)
     work = Path(tempfile.mkdtemp(prefix="osprey-quality-bench-"))
     pairs = subprocess.run([python, "-c", MAKE_PAIRS, str(work)] + [str(p) for p in photos], check=True,
                            capture_output=True, text=True).stdout.split("\n")
@@ -110,5 +122,49 @@ def main():
           f"scores within 1.0: {'PASS' if worst <= 1.0 else 'FAIL'}")
 
 
+def auto(benchmark):
+    """q=auto beside a fixed quality, on every photo."""
+    photos = corpus_photos()
+    iterations = "3"
+
+    def run(photo, form, setting):
+        output = subprocess.run([str(benchmark), "auto", str(photo), iterations, "/dev/null", form, setting],
+                                check=True, capture_output=True, text=True).stdout
+        return json.loads(output)
+
+    for form in AUTO_FORMATS:
+        fixed_quality = FIXED_QUALITY[form]
+        fixed = [run(photo, form, f"q{fixed_quality}") for photo in photos]
+        scores = sorted(r["score"] for r in fixed)
+        target = round(scores[len(scores) // 2], 2)
+        print(f"q=auto on {len(photos)} corpus photos fit inside 1024x1024, {form}: fixed q{fixed_quality}'s median "
+              f"score {target} is the target", flush=True)
+        print(f"  {'photo':34} {'fixed bytes':>11} {'score':>7} {'auto q':>6} {'bytes':>9} {'score':>7} "
+              f"{'fixed ms':>9} {'auto ms':>8} {'cold ms':>8}")
+        automatic = []
+        for photo, f in zip(photos, fixed):
+            a = run(photo, form, str(target))
+            automatic.append(a)
+            print(f"  {photo.name[:34]:34} {f['bytes']:11} {f['score']:7.2f} {a['quality']:6} {a['bytes']:9} "
+                  f"{a['score']:7.2f} {f['best'] * 1e3:9.1f} {a['best'] * 1e3:8.1f} "
+                  f"{(f['prepare'] + f['best']) * 1e3:8.1f}", flush=True)
+        fixed_bytes = sum(r["bytes"] for r in fixed)
+        auto_bytes = sum(r["bytes"] for r in automatic)
+        worst_fixed = min(r["score"] for r in fixed)
+        worst_auto = min(r["score"] for r in automatic)
+        cold = sum(r["prepare"] + r["best"] for r in fixed)
+        cold_auto = sum(r["prepare"] + a["best"] for r, a in zip(fixed, automatic))
+        ratio = auto_bytes / fixed_bytes
+        verdict = "PASS" if ratio <= 0.85 and worst_auto >= worst_fixed else "FAIL"
+        print(f"  bytes: q=auto:{target} {auto_bytes} against q{fixed_quality} {fixed_bytes}: {ratio:.3f}x "
+              f"(target 0.85x); worst score {worst_auto:.2f} against {worst_fixed:.2f}"
+              + (f" {verdict}" if form == "webp" else ""))
+        print(f"  CPU of a cold request's work in-process (decode, resize, encode): q=auto {cold_auto:.2f} s against "
+              f"fixed {cold:.2f} s, {cold_auto / cold:.2f}x", flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    if os.environ.get("QUALITY_PHASES", "metric,auto") != "auto":
+        main()
+    if "auto" in os.environ.get("QUALITY_PHASES", "metric,auto"):
+        auto(build("processor-benchmark"))

@@ -77,4 +77,31 @@ import Testing
             }
         }
     }
+
+    @Test func formatBestAnswersTheSmallestAcceptedFormatAndVaries() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/t.png", .ok(try Self.texture(), contentType: "image/png"))
+            try await withProxy { client in
+                let uri = imageURI([("url", origin.url("/t.png")), ("format", "best"), ("w", "160")])
+                var sizes: [String: Int] = [:]
+                for accept in ["image/avif,image/webp,*/*", "image/webp,*/*", "*/*"] {
+                    let response = try await client.execute(
+                        uri: uri, method: .get, headers: [.accept: accept])
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.vary] == "Accept")
+                    let type = try #require(response.headers[.contentType])
+                    let allowed =
+                        ["image/jpeg", "image/png", "image/gif"] + (accept.contains("avif") ? ["image/avif"] : [])
+                        + (accept.contains("webp") ? ["image/webp"] : [])
+                    #expect(allowed.contains(type), "\(accept): \(type)")
+                    #expect(response.headers[.ospreyQuality] != nil)
+                    sizes[accept] = response.body.readableBytes
+                }
+                // More formats to choose from never makes the answer larger.
+                #expect(sizes["image/avif,image/webp,*/*"]! <= sizes["image/webp,*/*"]!)
+                #expect(sizes["image/webp,*/*"]! <= sizes["*/*"]!)
+                #expect(origin.requestCount("/t.png") == 1)
+            }
+        }
+    }
 }

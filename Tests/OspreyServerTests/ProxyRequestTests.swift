@@ -247,7 +247,7 @@ import Testing
                 #expect(refused.status == .badRequest)
                 #expect(
                     (try refused.json()["error"] as? String)
-                        == "'format' must be jpeg, png, gif, webp, avif, jxl, ppm or auto")
+                        == "'format' must be jpeg, png, gif, webp, avif, jxl, ppm, auto or best")
             }
             // The default registry knows neither: the source is unsupported, the format unknown.
             try await withProxy(setup: .live) { client in

@@ -26,10 +26,13 @@
 // processor-benchmark curve FILE 1 OUT FORMAT       FILE fit inside 1024x1024, then encoded as FORMAT at qualities
 //                                                      10, 15, ... 100: prints one JSON line per quality with its bytes
 //                                                      and SSIMULACRA 2 score
-// processor-benchmark auto FILE ITERATIONS OUT FORMAT [TARGET]
+// processor-benchmark auto FILE ITERATIONS OUT FORMAT [TARGET|qN]
 //                                                      FILE fit inside 1024x1024, then ImageOutput's perceptual
-//                                                      quality (q=auto:TARGET) as FORMAT: prints the time, the quality
-//                                                      chosen, its bytes and score; the result is written to OUT
+//                                                      quality (q=auto:TARGET, 80 by default) or the fixed quality N
+//                                                      as FORMAT: prints the encode's time, the quality, the bytes and
+//                                                      the score, and as "prepare" what a cold request pays before
+//                                                      (the scaled decode and the resize); the result is written to
+//                                                      OUT
 //
 // Single thread. Prints one JSON line: {"best","median"} in seconds per run (variants: and its parts).
 import Foundation
@@ -169,7 +172,18 @@ case "curve", "auto":
         exit(0)
     }
     var output = ImageOutput(.format(format))
-    output.quality = .perceptual(target: arguments.count > 5 ? Double(arguments[5]) ?? 80 : 80)
+    let setting = arguments.count > 5 ? arguments[5] : "80"
+    if setting.hasPrefix("q"), let quality = Int(setting.dropFirst()) {
+        output.options.quality = quality
+    } else {
+        output.quality = .perceptual(target: Double(setting) ?? 80)
+    }
+    // What a cold request pays before encoding: the source decoded (scaled where the format allows) and resized.
+    let hint = ImageProcessors.Downsample(width: 1024, height: 1024)
+    let prepared = try measure {
+        _ = try hint.process(try hint.decode(bytes))
+        return []
+    }
     var encoded: EncodedImage?
     let timed = try measure {
         encoded = try output.encode(image)
@@ -179,7 +193,8 @@ case "curve", "auto":
     try Data(timed.output).write(to: URL(fileURLWithPath: outputPath))
     print(
         #"{"best":\#(timed.times[0]),"median":\#(timed.times[timed.times.count / 2]),"#
-            + #""quality":\#(encoded!.quality ?? -1),"bytes":\#(encoded!.bytes.count),"score":\#(score)}"#)
+            + #""quality":\#(encoded!.quality ?? output.options.quality),"bytes":\#(encoded!.bytes.count),"#
+            + #""score":\#(score),"prepare":\#(prepared.times[0])}"#)
     exit(0)
 default:
     FileHandle.standardError.write(Data("unknown mode \(arguments[0])\n".utf8))

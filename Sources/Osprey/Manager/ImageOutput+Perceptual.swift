@@ -72,6 +72,70 @@ struct PerceptualEncoding {
     let encodes: Int
 }
 
+extension ImageOutput {
+    /// The lossy formats `format=best` tries for `image`, in a fixed order: those of `accepted` an encoder writes,
+    /// JPEG only for an opaque image.
+    static func bestCandidates(
+        for image: Image, accepted: Set<ImageFormat>, coders: ImageCoderRegistry
+    ) -> [ImageFormat] {
+        [ImageFormat.jpeg, .webp, .avif, .jxl].filter { format in
+            accepted.contains(format) && coders.encoder(for: format) != nil
+                && (format != .jpeg || !image.pixelFormat.hasAlpha)
+        }
+    }
+
+    /// The smallest of the candidates at the same target, and of the lossless ones for a picture of few colours.
+    func encodeBest(_ image: Image, accepted: Set<ImageFormat>) throws(CodecError) -> EncodedImage {
+        let target: Double =
+            switch quality {
+            case .perceptual(let target): target
+            case .fixed: Quality.defaultTarget
+            }
+        var best: EncodedImage?
+        func keep(_ candidate: EncodedImage) {
+            if best == nil || candidate.bytes.count < best!.bytes.count { best = candidate }
+        }
+        for format in Self.bestCandidates(for: image, accepted: accepted, coders: options.coders) {
+            let found = try Self.perceptualEncoding(
+                of: image, as: format, options: options(for: format), target: target)
+            keep(EncodedImage(bytes: found.bytes, format: format, quality: found.quality))
+        }
+        if Self.hasFewColors(image.frames[0].pixels) {
+            var lossless = options
+            lossless.isLossless = true
+            for format in [ImageFormat.webp, .png]
+            where accepted.contains(format) && options.coders.encoder(for: format) != nil {
+                keep(EncodedImage(bytes: try ImageEncoder.encode(image, as: format, options: lossless), format: format))
+            }
+        }
+        guard let best else {
+            // Nothing lossy accepted: what the source rule writes.
+            return try ImageOutput(.source(accepted: accepted), options: options).encode(image)
+        }
+        return best
+    }
+
+    /// Whether `pixels` hold at most 256 distinct colours (alpha included): a logo, a screenshot, a diagram, which
+    /// lossless formats often store in fewer bytes than lossy ones.
+    static func hasFewColors(_ pixels: PixelBuffer) -> Bool {
+        guard let rgba = try? pixels.converted(to: .rgba8) else { return false }
+        var colors = Set<UInt32>()
+        return rgba.withUnsafeBytes { bytes in
+            for y in 0..<rgba.height {
+                let row = y * rgba.bytesPerRow
+                for x in 0..<rgba.width {
+                    let offset = row + 4 * x
+                    let color =
+                        UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16 | UInt32(bytes[offset + 2]) << 8
+                        | UInt32(bytes[offset + 3])
+                    if colors.insert(color).inserted, colors.count > 256 { return false }
+                }
+            }
+            return true
+        }
+    }
+}
+
 /// The search for the lowest quality that reaches a score, as a value: which quality to try next from the scores seen
 /// so far. Kept apart from the encoder so that its steps can be tested on any curve.
 struct PerceptualSearch {

@@ -20,6 +20,12 @@ public struct ImageOutput: Sendable {
         /// an animation (when accepted), PNG for an image with alpha, JPEG otherwise. What a proxy answers when the
         /// client's `Accept` decides nothing better.
         case source(accepted: Set<ImageFormat>? = nil)
+        /// The smallest encoding among the lossy formats of `accepted` (JPEG, WebP, AVIF, JPEG XL; JPEG only for an
+        /// opaque image), each at the same perceptual target (``Quality/perceptual(target:)``'s, or
+        /// ``Quality/defaultTarget`` with a fixed quality); for a picture of at most 256 colours (a logo, a
+        /// screenshot, a diagram) lossless WebP and PNG too, when accepted. An animation is written as
+        /// ``source(accepted:)`` would write it. imgproxy Pro's `format=best`.
+        case best(accepted: Set<ImageFormat>)
     }
 
     /// The format, or the rule that picks it.
@@ -54,6 +60,9 @@ public struct ImageOutput: Sendable {
     ///
     /// - Throws: `CodecError` when the encoder fails.
     public func encode(_ image: Image) throws(CodecError) -> EncodedImage {
+        if case .best(let accepted) = format, !image.isAnimated {
+            return try encodeBest(image, accepted: accepted)
+        }
         let format = format(for: image)
         var options = options(for: format)
         let lossy: Set<ImageFormat> = [.jpeg, .webp, .avif, .jxl]
@@ -96,7 +105,10 @@ public struct ImageOutput: Sendable {
         switch format {
         case .format(let format):
             return format
-        case .source(let accepted):
+        case .best(let accepted) where !image.isAnimated:
+            // Before encoding, the first candidate; the encoded image says which one was kept.
+            return Self.bestCandidates(for: image, accepted: accepted, coders: options.coders).first ?? .png
+        case .source(let accepted), .best(let accepted as Set<ImageFormat>?):
             let coders = options.coders
             func writes(_ format: ImageFormat) -> Bool {
                 (accepted?.contains(format) ?? true) && coders.encoder(for: format) != nil
@@ -115,6 +127,7 @@ public struct ImageOutput: Sendable {
             case .format(let format): format.name
             case .source(nil): "source"
             case .source(let accepted?): "source(" + accepted.map(\.name).sorted().joined(separator: ",") + ")"
+            case .best(let accepted): "best(" + accepted.map(\.name).sorted().joined(separator: ",") + ")"
             }
         let background = options.background
         return [

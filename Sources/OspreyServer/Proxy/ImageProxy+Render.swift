@@ -31,8 +31,8 @@ extension ImageProxy {
 
     /// Answers the `/img` query `query` for a client that sent `accept` and, when the server reads them, `hints`.
     func render(query: String?, path: String, accept: String?, hints: ClientHints?, logger: Logger) async -> Outcome {
-        let autoFormat = Self.autoFormat(for: accept, preferring: configuration.autoFormats)
-        var queryKey = (autoFormat?.name ?? "-") + ":" + path + "?" + (query ?? "")
+        let accepted = Self.acceptedFormats(for: accept, preferring: configuration.autoFormats)
+        var queryKey = Self.formatsKey(accepted) + ":" + path + "?" + (query ?? "")
         if let hints { queryKey += "#" + hints.key }
         if let known = knownAnswer(queryKey, style: .img) { return known }
         var parameters: RenderParameters
@@ -53,15 +53,15 @@ extension ImageProxy {
                 to: &parameters, configuration: settings, maxOutputPixels: configuration.maxOutputPixels)
         }
         return await render(
-            parameters, signed: parameters.signature != nil, queryKey: queryKey, autoFormat: autoFormat, style: .img,
+            parameters, signed: parameters.signature != nil, queryKey: queryKey, accepted: accepted, style: .img,
             hintVary: hintVary, logger: logger)
     }
 
     /// Answers an imgproxy URL (`path` from the slash after the configured prefix).
     func render(imgproxyPath path: String, accept: String?, logger: Logger) async -> Outcome {
         guard let imgproxy = configuration.imgproxy else { return .failure(.badRequest("imgproxy URLs are off")) }
-        let autoFormat = Self.autoFormat(for: accept, preferring: configuration.autoFormats)
-        let queryKey = (autoFormat?.name ?? "-") + ":imgproxy:" + path
+        let accepted = Self.acceptedFormats(for: accept, preferring: configuration.autoFormats)
+        let queryKey = Self.formatsKey(accepted) + ":imgproxy:" + path
         if let known = knownAnswer(queryKey, style: .imgproxy) { return known }
         let url: ImgproxyURL
         do {
@@ -74,15 +74,15 @@ extension ImageProxy {
             return .failure(.badSignature("the imgproxy signature does not match"))
         }
         return await render(
-            url.parameters, signed: signed, queryKey: queryKey, autoFormat: autoFormat, style: .imgproxy, logger: logger
+            url.parameters, signed: signed, queryKey: queryKey, accepted: accepted, style: .imgproxy, logger: logger
         )
     }
 
     /// Answers a thumbor URL (`path` from the slash after the configured prefix).
     func render(thumborPath path: String, accept: String?, logger: Logger) async -> Outcome {
         guard let thumbor = configuration.thumbor else { return .failure(.badRequest("thumbor URLs are off")) }
-        let autoFormat = Self.autoFormat(for: accept, preferring: configuration.autoFormats)
-        let queryKey = (autoFormat?.name ?? "-") + ":thumbor:" + path
+        let accepted = Self.acceptedFormats(for: accept, preferring: configuration.autoFormats)
+        let queryKey = Self.formatsKey(accepted) + ":thumbor:" + path
         if let known = knownAnswer(queryKey, style: .thumbor) { return known }
         let url: ThumborURL
         do {
@@ -98,7 +98,7 @@ extension ImageProxy {
                         ? "unsafe thumbor URLs are not allowed here" : "the thumbor signature does not match"))
         }
         return await render(
-            url.parameters, signed: signed, queryKey: queryKey, autoFormat: autoFormat, style: .thumbor, logger: logger)
+            url.parameters, signed: signed, queryKey: queryKey, accepted: accepted, style: .thumbor, logger: logger)
     }
 
     /// The error an expired URL gets in `style`: 410 Gone, or imgproxy's 404.
@@ -109,7 +109,7 @@ extension ImageProxy {
     /// Renders checked `parameters`: the expiry, the source's policy, then the pipeline (or the source's bytes for
     /// `raw`, `skip_processing` and thumbor's `meta/`).
     private func render(
-        _ parameters: RenderParameters, signed: Bool, queryKey: String, autoFormat: ImageFormat?, style: URLStyle,
+        _ parameters: RenderParameters, signed: Bool, queryKey: String, accepted: [ImageFormat], style: URLStyle,
         hintVary: [String] = [], logger: Logger
     ) async -> Outcome {
         // After the signature: an expiry nobody signed proves nothing, and a forger learns nothing from it.
@@ -118,7 +118,7 @@ extension ImageProxy {
         if let path = parameters.localPath, let localRoot {
             switch LocalSource.resolve(path, in: localRoot, maximumSize: configuration.maxSourceBytes) {
             case .success(let source): local = source
-            case .failure(let error): return await fallback(for: error, parameters, autoFormat: autoFormat)
+            case .failure(let error): return await fallback(for: error, parameters, accepted: accepted)
             }
         } else {
             guard let host = parameters.source.host(percentEncoded: false), policy.allowsHost(host) else {
@@ -127,7 +127,7 @@ extension ImageProxy {
         }
         if parameters.raw || !parameters.skipProcessing.isEmpty || parameters.meta {
             return await sourceAnswer(
-                parameters, signed: signed, local: local, queryKey: queryKey, autoFormat: autoFormat, style: style,
+                parameters, signed: signed, local: local, queryKey: queryKey, accepted: accepted, style: style,
                 logger: logger)
         }
         var fetchedMark: ThumborWatermark?
@@ -142,10 +142,10 @@ extension ImageProxy {
         case .success(let made): request = made
         case .failure(let error): return .failure(error)
         }
-        let output = Self.output(parameters, autoFormat: autoFormat, configuration: configuration)
+        let output = Self.output(parameters, accepted: accepted, configuration: configuration)
         let key = manager.cacheKey(for: request, as: output)
-        let vary = (parameters.format == .auto ? ["Accept"] : []) + hintVary
-        let disposition = parameters.contentDisposition(format: Self.likelyFormat(parameters, autoFormat: autoFormat))
+        let vary = (parameters.format?.variesByAccept == true ? ["Accept"] : []) + hintVary
+        let disposition = parameters.contentDisposition(format: Self.likelyFormat(parameters, accepted: accepted))
         // A local file may be edited under the same URL (a new key each time): its queries are resolved every time.
         if local == nil {
             knownQueries.setValue(
@@ -169,7 +169,7 @@ extension ImageProxy {
             return .failure(.tooLarge("\(error)"))
         case .failure(.image(let error)):
             logger.info("cannot render", metadata: ["url": "\(parameters.source)", "error": "\(error)"])
-            return await fallback(for: ProxyError(error, limits: configuration), parameters, autoFormat: autoFormat)
+            return await fallback(for: ProxyError(error, limits: configuration), parameters, accepted: accepted)
         }
         switch (loaded.cacheType, loaded.imageCacheType) {
         case (.memory, _): metrics.hit(.resultMemory)
@@ -186,10 +186,10 @@ extension ImageProxy {
     }
 
     /// The format a render will most likely be written in, for a `Content-Disposition` remembered with its query.
-    private static func likelyFormat(_ parameters: RenderParameters, autoFormat: ImageFormat?) -> ImageFormat {
+    private static func likelyFormat(_ parameters: RenderParameters, accepted: [ImageFormat]) -> ImageFormat {
         switch parameters.format {
         case .encoded(let format): format
-        case .auto: autoFormat ?? .jpeg
+        case .auto, .best: accepted.first ?? .jpeg
         case nil: ImageFormat.named(parameters.source.pathExtension, coders: .shared) ?? .jpeg
         }
     }
@@ -197,7 +197,7 @@ extension ImageProxy {
     /// The answers made of the source's bytes: `raw`, `skip_processing` when the source's format is listed (and the
     /// output's is the same), and thumbor's `meta/`.
     private func sourceAnswer(
-        _ parameters: RenderParameters, signed: Bool, local: LocalSource?, queryKey: String, autoFormat: ImageFormat?,
+        _ parameters: RenderParameters, signed: Bool, local: LocalSource?, queryKey: String, accepted: [ImageFormat],
         style: URLStyle, logger: Logger
     ) async -> Outcome {
         var request: ImageRequest
@@ -215,7 +215,7 @@ extension ImageProxy {
             data = try await manager.data(for: request)
         } catch {
             logger.info("cannot fetch", metadata: ["url": "\(parameters.source)", "error": "\(error)"])
-            return await fallback(for: ProxyError(error, limits: configuration), parameters, autoFormat: autoFormat)
+            return await fallback(for: ProxyError(error, limits: configuration), parameters, accepted: accepted)
         }
         guard data.header.pixelCount <= configuration.maxSourcePixels else {
             return .failure(.tooLarge("the source has more than \(configuration.maxSourcePixels) pixels"))
@@ -241,7 +241,7 @@ extension ImageProxy {
         rendered.raw = false
         rendered.meta = false
         return await render(
-            rendered, signed: signed, queryKey: queryKey, autoFormat: autoFormat, style: style, logger: logger)
+            rendered, signed: signed, queryKey: queryKey, accepted: accepted, style: style, logger: logger)
     }
 
     /// thumbor's watermark image, fetched under the same source policy as any source.
@@ -262,18 +262,19 @@ extension ImageProxy {
     /// The fallback image rendered as `parameters` ask, when `error` says the source could not be had and there is
     /// one (``ServerConfiguration/fallbackImage``); otherwise, or when the fallback itself fails, `error`.
     private func fallback(
-        for error: ProxyError, _ parameters: RenderParameters, autoFormat: ImageFormat?
+        for error: ProxyError, _ parameters: RenderParameters, accepted: [ImageFormat]
     ) async -> Outcome {
         guard let fallback = configuration.fallbackImage, error.isSourceFailure else { return .failure(error) }
         let bytes = fallback.bytes
         let request = ImageRequest(
             provider: ClosureDataProvider(cacheKey: fallback.cacheKey) { bytes }, options: [.decodeFirstFrameOnly],
             processors: processors(for: parameters, mark: nil))
-        let output = Self.output(parameters, autoFormat: autoFormat, configuration: configuration)
+        let output = Self.output(parameters, accepted: accepted, configuration: configuration)
         guard case .success(let loaded) = await load(request, as: output) else { return .failure(error) }
         metrics.fallbacks.increment()
         return .fallback(
-            RenderedImage(loaded.encoded), status: fallback.status, vary: parameters.format == .auto ? ["Accept"] : [])
+            RenderedImage(loaded.encoded), status: fallback.status,
+            vary: parameters.format?.variesByAccept == true ? ["Accept"] : [])
     }
 
     /// What `parameters` ask of an image, with the server's watermark (and a fetched one), and the output pixel limit
@@ -334,11 +335,11 @@ extension ImageProxy {
         return .success(request)
     }
 
-    /// What the result is encoded as: the format asked for (with `auto` resolved to `autoFormat`, the preferred
+    /// What the result is encoded as: the format asked for (with `auto` resolved to the first of `accepted`, the preferred
     /// format the client accepts, when there is one), the quality (asked for, else the request's and then the
     /// server's for the format, else 80), the most bytes, and the metadata.
     static func output(
-        _ parameters: RenderParameters, autoFormat: ImageFormat?, configuration: ServerConfiguration
+        _ parameters: RenderParameters, accepted: [ImageFormat], configuration: ServerConfiguration
     ) -> ImageOutput {
         var options = EncodingOptions()
         options.coders = configuration.coders
@@ -352,7 +353,9 @@ extension ImageProxy {
         let format: ImageOutput.Format =
             switch parameters.format {
             case .encoded(let format): .format(format)
-            case .auto where autoFormat != nil: .format(autoFormat!)
+            case .auto where !accepted.isEmpty: .format(accepted[0])
+            // The preferred formats the client named, and those every client takes.
+            case .best: .best(accepted: Set(accepted + [.jpeg, .png, .gif]))
             // None of the preferred formats: the source's format when the client surely takes it, else the common
             // one that fits.
             case .auto: .source(accepted: [.jpeg, .png, .gif])

@@ -224,7 +224,13 @@ final class ImageProxy: Sendable {
     /// The first of `formats` whose media type `accept` names explicitly with a q above 0 (`*/*` or `image/*` alone
     /// name none of them, as browsers that cannot decode WebP or AVIF send them too); `nil` when it names none.
     static func autoFormat(for accept: String?, preferring formats: [ImageFormat]) -> ImageFormat? {
-        guard let accept, !formats.isEmpty else { return nil }
+        acceptedFormats(for: accept, preferring: formats).first
+    }
+
+    /// Every one of `formats` that `accept` names explicitly with a q above 0, in the order of `formats`: `format=auto`
+    /// takes the first, `format=best` tries them all.
+    static func acceptedFormats(for accept: String?, preferring formats: [ImageFormat]) -> [ImageFormat] {
+        guard let accept, !formats.isEmpty else { return [] }
         var named: Set<String> = []
         for item in accept.split(separator: ",") {
             let parts = item.split(separator: ";").map { $0.trimmingWhitespace().lowercased() }
@@ -235,7 +241,12 @@ final class ImageProxy: Sendable {
             }
             if !refused { named.insert(type) }
         }
-        return formats.first { named.contains($0.mimeType) }
+        return formats.filter { named.contains($0.mimeType) }
+    }
+
+    /// `accepted` as a part of a remembered query's key: the answer may depend on every format the client takes.
+    static func formatsKey(_ accepted: [ImageFormat]) -> String {
+        accepted.isEmpty ? "-" : accepted.map(\.name).joined(separator: ",")
     }
 }
 

@@ -10,7 +10,7 @@ import OspreyCodecs
     /// stops the process when a parse that succeeded breaks a promise the pipeline relies on.
     public static func checkRequest(query: String, accept: String) {
         let maxOutputPixels = 4096 * 4096
-        _ = ImageProxy.autoFormat(for: accept, preferring: [.avif, .webp, .png])
+        _ = ImageProxy.acceptedFormats(for: accept, preferring: [.avif, .webp, .png])
         // Two presets and a watermark, so that `p=` and `wm=` are parsed as a server with them parses them.
         let presets: [String: [(name: String, value: String)]] = [
             "thumb": [("w", "300"), ("h", "300"), ("fit", "cover")], "default": [("q", "70")],
@@ -99,6 +99,6 @@ import OspreyCodecs
         }
         // The processors can be made, and name themselves.
         _ = parameters.processors().map(\.identifier)
-        _ = ImageProxy.output(parameters, autoFormat: nil, configuration: server).identifier
+        _ = ImageProxy.output(parameters, accepted: [], configuration: server).identifier
     }
 }

@@ -183,9 +183,10 @@ extension RenderParameters {
         _ text: String, coders: ImageCoderRegistry, name: String
     ) throws(ProxyError) -> OutputFormat {
         if text == "auto" { return .auto }
+        if text == "best" { return .best }
         if let encodable = coders.encodableFormat(named: text) { return .encoded(encodable) }
-        let names = coders.encodableFormats.map(\.name) + ["auto"]
-        throw .badRequest("'\(name)' must be " + names.dropLast().joined(separator: ", ") + " or auto")
+        let names = coders.encodableFormats.map(\.name).joined(separator: ", ")
+        throw .badRequest("'\(name)' must be \(names), auto or best")
     }
 
     static let known: Set<String> = [

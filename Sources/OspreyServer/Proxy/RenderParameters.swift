@@ -4,22 +4,28 @@ import OspreyCodecs
 
 /// What a request asks of a source, whichever URL style said it: `/img`'s query (``init(query:maxOutputPixels:coders:presets:presetsOnly:allowsLocalSources:hasWatermark:)``),
 /// an imgproxy path (``ImgproxyURL``) or a thumbor path (``ThumborURL``). Each style's parser fills the same fields,
-/// and ``processors(watermark:)`` and ``ImageProxy/output(_:autoFormat:configuration:)`` turn them into the
+/// and ``processors(watermark:)`` and ``ImageProxy/output(_:accepted:configuration:)`` turn them into the
 /// pipeline's operations: the same render asked in any style is one operation list, so one cache entry, one ETag.
 struct RenderParameters: Sendable {
     /// What `format=` asks for: a format an encoder of the server's registry writes, or `auto` (WebP when the client
     /// accepts it, else the source's format or the common one that fits).
     enum OutputFormat: Sendable, Equatable {
         case auto
+        /// The smallest of the formats the client accepts at one perceptual target.
+        case best
         case encoded(ImageFormat)
 
         /// As it appears in the canonical form.
         var name: String {
             switch self {
             case .auto: "auto"
+            case .best: "best"
             case .encoded(let format): format.name
             }
         }
+
+        /// Whether the answer depends on the client's `Accept`.
+        var variesByAccept: Bool { self == .auto || self == .best }
     }
 
     /// The region of the source kept before resizing.
