@@ -37,6 +37,6 @@ enum QualityArgument: Equatable {
 
     static let help = """
         Quality 0-100 for JPEG, lossy WebP, AVIF and JPEG XL (default 85), or auto[:T]: the lowest quality whose \
-        output scores at least T on SSIMULACRA 2 (default 80; 90 is visually lossless, 70 high quality).
+        output scores at least T on SSIMULACRA 2 (default 70, high quality; 90 is visually lossless).
         """
 }
