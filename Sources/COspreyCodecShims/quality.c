@@ -77,18 +77,7 @@ static inline lanes cube_root(lanes value) {
     return root;
 }
 
-static inline float cube_root_one(float value) {
-    uint32_t bits;
-    memcpy(&bits, &value, sizeof bits);
-    bits = bits / 3 + 709921077u;
-    float root;
-    memcpy(&root, &bits, sizeof root);
-    for (int i = 0; i < 2; i++) {
-        float cube = root * root * root;
-        root *= (cube + 2 * value) / (2 * cube + value);
-    }
-    return root;
-}
+static inline float cube_root_one(float value) { return cube_root(splat(value))[0]; }
 
 float osprey_quality_cube_root(float value) { return value > 0 ? cube_root_one(value) : 0; }
 

@@ -77,6 +77,22 @@ struct ImageQualityTests {
         #expect(score < 90)
     }
 
+    @Test func oddSizesAreScoredToTheirLastColumnAndRow() throws {
+        // 101 × 77: no row a whole number of lanes, every halving rounds up (51 × 39, 26 × 20, 13 × 10).
+        var bytes: [UInt8] = []
+        for y in 0..<77 { for x in 0..<101 { bytes += [UInt8((x * 5) % 256), UInt8((y * 3) % 256), UInt8(x + y)] } }
+        let pixels = try PixelBuffer(width: 101, height: 77, format: .rgb8, bytes: bytes)
+        let distorted = try ImageDecoder.decode(try ImageEncoder.encode(Image(pixels: pixels), as: .jpeg, quality: 50))
+        let score = try ImageQuality.ssimulacra2(reference: pixels, distorted: distorted.frames[0].pixels)
+        #expect(score.isFinite && score < 100)
+        // The last column matters: changing it alone lowers the score.
+        var edited = bytes
+        for y in 0..<77 { edited[(y * 101 + 100) * 3] ^= 0xFF }
+        let changed = try PixelBuffer(width: 101, height: 77, format: .rgb8, bytes: edited)
+        #expect(try ImageQuality.ssimulacra2(reference: pixels, distorted: changed) < 100)
+        #expect(try ImageQuality.ssimulacra2(reference: pixels, distorted: try pixels.converted(to: .rgba8)) == 100)
+    }
+
     @Test func theCubeRootIsSinglePrecision() {
         var worst: Float = 0
         for step in 0...10_000 {
