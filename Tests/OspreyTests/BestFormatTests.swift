@@ -39,6 +39,17 @@ struct BestFormatTests {
         #expect(ImageFormat(sniffing: best.bytes) == best.format)
     }
 
+    @Test func theMostBytesHoldForTheFormatKept() throws {
+        let image = try Self.textured()
+        var output = ImageOutput(.best(accepted: [.jpeg, .webp]))
+        let unlimited = try output.encode(image)
+        output.maxBytes = unlimited.bytes.count / 2
+        let limited = try output.encode(image)
+        #expect(limited.bytes.count <= unlimited.bytes.count / 2)
+        #expect(limited.format == unlimited.format)
+        #expect(try #require(limited.quality) < unlimited.quality!)
+    }
+
     @Test func aPictureOfFewColorsIsWrittenLosslessly() throws {
         // A diagram: three flat colours.
         var bytes: [UInt8] = []

@@ -59,6 +59,8 @@ extension ImageOutput {
         var search = PerceptualSearch(target: target, start: PerceptualSearch.start(for: format, target: target))
         while let quality = search.next {
             search.record(quality, score: try attempt(quality))
+            // A cancelled load keeps what it has (its caller is gone; the bytes are not stored).
+            if Task.isCancelled { break }
         }
         let chosen = search.chosen
         return PerceptualEncoding(
@@ -112,7 +114,16 @@ extension ImageOutput {
         }
         guard let best else {
             // Nothing lossy accepted: what the source rule writes.
-            return try ImageOutput(.source(accepted: accepted), options: options).encode(image)
+            var source = ImageOutput(.source(accepted: accepted), options: options)
+            source.maxBytes = maxBytes
+            return try source.encode(image)
+        }
+        if let maxBytes, best.bytes.count > maxBytes, let quality = best.quality {
+            // Over the limit: the highest quality of the format kept that fits, as for a fixed format.
+            var fitted = ImageOutput(.format(best.format), options: options(for: best.format))
+            fitted.options.quality = quality
+            fitted.maxBytes = maxBytes
+            return try fitted.encode(image)
         }
         return best
     }
