@@ -45,9 +45,9 @@ struct Resampler {
         self.sourceHeight = sourceHeight
         self.width = width
         self.height = height
-        horizontal = ResamplingWeights(
+        horizontal = ResamplingWeights.cached(
             filter: filter, sourceLength: sourceWidth, start: rect.x, length: rect.width, outputLength: width)
-        vertical = ResamplingWeights(
+        vertical = ResamplingWeights.cached(
             filter: filter, sourceLength: sourceHeight, start: rect.y, length: rect.height, outputLength: height)
     }
 
