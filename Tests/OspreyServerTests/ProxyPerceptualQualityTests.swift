@@ -97,6 +97,15 @@ import Testing
                     #expect(response.headers[.ospreyQuality] != nil)
                     sizes[accept] = response.body.readableBytes
                 }
+                // A remembered query names the extension of the format kept, as the first answer did.
+                for _ in 0..<2 {
+                    let named = try await client.execute(
+                        uri: imageURI([("url", origin.url("/t.png")), ("format", "best"), ("filename", "cat")]),
+                        method: .get, headers: [.accept: "image/avif,image/webp,*/*"])
+                    let type = try #require(named.headers[.contentType])
+                    let format = try #require(ImageFormat.named(type.replacing("image/", with: ""), coders: .shared))
+                    #expect(named.headers[.contentDisposition] == "inline; filename=\"cat.\(format.fileExtension!)\"")
+                }
                 // More formats to choose from never makes the answer larger.
                 #expect(sizes["image/avif,image/webp,*/*"]! <= sizes["image/webp,*/*"]!)
                 #expect(sizes["image/webp,*/*"]! <= sizes["*/*"]!)
