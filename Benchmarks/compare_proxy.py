@@ -370,6 +370,14 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                 script = cold_script(work, f"cold-{name}-{w}", template)
                 results["cold", label, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script, cold=True)
 
+        def cold_pair(key, source, script_name):
+            """Osprey, then thumbor, asked once for every source of `source` over https: results[key + (name,)]."""
+            for name in ("osprey", "thumbor"):
+                port, pids = targets[name]
+                template = (osprey_path if name != "thumbor" else thumbor_path)(source, 256, 256, base=secure_origin)
+                script = cold_script(work, f"{script_name}-{name}", template)
+                results[key + (name,)] = measure(name, pids, f"http://127.0.0.1:{port}/", script, cold=True)
+
         # The cold phase again, the sources fetched over https (new URLs, so cold for every server's caches).
         for w, h in SIZES[1:]:
             if "https" not in PHASES:
@@ -377,13 +385,7 @@ HTTP_LOADER_CA_CERTS = '{authority}'
             label = f"{w}x{h}"
             print(f"cold {label} over https -> fit 256x256 JPEG, every request a new source, wrk -t2 -c{CONNECTIONS} "
                   f"-d{DURATION}s", flush=True)
-            for name in ("osprey", "thumbor"):
-                port, pids = targets[name]
-                template = (osprey_path if name != "thumbor" else thumbor_path)(
-                    f"s{w}/%d.jpg", 256, 256, base=secure_origin)
-                script = cold_script(work, f"cold-https-{name}-{w}", template)
-                results["cold https", label, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script,
-                                                             cold=True)
+            cold_pair(("cold https", label), f"s{w}/%d.jpg", f"cold-https-{w}")
 
         # The cold phase over https once more for each input kind, ratio per kind.
         for kind, description in KINDS.items():
@@ -393,13 +395,7 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                 size = (root / f"{kind}-{w}.jpg").stat().st_size
                 print(f"cold {w} {description} ({size / 1e6:.2f} MB) over https -> fit 256x256 JPEG, every request a "
                       f"new source, wrk -t2 -c{CONNECTIONS} -d{DURATION}s", flush=True)
-                for name in ("osprey", "thumbor"):
-                    port, pids = targets[name]
-                    template = (osprey_path if name != "thumbor" else thumbor_path)(
-                        f"k{kind}-{w}/%d.jpg", 256, 256, base=secure_origin)
-                    script = cold_script(work, f"kind-{name}-{kind}-{w}", template)
-                    results["kind", kind, w, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script,
-                                                             cold=True)
+                cold_pair(("kind", kind, w), f"k{kind}-{w}/%d.jpg", f"kind-{kind}-{w}")
 
         for phase, source, size, form in (("avif source", "a1920/%d.avif", 256, "jpeg"),
                                           ("avif output", "c1920/%d.jpg", 800, "avif")):

@@ -26,14 +26,7 @@ extension ImageProxy {
         metrics.hit(.resultMemory)
         return .image(
             RenderedImage(hit), signed: known.signed, vary: known.vary, expires: known.expires,
-            disposition: known.disposition.map { Self.disposition($0, naming: hit.format) })
-    }
-
-    /// `disposition` with the file name's extension of `format`: a remembered query's was made before the format
-    /// was known, which `format=auto` and `format=best` decide as they encode.
-    static func disposition(_ disposition: String, naming format: ImageFormat) -> String {
-        guard disposition.hasSuffix("\""), let dot = disposition.lastIndex(of: ".") else { return disposition }
-        return disposition[..<dot] + "." + (format.fileExtension ?? format.name) + "\""
+            disposition: known.disposition.map { RenderParameters.disposition($0, naming: hit.format) })
     }
 
     /// Answers the `/img` query `query` for a client that sent `accept` and, when the server reads them, `hints`.

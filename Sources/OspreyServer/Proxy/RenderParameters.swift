@@ -232,4 +232,11 @@ struct RenderParameters: Sendable {
         name = (base.isEmpty ? name : base) + "." + (format.fileExtension ?? format.name)
         return (attachment ? "attachment" : "inline") + "; filename=\"\(name)\""
     }
+
+    /// `disposition` with the file name's extension of `format`: a remembered query's was made before the format
+    /// was known, which `format=auto` and `format=best` decide as they encode.
+    static func disposition(_ disposition: String, naming format: ImageFormat) -> String {
+        guard disposition.hasSuffix("\""), let dot = disposition.lastIndex(of: ".") else { return disposition }
+        return disposition[..<dot] + "." + (format.fileExtension ?? format.name) + "\""
+    }
 }
