@@ -51,16 +51,23 @@ def corpus_photos(count=None):
     return photos[:count]
 
 
-MAKE_PAIRS = """
+# Pillow's fit of a photo to 1024 px on its longer side, for the scripts below and compare_palette.py's.
+FIT_1024 = """
 import sys
 from PIL import Image, ImageOps
-out = sys.argv[1]
-for index, path in enumerate(sys.argv[2:]):
+
+def fit_1024(path):
     im = ImageOps.exif_transpose(Image.open(path)).convert("RGB")
     scale = 1024 / max(im.size)
     im = im.resize((round(im.width * scale), round(im.height * scale)), Image.LANCZOS)
     # Without the source's colour profile (a P3 photo's would make Osprey convert what the reference reads as is).
-    im = Image.frombytes("RGB", im.size, im.tobytes())
+    return Image.frombytes("RGB", im.size, im.tobytes())
+"""
+
+MAKE_PAIRS = FIT_1024 + """
+out = sys.argv[1]
+for index, path in enumerate(sys.argv[2:]):
+    im = fit_1024(path)
     im.save(f"{out}/{index}.png")
     for form, quality in %r:
         name = f"{out}/{index}-{form.lower()}{quality}"

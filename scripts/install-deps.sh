@@ -5,8 +5,8 @@
 set -euo pipefail
 
 debian_packages=(pkg-config libjpeg-dev libturbojpeg0-dev libpng-dev libwebp-dev libgif-dev libdeflate-dev libsqlite3-dev
-    liblcms2-dev libavif-dev libheif-dev libjxl-dev)
-brew_line="brew install pkg-config jpeg-turbo libpng webp giflib libdeflate sqlite little-cms2 libavif libheif jpeg-xl"
+    liblcms2-dev libavif-dev libheif-dev libjxl-dev libimagequant-dev)
+brew_line="brew install pkg-config jpeg-turbo libpng webp giflib libdeflate sqlite little-cms2 libavif libheif jpeg-xl libimagequant"
 
 if command -v dpkg-query >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
     missing=()
@@ -35,7 +35,7 @@ fi
 
 if [[ "$(uname -s)" == "Darwin" ]]; then
     if command -v pkg-config >/dev/null 2>&1 \
-        && pkg-config --exists libturbojpeg libpng libwebp libwebpdemux libwebpmux libdeflate sqlite3 lcms2 libavif libheif libjxl 2>/dev/null; then
+        && pkg-config --exists libturbojpeg libpng libwebp libwebpdemux libwebpmux libdeflate sqlite3 lcms2 libavif libheif libjxl imagequant 2>/dev/null; then
         exit 0
     fi
     echo "osprey: install the codec libraries with Homebrew:" >&2
@@ -44,7 +44,7 @@ if [[ "$(uname -s)" == "Darwin" ]]; then
 fi
 
 if command -v pkg-config >/dev/null 2>&1 \
-    && pkg-config --exists libturbojpeg libpng libwebp libwebpdemux libwebpmux libdeflate sqlite3 lcms2 libavif libheif libjxl 2>/dev/null; then
+    && pkg-config --exists libturbojpeg libpng libwebp libwebpdemux libwebpmux libdeflate sqlite3 lcms2 libavif libheif libjxl imagequant 2>/dev/null; then
     exit 0
 fi
 echo "osprey: unsupported system: install pkg-config and the development files of libjpeg-turbo (with" >&2

@@ -1,16 +1,16 @@
 #ifndef OSPREY_SHIM_LIBRARIES_H
 #define OSPREY_SHIM_LIBRARIES_H
 
-// libjpeg, libpng and libdeflate as the shims call them (private to this target). None of them is linked:
-// COspreyLibraryLoader opens each when first needed (its header says why) and fills a table of its functions. Every
-// entry point that uses one opens it first with OSPREY_OPEN; past that, the libraries' own names below stand for the
-// tables' functions, so that the shims read as the libraries' documentation does.
+// libjpeg, libpng, libdeflate and libimagequant as the shims call them (private to this target). None of them is
+// linked: COspreyLibraryLoader opens each when first needed (its header says why) and fills a table of its functions.
+// Every entry point that uses one opens it first with OSPREY_OPEN; past that, the libraries' own names below stand for
+// the tables' functions, so that the shims read as the libraries' documentation does.
 
 #include "COspreyLibraryLoader.h"
 #include "COspreyCodecShims.h"
 
-/// Opens `library` (`jpeg`, `png` or `deflate`: once per process, from any thread) or returns OSPREY_ERROR from the
-/// entry point with the reason in `message`.
+/// Opens `library` (`jpeg`, `png`, `deflate` or `imagequant`: once per process, from any thread) or returns
+/// OSPREY_ERROR from the entry point with the reason in `message`.
 #define OSPREY_OPEN(library, message)                                                                                  \
     do {                                                                                                               \
         const char *reason = NULL;                                                                                     \
@@ -59,13 +59,18 @@
 #define png_set_chunk_cache_max (osprey_png_table.png_set_chunk_cache_max)
 #define png_set_chunk_malloc_max (osprey_png_table.png_set_chunk_malloc_max)
 #define png_set_compression_level (osprey_png_table.png_set_compression_level)
+#define png_set_compression_mem_level (osprey_png_table.png_set_compression_mem_level)
 #define png_set_expand_gray_1_2_4_to_8 (osprey_png_table.png_set_expand_gray_1_2_4_to_8)
+#define png_set_filter (osprey_png_table.png_set_filter)
 #define png_set_interlace_handling (osprey_png_table.png_set_interlace_handling)
 #define png_set_keep_unknown_chunks (osprey_png_table.png_set_keep_unknown_chunks)
 #define png_set_longjmp_fn (osprey_png_table.png_set_longjmp_fn)
 #define png_set_palette_to_rgb (osprey_png_table.png_set_palette_to_rgb)
+#define png_set_PLTE (osprey_png_table.png_set_PLTE)
+#define png_set_packing (osprey_png_table.png_set_packing)
 #define png_set_read_fn (osprey_png_table.png_set_read_fn)
 #define png_set_scale_16 (osprey_png_table.png_set_scale_16)
+#define png_set_tRNS (osprey_png_table.png_set_tRNS)
 #define png_set_tRNS_to_alpha (osprey_png_table.png_set_tRNS_to_alpha)
 #define png_set_write_fn (osprey_png_table.png_set_write_fn)
 #define png_write_end (osprey_png_table.png_write_end)
@@ -81,5 +86,19 @@
 #define libdeflate_zlib_compress_bound (osprey_deflate_table.libdeflate_zlib_compress_bound)
 #define libdeflate_zlib_decompress (osprey_deflate_table.libdeflate_zlib_decompress)
 #define libdeflate_zlib_decompress_ex (osprey_deflate_table.libdeflate_zlib_decompress_ex)
+
+
+#define liq_attr_create (osprey_imagequant_table.liq_attr_create)
+#define liq_attr_destroy (osprey_imagequant_table.liq_attr_destroy)
+#define liq_get_palette (osprey_imagequant_table.liq_get_palette)
+#define liq_image_create_rgba (osprey_imagequant_table.liq_image_create_rgba)
+#define liq_image_destroy (osprey_imagequant_table.liq_image_destroy)
+#define liq_image_quantize (osprey_imagequant_table.liq_image_quantize)
+#define liq_result_destroy (osprey_imagequant_table.liq_result_destroy)
+#define liq_set_dithering_level (osprey_imagequant_table.liq_set_dithering_level)
+#define liq_set_quality (osprey_imagequant_table.liq_set_quality)
+#define liq_set_speed (osprey_imagequant_table.liq_set_speed)
+#define liq_version (osprey_imagequant_table.liq_version)
+#define liq_write_remapped_image (osprey_imagequant_table.liq_write_remapped_image)
 
 #endif

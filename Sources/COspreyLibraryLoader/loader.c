@@ -460,3 +460,16 @@ static const char *const deflate_names[] = {
 DEFINE_FILL(deflate, OSPREY_DEFLATE_FUNCTIONS)
 
 DEFINE_LOADER(deflate, "libdeflate is not installed (Debian and Ubuntu: libdeflate0)")
+
+// MARK: libimagequant
+
+// libimagequant 2.x's ABI has been 0 (the 4.x rewrite in Rust keeps the C interface and the name); 2.8 and later have
+// every function Osprey calls.
+static const char *const imagequant_names[] = {
+    "libimagequant" SHARED_SUFFIX ".0", "libimagequant.0.dylib", "libimagequant" SHARED_SUFFIX, NULL,
+};
+
+DEFINE_CHECKED_FILL(imagequant, OSPREY_IMAGEQUANT_FUNCTIONS, table->liq_version() >= 20800,
+                    "the installed libimagequant is older than 2.8")
+
+DEFINE_LOADER(imagequant, "libimagequant is not installed (Debian and Ubuntu: libimagequant0)")

@@ -14,8 +14,15 @@ public struct EncodingOptions: Sendable, Hashable {
     /// JPEG and AVIF: how colour is subsampled. `.automatic` by default: full colour at quality 90 and above, halved in both
     /// directions below, as libvips does.
     public var chromaSubsampling = ChromaSubsampling.automatic
-    /// PNG: zlib compression level from 0 (fastest) to 9 (smallest). 6 by default.
+    /// PNG: zlib compression level from 0 (fastest) to 9 (smallest), for gray and truecolour images. 6 by default. A
+    /// palette (a byte or less per pixel) is always written at 9, as pngquant writes it.
     public var pngCompressionLevel = 6
+    /// PNG: below 100, a colour image is quantised to a palette of at most 256 colours by libimagequant, aiming at
+    /// this quality (0–100, as pngquant's `--quality 0-N`), dithered, its transparency kept: a fraction of the
+    /// lossless bytes for a photo or an illustration with gradients; gray is widened to colour first (a gray colour
+    /// profile is then left out). `nil` by default: lossless (a colour image of at most 256 colours is written in a
+    /// palette either way, pixel for pixel).
+    public var pngPaletteQuality: Int?
     /// WebP, AVIF and JPEG XL: encode losslessly, ignoring ``quality`` (AVIF: 4:4:4 with the identity matrix, so
     /// that the RGB values come back exactly). `false` by default.
     public var isLossless = false

@@ -87,7 +87,16 @@ public struct PNGCoder: BuiltInCoder {
     }
 
     public func encode(_ image: Image, options: EncodingOptions) throws(CodecError) -> [UInt8] {
-        try withContainerMetadata(PNGEncoder.encode(image.pixels, options: options), of: image, options: options)
+        var written = image
+        if let quality = options.pngPaletteQuality, quality < 100, !image.pixelFormat.hasColor {
+            // A palette holds colours: gray is widened first (a gray colour profile is then left out, as WebP does).
+            let colour = try image.pixels.converted(to: image.pixelFormat.hasAlpha ? .rgba8 : .rgb8)
+            written = Image(pixels: colour, orientation: image.orientation, sourceFormat: image.sourceFormat)
+            written.colorProfile = image.colorProfile
+            written.metadata = image.metadata
+        }
+        return try withContainerMetadata(
+            PNGEncoder.encode(written.pixels, options: options), of: written, options: options)
     }
 }
 

@@ -40,16 +40,39 @@ import Testing
         }
     }
 
+    /// A 128 × 96 picture of waves and gradients (thousands of colours), as RGB.
+    static func waves() throws -> Image {
+        var bytes: [UInt8] = []
+        for y in 0..<96 {
+            for x in 0..<128 {
+                bytes += [UInt8(128 + 100 * sin(Double(x) / 3 + Double(y) / 11)), UInt8(x * 2), UInt8(y * 2)]
+            }
+        }
+        return Image(pixels: try PixelBuffer(width: 128, height: 96, format: .rgb8, bytes: bytes))
+    }
+
+    @Test("--quality below 100 writes a PNG in a palette of at most 256 colours, as pngquant does; none, truecolour")
+    func palettePNG() async throws {
+        try await withTemporaryDirectory { directory in
+            let source = try Self.waves()
+            let input = try write(try ImageEncoder.encode(source, as: .png), to: directory + "/in.png")
+            for (quality, colourType) in [("70", UInt8(3)), (nil, 2), ("100", 2)] {
+                let output = directory + "/out-\(quality ?? "none").png"
+                let run = try await OspreyBinary.run(
+                    ["convert", input, output] + (quality.map { ["--quality", $0] } ?? []))
+                #expect(run.status == 0, "\(run.standardError)")
+                let written = [UInt8](try Data(contentsOf: URL(fileURLWithPath: output)))
+                #expect(written[25] == colourType, "--quality \(quality ?? "none")")
+                let decoded = try ImageDecoder.decode(written)
+                if colourType == 2 { #expect(decoded.pixels == source.pixels) }
+            }
+        }
+    }
+
     @Test("--quality auto:T writes the lowest quality that scores T; a target outside 1-100 is a usage error")
     func perceptualQuality() async throws {
         try await withTemporaryDirectory { directory in
-            var bytes: [UInt8] = []
-            for y in 0..<96 {
-                for x in 0..<128 {
-                    bytes += [UInt8(128 + 100 * sin(Double(x) / 3 + Double(y) / 11)), UInt8(x * 2), UInt8(y * 2)]
-                }
-            }
-            let source = Image(pixels: try PixelBuffer(width: 128, height: 96, format: .rgb8, bytes: bytes))
+            let source = try Self.waves()
             let input = try write(try ImageEncoder.encode(source, as: .png), to: directory + "/in.png")
             var sizes: [Int] = []
             for target in ["50", "75"] {

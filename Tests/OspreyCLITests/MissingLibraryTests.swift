@@ -54,6 +54,22 @@ struct MissingLibraryTests {
         #expect(other.standardOutput.contains("jpeg"))
     }
 
+    @Test("without libimagequant, a palette PNG is refused and says why, while a lossless PNG is written")
+    func withoutLibimagequant() async throws {
+        let jpeg = try LibraryLoadingTests.file(.jpeg)
+        defer {
+            for path in [jpeg, jpeg + ".q.png", jpeg + ".png"] { try? FileManager.default.removeItem(atPath: path) }
+        }
+
+        let palette = try await Self.run(
+            without: ["libimagequant.so.0"], ["convert", jpeg, jpeg + ".q.png", "--quality", "60"])
+        #expect(palette.status == 1)
+        #expect(palette.standardError.contains("libimagequant is not installed"), "\(palette.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: jpeg + ".q.png"))
+        let lossless = try await Self.run(without: ["libimagequant.so.0"], ["convert", jpeg, jpeg + ".png"])
+        #expect(lossless.status == 0, "\(lossless.standardError)")
+    }
+
     @Test("without libwebpdemux, a WebP is refused (its orientation and frames cannot be read), saying why")
     func withoutLibwebpdemux() async throws {
         let webp = try LibraryLoadingTests.file(.webp)

@@ -18,6 +18,9 @@
 // processor-benchmark encode-jxl FILE ITERATIONS OUT [QUALITY [EFFORT]]
 //                                                      the same as JPEG XL, at QUALITY (80) and EFFORT
 //                                                      (EncodingOptions' default)
+// processor-benchmark encode-png FILE ITERATIONS OUT [LEVEL]
+//                                                      FILE decoded once, then encoded as lossless PNG at zlib LEVEL
+//                                                      (EncodingOptions' default); the result is written to OUT
 // processor-benchmark ssimulacra2 REFERENCE ITERATIONS DISTORTED
 //                                                      both files decoded once, then scored: prints the whole score
 //                                                      (the reference prepared each time) and, as "candidate", the
@@ -44,7 +47,8 @@ guard arguments.count >= 4, let iterations = Int(arguments[2]), iterations > 0,
     let data = FileManager.default.contents(atPath: arguments[1])
 else {
     let usage =
-        "usage: processor-benchmark thumbnail|cover|smart|resize|variants|encode-avif|encode-jxl|ssimulacra2|curve|auto FILE "
+        "usage: processor-benchmark thumbnail|cover|smart|resize|variants|encode-avif|encode-jxl|encode-png|ssimulacra2|"
+        + "curve|auto FILE "
         + "ITERATIONS OUT [QUALITY [SPEED|EFFORT]]\n"
     FileHandle.standardError.write(Data(usage.utf8))
     exit(2)
@@ -104,6 +108,11 @@ case "encode-avif", "encode-jxl":
         if format == .avif { options.avifSpeed = level } else { options.jxlEffort = level }
     }
     result = try measure { try ImageEncoder.encode(source, as: format, options: options) }
+case "encode-png":
+    let source = try ImageDecoder.decode(bytes)
+    var options = EncodingOptions()
+    if arguments.count > 4, let level = Int(arguments[4]) { options.pngCompressionLevel = level }
+    result = try measure { try ImageEncoder.encode(source, as: .png, options: options) }
 case "variants":
     // The part times are printed here, beside the whole: decode, resizes, encodes (best of the runs for each).
     let widths = Array(stride(from: 64, through: 736, by: 48))

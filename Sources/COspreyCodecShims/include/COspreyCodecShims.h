@@ -192,10 +192,20 @@ typedef struct {
 int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_request *request,
                       osprey_png_decode_result *result, char *message);
 
-/// Encodes 8-bit pixels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA components) as PNG at zlib `compressionLevel` 0…9.
+/// Encodes 8-bit pixels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA components) as PNG at zlib `compressionLevel` 0…9;
+/// RGB or RGBA of at most 256 colours as the same colours in a palette (at zlib level 9, as pngquant writes one).
 /// On OSPREY_OK, `*output` is a malloc'd buffer of `*outputSize` bytes the caller frees.
 int osprey_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t components, uint64_t bytesPerRow,
                       int32_t compressionLevel, uint8_t **output, uint64_t *outputSize, char *message);
+
+/// Encodes 8-bit RGB or RGBA pixels (3 or 4 components) as a palette PNG of at most 256 colours quantised by
+/// libimagequant aiming at `quality` 0…100 (pngquant's --quality 0-`quality`: the fewest colours that reach it, so a
+/// picture of few colours may lose some) at `speed` 1 (slowest, best) to 10, Floyd–Steinberg dithered, alpha kept in
+/// the palette; 1, 2 or 4 bits per pixel when the palette is that small. Same ownership of `*output` as
+/// osprey_png_encode.
+int osprey_png_encode_palette(const uint8_t *pixels, uint32_t width, uint32_t height, uint32_t components,
+                              uint64_t bytesPerRow, int32_t quality, int32_t speed, uint8_t **output,
+                              uint64_t *outputSize, char *message);
 
 /// Decodes one GIF frame's LZW stream (its data sub-blocks concatenated) into colour indices, at most `outputSize` of
 /// them, in the order the file stores the rows. Returns the number of indices written, or -1 for an invalid code or

@@ -2,9 +2,9 @@
 // the process starts. Linked, libavif, libheif and libjxl cost about 10 ms of every start-up (their dependencies'
 // static initialisers — libhwy measures its timer, libde265 builds tables — and some forty more shared objects to
 // map), which every `osprey --version`, every `osprey info` of a JPEG and every short-lived process pays; each of the
-// others (libjpeg, TurboJPEG, libpng, libdeflate, libwebp, libwebpdemux, libwebpmux, giflib, Little CMS, SQLite) is
-// one more shared object to map and relocate, for processes that mostly need one or two of them. The functions Osprey
-// calls are looked up in a table per library; the headers' types and constants are used as they are.
+// others (libjpeg, TurboJPEG, libpng, libdeflate, libimagequant, libwebp, libwebpdemux, libwebpmux, giflib, Little
+// CMS, SQLite) is one more shared object to map and relocate, for processes that mostly need one or two of them. The
+// functions Osprey calls are looked up in a table per library; the headers' types and constants are used as they are.
 //
 // A library is found by its shared-object names (the one the headers were built against first) and accepted only
 // when its run-time version has the headers' ABI: libavif's and libjxl's major and minor version, libheif's major
@@ -27,6 +27,7 @@
 #include <jxl/encode.h>
 #include <lcms2.h>
 #include <libdeflate.h>
+#include <libimagequant.h>
 #include <libheif/heif.h>
 #include <png.h>
 #include <sqlite3.h>
@@ -221,9 +222,10 @@ typedef struct {
     F(png_get_color_type) F(png_get_eXIf_1) F(png_get_error_ptr) F(png_get_image_height) F(png_get_image_width) \
     F(png_get_interlace_type) F(png_get_io_ptr) F(png_get_rowbytes) F(png_get_valid) F(png_longjmp) F(png_read_end) \
     F(png_read_info) F(png_read_row) F(png_read_update_info) F(png_set_IHDR) F(png_set_chunk_cache_max) \
-    F(png_set_chunk_malloc_max) F(png_set_compression_level) F(png_set_expand_gray_1_2_4_to_8) \
-    F(png_set_interlace_handling) F(png_set_keep_unknown_chunks) F(png_set_longjmp_fn) F(png_set_palette_to_rgb) \
-    F(png_set_read_fn) F(png_set_scale_16) F(png_set_tRNS_to_alpha) F(png_set_write_fn) F(png_write_end) \
+    F(png_set_chunk_malloc_max) F(png_set_compression_level) F(png_set_compression_mem_level) F(png_set_filter) \
+    F(png_set_expand_gray_1_2_4_to_8) F(png_set_interlace_handling) F(png_set_keep_unknown_chunks) \
+    F(png_set_longjmp_fn) F(png_set_palette_to_rgb) F(png_set_PLTE) F(png_set_packing) F(png_set_read_fn) \
+    F(png_set_scale_16) F(png_set_tRNS) F(png_set_tRNS_to_alpha) F(png_set_write_fn) F(png_write_end) \
     F(png_write_info) F(png_write_row)
 typedef struct {
     OSPREY_PNG_FUNCTIONS(OSPREY_FUNCTION_FIELD)
@@ -279,6 +281,15 @@ typedef struct {
     OSPREY_DEFLATE_FUNCTIONS(OSPREY_FUNCTION_FIELD)
 } osprey_deflate_functions;
 
+/// The libimagequant functions Osprey calls (palette PNG).
+#define OSPREY_IMAGEQUANT_FUNCTIONS(F) \
+    F(liq_attr_create) F(liq_attr_destroy) F(liq_get_palette) F(liq_image_create_rgba) F(liq_image_destroy) \
+    F(liq_image_quantize) F(liq_result_destroy) F(liq_set_dithering_level) F(liq_set_quality) F(liq_set_speed) \
+    F(liq_version) F(liq_write_remapped_image)
+typedef struct {
+    OSPREY_IMAGEQUANT_FUNCTIONS(OSPREY_FUNCTION_FIELD)
+} osprey_imagequant_functions;
+
 #undef OSPREY_FUNCTION_FIELD
 #undef OSPREY_FUNCTION
 
@@ -314,10 +325,13 @@ const osprey_webpmux_functions *_Nullable osprey_webpmux_functions_load(const ch
 const osprey_gif_functions *_Nullable osprey_gif_functions_load(const char *_Nullable *_Nullable reason);
 /// libdeflate's functions, as `osprey_avif_functions_load` gives libavif's.
 const osprey_deflate_functions *_Nullable osprey_deflate_functions_load(const char *_Nullable *_Nullable reason);
+/// libimagequant's functions, as `osprey_avif_functions_load` gives libavif's.
+const osprey_imagequant_functions *_Nullable osprey_imagequant_functions_load(const char *_Nullable *_Nullable reason);
 /// The shims' tables, for their calls once their entry point has loaded the library (`osprey_X_functions_load` did not
 /// return NULL): before that, every function in them is NULL.
 extern osprey_jpeg_functions osprey_jpeg_table;
 extern osprey_png_functions osprey_png_table;
 extern osprey_deflate_functions osprey_deflate_table;
+extern osprey_imagequant_functions osprey_imagequant_table;
 
 #endif

@@ -107,6 +107,7 @@ extension ImageOutput {
         if Self.hasFewColors(image.frames[0].pixels) {
             var lossless = options
             lossless.isLossless = true
+            lossless.pngPaletteQuality = nil
             for format in [ImageFormat.webp, .png]
             where accepted.contains(format) && options.coders.encoder(for: format) != nil {
                 keep(EncodedImage(bytes: try ImageEncoder.encode(image, as: format, options: lossless), format: format))

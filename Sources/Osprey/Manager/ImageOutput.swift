@@ -139,6 +139,7 @@ public struct ImageOutput: Sendable {
         ].joined(separator: ",")
             + (qualities.isEmpty
                 ? "" : ",qualities=" + qualities.map { "\($0.key.name):\($0.value)" }.sorted().joined(separator: ";"))
+            + (options.pngPaletteQuality.map { ",palette=\($0)" } ?? "")
             + (maxBytes.map { ",maxbytes=\($0)" } ?? "")
             + {
                 switch quality {

@@ -29,7 +29,10 @@ enum QualityArgument: Equatable {
     func applied(to output: ImageOutput) -> ImageOutput {
         var output = output
         switch self {
-        case .fixed(let quality): output.options.quality = quality
+        case .fixed(let quality):
+            output.options.quality = quality
+            // PNG: a quality below 100 asks for a palette, as pngquant's --quality does.
+            if quality < 100 { output.options.pngPaletteQuality = quality }
         case .perceptual(let target): output.quality = .perceptual(target: target)
         }
         return output
@@ -37,6 +40,7 @@ enum QualityArgument: Equatable {
 
     static let help = """
         Quality 0-100 for JPEG, lossy WebP, AVIF and JPEG XL (default 85), or auto[:T]: the lowest quality whose \
-        output scores at least T on SSIMULACRA 2 (default 70, high quality; 90 is visually lossless).
+        output scores at least T on SSIMULACRA 2 (default 70, high quality; 90 is visually lossless). For PNG, \
+        below 100: a palette of at most 256 colours, as pngquant --quality 0-N (lossless without it).
         """
 }

@@ -373,6 +373,7 @@ extension ImageProxy {
                 output.qualities = qualities
             }
         }
+        output.options.pngPaletteQuality = parameters.pngPaletteQuality
         output.maxBytes = parameters.maxBytes
         return output
     }

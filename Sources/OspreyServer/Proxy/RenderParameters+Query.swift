@@ -105,6 +105,8 @@ extension RenderParameters {
                 : try Self.number(String(text.dropFirst(5)), name: "q=auto:", in: 1...100)
         } else {
             quality = try Self.integer(values["q"], name: "q", in: 1...100)
+            // With format=png only: a PNG answered in its own format (no `format`) stays lossless.
+            if let quality, quality < 100, format == .encoded(.png) { pngPaletteQuality = quality }
         }
         maxBytes = try Self.integer(values["mb"], name: "mb", in: 1...Self.maximumBytes)
         frame = try Self.integer(values["frame"], name: "frame", in: 0...100_000)

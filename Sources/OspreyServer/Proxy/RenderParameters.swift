@@ -147,6 +147,9 @@ struct RenderParameters: Sendable {
     var quality: Int?
     /// `q=auto` or `q=auto:T`: the lowest quality whose output scores T on SSIMULACRA 2 (in place of `quality`).
     var perceptualTarget: Double?
+    /// `q` below 100 with `format=png` in Osprey's own URLs: the PNG quantised to a palette aiming at it (a PNG kept
+    /// in its own format, and imgproxy's and thumbor's quality, leave PNG lossless, as theirs do).
+    var pngPaletteQuality: Int?
     /// imgproxy's `format_quality`: a quality per format, over the server's defaults.
     var formatQualities: [ImageFormat: Int] = [:]
     /// `mb=`: the most bytes the result may take (imgproxy's `max_bytes`, thumbor's `max_bytes`).
