@@ -176,6 +176,7 @@ bench: deps
 	python3 Benchmarks/compare_processors.py
 	python3 Benchmarks/compare_quality.py
 	python3 Benchmarks/compare_palette.py
+	python3 Benchmarks/compare_effort.py
 	python3 Benchmarks/compare_proxy.py
 	python3 Benchmarks/compare_memory.py
 	python3 Benchmarks/compare_startup.py

@@ -32,6 +32,8 @@ public struct EncodingOptions: Sendable, Hashable {
     /// JPEG XL: libjxl's effort, from 1 (fastest) to 9 (smallest). 4 by default, a server's setting (as imgproxy's;
     /// cjxl's is 7).
     public var jxlEffort = 4
+    /// WebP: libwebp's method, from 0 (fastest) to 6 (smallest). 4 by default, libwebp's own (and cwebp's).
+    public var webpMethod = 4
     /// JPEG (which has no alpha): the colour transparent pixels are composited over, as RGB. White by default.
     public var background = Color(red: 255, green: 255, blue: 255)
 
@@ -55,6 +57,18 @@ public struct EncodingOptions: Sendable, Hashable {
 
     /// Makes the default options.
     public init() {}
+
+    /// The encoders' effort on one scale, from 1 (fastest) to 9 (smallest files), for whichever of WebP, AVIF and JPEG
+    /// XL is written: JPEG XL's ``jxlEffort`` is `effort` itself, AVIF's ``avifSpeed`` is 10 − `effort` (9 … 1), and
+    /// WebP's ``webpMethod`` spreads 0 … 6 over it (1–2: 0, 3: 1, 4: 2, 5–6: 3, 7: 4, 8: 5, 9: 6). Each format's
+    /// default stands on its own measurement (docs/benchmarks.md): WebP's method 4 is effort 7, AVIF's speed 8 is 2,
+    /// JPEG XL's 4 is 4. Values outside 1…9 are clamped.
+    public mutating func setEffort(_ effort: Int) {
+        let effort = min(max(effort, 1), 9)
+        jxlEffort = effort
+        avifSpeed = 10 - effort
+        webpMethod = (effort - 1) * 6 / 8
+    }
 
     /// JPEG chroma subsampling.
     public enum ChromaSubsampling: Sendable, Hashable {

@@ -25,6 +25,7 @@ enum WebPEncoder {
             throw .encodingFailed(format: .webp, reason: "libwebp version mismatch")
         }
         config.quality = Float(min(max(options.quality, 0), 100))
+        config.method = Int32(min(max(options.webpMethod, 0), 6))
         if options.isLossless {
             config.lossless = 1
             config.exact = 1

@@ -133,6 +133,11 @@ package struct ServeOptions: ParsableArguments {
     package var maxOutputPixels: Int?
 
     @Option(
+        help: "Highest effort=N a request may ask for, 1-9 (default: 4); above it, 400.",
+        transform: DecimalArgument.integer)
+    package var maxEffort: Int?
+
+    @Option(
         help: "Most /img requests at once; more get 503 with Retry-After (default: 256).",
         transform: DecimalArgument.integer)
     package var maxInFlight: Int?

@@ -180,6 +180,10 @@ extension ServeOptions {
         if let value = try number(maxOutputPixels, "OSPREY_MAX_OUTPUT_PIXELS", minimum: 1) {
             configuration.maxOutputPixels = value
         }
+        if let value = try number(maxEffort, "OSPREY_MAX_EFFORT", minimum: 1) {
+            guard value <= 9 else { throw ValidationError("--max-effort must be between 1 and 9") }
+            configuration.maxEffort = value
+        }
         if let value = try number(maxInFlight, "OSPREY_MAX_IN_FLIGHT", minimum: 1) {
             configuration.maxInFlight = value
         }

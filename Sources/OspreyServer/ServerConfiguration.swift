@@ -98,6 +98,12 @@ public struct ServerConfiguration: Sendable {
     /// format not listed is encoded at 80. None listed by default.
     public var formatQualities: [ImageFormat: Int] = [:]
 
+    /// The highest `effort` a request may ask for (1–9, `EncodingOptions.setEffort(_:)`'s scale): above it, 400. 4 by
+    /// default: AVIF at speed 6, 2.8× the CPU of its default for 2.3% fewer bytes on the corpus photos, where effort 6
+    /// (speed 4) takes 14× and 9 (speed 1) 53× for the same bytes (docs/benchmarks.md) — work any client could ask
+    /// for again and again.
+    public var maxEffort = 4
+
     /// The coders sources are decoded with and outputs encoded with: `format=` takes the name of any format an
     /// encoder of it writes. The process-wide `ImageCoderRegistry.shared` by default.
     public var coders = ImageCoderRegistry.shared

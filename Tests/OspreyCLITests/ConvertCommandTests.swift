@@ -69,6 +69,24 @@ import Testing
         }
     }
 
+    @Test("--effort 1-9 trades encode time for bytes in WebP; outside the scale it is a usage error")
+    func effort() async throws {
+        try await withTemporaryDirectory { directory in
+            let input = try write(try ImageEncoder.encode(try Self.waves(), as: .png), to: directory + "/in.png")
+            var sizes: [Int] = []
+            for effort in ["1", "9"] {
+                let output = directory + "/e\(effort).webp"
+                let run = try await OspreyBinary.run(["convert", input, output, "--quality", "80", "--effort", effort])
+                #expect(run.status == 0, "\(run.standardError)")
+                sizes.append(try Data(contentsOf: URL(fileURLWithPath: output)).count)
+            }
+            #expect(sizes[1] < sizes[0], "\(sizes)")
+            let refused = try await OspreyBinary.run(["convert", input, directory + "/x.webp", "--effort", "10"])
+            #expect(refused.status == 2, "\(refused.standardError)")
+            #expect(refused.standardError.contains("--effort must be between 1 and 9"))
+        }
+    }
+
     @Test("--quality auto:T writes the lowest quality that scores T; a target outside 1-100 is a usage error")
     func perceptualQuality() async throws {
         try await withTemporaryDirectory { directory in

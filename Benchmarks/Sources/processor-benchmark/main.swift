@@ -29,13 +29,13 @@
 // processor-benchmark curve FILE 1 OUT FORMAT       FILE fit inside 1024x1024, then encoded as FORMAT at qualities
 //                                                      10, 15, ... 100: prints one JSON line per quality with its bytes
 //                                                      and SSIMULACRA 2 score
-// processor-benchmark auto FILE ITERATIONS OUT FORMAT [TARGET|qN]
+// processor-benchmark auto FILE ITERATIONS OUT FORMAT [TARGET|qN [EFFORT]]
 //                                                      FILE fit inside 1024x1024, then ImageOutput's perceptual
 //                                                      quality (q=auto:TARGET, 80 by default) or the fixed quality N
 //                                                      as FORMAT: prints the encode's time, the quality, the bytes and
 //                                                      the score, and as "prepare" what a cold request pays before
-//                                                      (the scaled decode and the resize); the result is written to
-//                                                      OUT
+//                                                      (the scaled decode and the resize); EFFORT (1-9) is
+//                                                      EncodingOptions.setEffort's; the result is written to OUT
 //
 // Single thread. Prints one JSON line: {"best","median"} in seconds per run (variants: and its parts).
 import Foundation
@@ -187,6 +187,7 @@ case "curve", "auto":
     } else {
         output.quality = .perceptual(target: Double(setting) ?? 80)
     }
+    if arguments.count > 6, let effort = Int(arguments[6]) { output.options.setEffort(effort) }
     // What a cold request pays before encoding: the source decoded (scaled where the format allows) and resized.
     let hint = ImageProcessors.Downsample(width: 1024, height: 1024)
     let prepared = try measure {

@@ -68,6 +68,23 @@ extension ImageManager {
                 storagePermission: .anyCache))
     }
 
+    /// The bytes `loaded` was decoded from, as ``ImageOutput/keepsSmallerSource`` may answer with them (see
+    /// `ImageEncoder.sourceBytes`): those the load delivered, else (a memory hit, which keeps the image, not its
+    /// bytes) those the disk cache holds, never downloaded again.
+    private func sourceBytes(
+        of loaded: ImageResult, for request: ImageRequest, as format: ImageFormat, output: ImageOutput
+    ) async -> [UInt8]? {
+        var data = loaded.data
+        if data == nil {
+            var cached = request
+            cached.options.insert(.fromCacheOnly)
+            data = try? await self.data(for: cached).data
+        }
+        return data.flatMap {
+            ImageEncoder.sourceBytes($0, of: loaded.image, as: format, metadata: output.options.metadata)
+        }
+    }
+
     /// The work of one encoded variant: the bytes on disk, else the image encoded now and stored. Returns the outcome
     /// and, when nobody waits for it, the disk store still to do.
     private func produce(
@@ -111,11 +128,18 @@ extension ImageManager {
             return encoded
         }
         encodeCount.wrappingAdd(1, ordering: .relaxed)
-        let encodedImage: EncodedImage
+        var encodedNow: EncodedImage
         switch encoded {
-        case .success(let image): encodedImage = image
+        case .success(let image): encodedNow = image
         case .failure(let error): return (.failure(.encodingFailed(format: format, error)), nil)
         }
+        if output.keepsSmallerSource, request.processors.allSatisfy(\.keepsPixels), request.decodingSizeHint == nil,
+            let source = await sourceBytes(of: loaded, for: request, as: encodedNow.format, output: output),
+            source.count < encodedNow.bytes.count, source.count <= output.maxBytes ?? .max
+        {
+            encodedNow = EncodedImage(bytes: source, format: encodedNow.format)
+        }
+        let encodedImage = encodedNow
 
         let permission = loaded.storagePermission
         let isShared = configuration.isSharedCache

@@ -43,6 +43,14 @@ public struct ImageOutput: Sendable {
     /// is kept, as imgproxy's `max_bytes` does. `nil` (no limit) by default.
     public var maxBytes: Int?
 
+    /// Answer with the bytes the image was decoded from when they are fewer than the encoded ones and hold exactly
+    /// its pixels: the request's processors all keep pixels (``ImageProcessing/keepsPixels``), it has no decoding size
+    /// hint, and the source is a JPEG, PNG or WebP of the format written, upright, of the same size and frames, within
+    /// ``maxBytes``; its metadata stripped or kept as ``EncodingOptions/metadata`` says
+    /// (`ImageEncoder.sourceBytes(_:of:as:metadata:)`). An image proxy's "never larger than the source". `false` by
+    /// default.
+    public var keepsSmallerSource = false
+
     /// Encodes as `format` with `options`.
     public init(_ format: Format, options: EncodingOptions = EncodingOptions()) {
         self.format = format
@@ -140,6 +148,8 @@ public struct ImageOutput: Sendable {
             + (qualities.isEmpty
                 ? "" : ",qualities=" + qualities.map { "\($0.key.name):\($0.value)" }.sorted().joined(separator: ";"))
             + (options.pngPaletteQuality.map { ",palette=\($0)" } ?? "")
+            + (keepsSmallerSource ? ",keeps-source" : "")
+            + effortIdentifier
             + (maxBytes.map { ",maxbytes=\($0)" } ?? "")
             + {
                 switch quality {
@@ -147,6 +157,17 @@ public struct ImageOutput: Sendable {
                 case .perceptual(let target): ",q=auto:\(target)"
                 }
             }()
+    }
+}
+
+extension ImageOutput {
+    /// The encoders' effort where it is not the default (so that no earlier key changed): WebP's method, AVIF's
+    /// speed, JPEG XL's effort.
+    fileprivate var effortIdentifier: String {
+        let defaults = EncodingOptions()
+        return (options.webpMethod != defaults.webpMethod ? ",webp-method=\(options.webpMethod)" : "")
+            + (options.avifSpeed != defaults.avifSpeed ? ",avif-speed=\(options.avifSpeed)" : "")
+            + (options.jxlEffort != defaults.jxlEffort ? ",jxl-effort=\(options.jxlEffort)" : "")
     }
 }
 

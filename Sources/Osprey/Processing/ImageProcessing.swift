@@ -21,6 +21,15 @@ public protocol ImageProcessing: Sendable {
 
     /// Returns the processed image.
     func process(_ image: Image) throws -> Image
+
+    /// Whether every image comes back with its pixels as they were (a limit that only checks): an encoded load may
+    /// then answer with the source's own bytes (``ImageOutput/keepsSmallerSource``). `false` unless a processor says.
+    var keepsPixels: Bool { get }
+}
+
+extension ImageProcessing {
+    /// `false`: a processor changes pixels unless it says otherwise.
+    public var keepsPixels: Bool { false }
 }
 
 extension [any ImageProcessing] {

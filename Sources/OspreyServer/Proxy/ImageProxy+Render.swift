@@ -44,7 +44,9 @@ extension ImageProxy {
         } catch {
             return .failure(error)
         }
-        if let refused = refusal(ofSignature: parameters.signature, path: path, pairs: parameters.pairs) {
+        if let refused = refusal(ofSignature: parameters.signature, path: path, pairs: parameters.pairs)
+            ?? parameters.effortRefusal(maxEffort: configuration.maxEffort)
+        {
             return .failure(refused)
         }
         var hintVary: [String] = []
@@ -335,9 +337,9 @@ extension ImageProxy {
         return .success(request)
     }
 
-    /// What the result is encoded as: the format asked for (with `auto` resolved to the first of `accepted`, the preferred
-    /// format the client accepts, when there is one), the quality (asked for, else the request's and then the
-    /// server's for the format, else 80), the most bytes, and the metadata.
+    /// What the result is encoded as: the format asked for (`auto` resolved to the first of `accepted`, the preferred
+    /// format the client accepts, if any), the quality (asked for, else the request's and then the server's for the
+    /// format, else 80), the palette, the effort, the most bytes, the metadata, the source's bytes when smaller.
     static func output(
         _ parameters: RenderParameters, accepted: [ImageFormat], configuration: ServerConfiguration
     ) -> ImageOutput {
@@ -345,6 +347,8 @@ extension ImageProxy {
         options.coders = configuration.coders
         options.quality = parameters.quality ?? RenderParameters.defaultQuality
         options.metadata = parameters.metadata
+        options.pngPaletteQuality = parameters.pngPaletteQuality
+        if let effort = parameters.effort { options.setEffort(effort) }
         if let background = parameters.background {
             // What transparency is flattened onto in a format without alpha (JPEG), as well as the canvas colour.
             options.background = EncodingOptions.Color(
@@ -356,8 +360,7 @@ extension ImageProxy {
             case .auto where !accepted.isEmpty: .format(accepted[0])
             // The preferred formats the client named, and those every client takes.
             case .best: .best(accepted: Set(accepted + [.jpeg, .png, .gif]))
-            // None of the preferred formats: the source's format when the client surely takes it, else the common
-            // one that fits.
+            // None preferred: the source's format when the client surely takes it, else the common one that fits.
             case .auto: .source(accepted: [.jpeg, .png, .gif])
             case nil: .source()
             }
@@ -373,8 +376,8 @@ extension ImageProxy {
                 output.qualities = qualities
             }
         }
-        output.options.pngPaletteQuality = parameters.pngPaletteQuality
         output.maxBytes = parameters.maxBytes
+        output.keepsSmallerSource = true  // never larger than a source that already is the answer
         return output
     }
 

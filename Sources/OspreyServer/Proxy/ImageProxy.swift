@@ -298,6 +298,8 @@ struct OutputPixelLimit: ImageProcessing {
     let maxPixels: Int
 
     var identifier: String { "\(Self.name)(\(maxPixels))" }
+    /// It only checks.
+    var keepsPixels: Bool { true }
 
     func process(_ image: Image) throws -> Image {
         guard image.width * image.height <= maxPixels else {

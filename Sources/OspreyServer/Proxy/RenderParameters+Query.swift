@@ -6,7 +6,8 @@ import OspreyCodecs
 ///
 /// `url` (required, http or https), `w` and `h` (1–16384), `fit` (`inside`, the default; `cover`, `clip`, `fill`,
 /// `outside` and `auto`, which need both sides), `enlarge`, `mw`, `mh`, `zoom`, `format` (`jpeg`, `png`, `webp`,
-/// `gif`, any format a registered encoder writes, or `auto`; the source's by default), `q` (1–100), `mb` (most bytes),
+/// `gif`, any format a registered encoder writes, or `auto`; the source's by default), `q` (1–100), `effort` (1–9),
+/// `mb` (most bytes),
 /// `blur`, `sharpen`, `pix`, `brightness`, `contrast`, `saturation`, `gamma`, `grayscale`, `round`, `circle`, `trim`,
 /// `frame`, `strip`, `keep_copyright`, `raw`, `filename`, `attachment`, `exp`, `p` (presets), `sig`, and the placement
 /// parameters (``parsePlacement(_:maxOutputPixels:)``). Anything else is refused; with presets only, anything but
@@ -108,6 +109,7 @@ extension RenderParameters {
             // With format=png only: a PNG answered in its own format (no `format`) stays lossless.
             if let quality, quality < 100, format == .encoded(.png) { pngPaletteQuality = quality }
         }
+        effort = try Self.integer(values["effort"], name: "effort", in: 1...9)
         maxBytes = try Self.integer(values["mb"], name: "mb", in: 1...Self.maximumBytes)
         frame = try Self.integer(values["frame"], name: "frame", in: 0...100_000)
         let strips = try Self.integer(values["strip"], name: "strip", in: 0...1) ?? 1
@@ -195,7 +197,7 @@ extension RenderParameters {
         "url", "w", "h", "fit", "format", "q", "blur", "frame", "strip", "keep_copyright", "exp", "p", "sig",
         "gravity", "fp", "crop", "extend", "pad", "bg", "rot", "flip", "sharpen", "dpr", "wm", "enlarge", "mw", "mh",
         "zoom", "mb", "pix", "brightness", "contrast", "saturation", "gamma", "grayscale", "round", "circle", "trim",
-        "raw", "filename", "attachment", "exar",
+        "raw", "filename", "attachment", "exar", "effort",
     ]
 
     /// What a preset cannot set, and all a request may give when the server takes presets only.

@@ -150,6 +150,9 @@ struct RenderParameters: Sendable {
     /// `q` below 100 with `format=png` in Osprey's own URLs: the PNG quantised to a palette aiming at it (a PNG kept
     /// in its own format, and imgproxy's and thumbor's quality, leave PNG lossless, as theirs do).
     var pngPaletteQuality: Int?
+    /// `effort=`: the WebP, AVIF and JPEG XL encoders' effort, 1 (fastest) to 9 (smallest), as
+    /// `EncodingOptions.setEffort(_:)` spreads it; each format's own default when `nil`.
+    var effort: Int?
     /// imgproxy's `format_quality`: a quality per format, over the server's defaults.
     var formatQualities: [ImageFormat: Int] = [:]
     /// `mb=`: the most bytes the result may take (imgproxy's `max_bytes`, thumbor's `max_bytes`).
@@ -190,6 +193,12 @@ struct RenderParameters: Sendable {
     /// A render of `source` with every parameter at its default (the source as it is, in its own format).
     init(source: URL) {
         self.source = source
+    }
+
+    /// The client's error for an `effort` above the server's `maxEffort`, if it is.
+    func effortRefusal(maxEffort: Int) -> ProxyError? {
+        guard let effort, effort > maxEffort else { return nil }
+        return .badRequest("'effort' is at most \(maxEffort) on this server")
     }
 
     /// The client's error for a source URL the library refused: the reason in our words, never the URL itself.
