@@ -102,7 +102,9 @@ enum MetadataStripping {
         guard data.count >= 12, data.starts(with: Array("RIFF".utf8)), Array(data[8..<12]) == Array("WEBP".utf8)
         else { return nil }
         let declared = Int(data[4]) | Int(data[5]) << 8 | Int(data[6]) << 16 | Int(data[7]) << 24
-        let data = data[0..<min(8 + declared, data.count)]  // what follows the RIFF is not the image's
+        // Cut short, or with nothing in it: not passed. What follows the RIFF is not the image's.
+        guard declared >= 12, 8 + declared <= data.count else { return nil }
+        let data = data[0..<(8 + declared)]
         var output = Array(data[0..<12])
         output.reserveCapacity(data.count)
         var index = 12

@@ -1,7 +1,8 @@
 import Foundation
-import OspreyCodecs
 import OspreyTesting
 import Testing
+
+@testable import OspreyCodecs
 
 /// `ImageEncoder.sourceBytes(_:of:as:metadata:)`: a source's own bytes, its metadata stripped without re-encoding.
 @Suite struct SourcePassThroughTests {
@@ -41,6 +42,31 @@ import Testing
         // Whole with every field kept; never with some of them (only an encode chooses fields).
         #expect(ImageEncoder.sourceBytes(source, of: decoded, as: format, metadata: .all) == source)
         #expect(ImageEncoder.sourceBytes(source, of: decoded, as: format, metadata: .copyright) == nil)
+    }
+
+    @Test("cut, corrupted or lying bytes give nil or a file, never a crash")
+    func hostileBytesAreRefused() throws {
+        for format in [ImageFormat.jpeg, .png, .webp] {
+            let source = try Self.tagged(format)
+            let strip: ([UInt8]) -> [UInt8]? =
+                switch format {
+                case .jpeg: MetadataStripping.jpeg
+                case .png: MetadataStripping.png
+                default: MetadataStripping.webp
+                }
+            for length in 0..<source.count { _ = strip(Array(source.prefix(length))) }
+            var random = SystemRandomNumberGenerator()
+            for _ in 0..<2000 {
+                var damaged = source
+                for _ in 0..<4 { damaged[Int.random(in: 0..<damaged.count, using: &random)] = .random(in: 0...255) }
+                if let stripped = strip(damaged) { #expect(stripped.count <= damaged.count + 1) }
+            }
+            // Lengths and sizes that claim more than there is, or nothing at all.
+            var lying = source
+            for index in [4, 5, 6, 7, 12, 13, 16, 17] where index < lying.count { lying[index] = 0xFF }
+            _ = strip(lying)
+            #expect(strip(Array(source.prefix(12))) == nil)
+        }
     }
 
     @Test func onlyTheSameUprightPicturePasses() throws {
