@@ -10,7 +10,7 @@ q30, JPEG q75 and WebP q85 (saved back as PNG: both tools read the same pixels).
     ITERATIONS), and its time per candidate against a reference prepared once (what q=auto pays);
   - the difference of the scores.
 
-QUALITY_PHASES=metric or auto runs one part. Target: Osprey at least 3x faster than the reference over all pairs; scores within 1.0 (the tests hold the same).
+QUALITY_PHASES=metric, auto, best or oracle (a comma-separated list) runs those parts. Target: Osprey at least 3x faster than the reference over all pairs; scores within 1.0 (the tests hold the same).
 Single thread each. PHOTOS=N changes how many photos (6).
 
 Then q=auto (ImageOutput's perceptual quality) on every corpus photo of that kind (15), each fit inside 1024x1024 by
@@ -20,6 +20,12 @@ score no lower than its worst; the encode's CPU beside a cold request's (decode,
 proxy's own ratio (at most 2x) being compare_proxy.py's. The same for JPEG, AVIF and JPEG XL at their own fixed
 qualities (imgproxy's defaults, 80 for all but WebP) is printed for information. AUTO_FORMATS=webp,jpeg,... picks
 the formats.
+
+Last, format=best beside format=auto for a client that takes AVIF and WebP (what Chrome's Accept names): auto answers
+AVIF at 80, best the smallest of JPEG, WebP and AVIF (lossless WebP and PNG too for few colours) at the default target
+and at auto's median score; total bytes, scores and encode time are printed (no target). Then the oracle: WebP at
+every quality from 1 to 100 on each photo, the smallest output that reaches q79's median score kept, beside q79's
+bytes: the least any choice of quality per photo could send.
 """
 import json, os, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -170,8 +176,65 @@ def auto(benchmark):
               f"fixed {cold:.2f} s, {cold_auto / cold:.2f}x", flush=True)
 
 
+def best(benchmark):
+    """format=best beside format=auto for a client that takes AVIF and WebP (Chrome's Accept), on every photo."""
+    photos = corpus_photos()
+
+    def run(photo, form, setting):
+        output = subprocess.run([str(benchmark), "auto", str(photo), "1", "/dev/null", form, setting],
+                                check=True, capture_output=True, text=True).stdout
+        return json.loads(output)
+
+    # format=auto answers AVIF at the fixed quality (80); format=best at the default target, and at auto's median
+    # score, so that the bytes compare at the same look too.
+    automatic = [run(photo, "avif", "q80") for photo in photos]
+    median = round(sorted(r["score"] for r in automatic)[len(automatic) // 2], 2)
+    rows = [("format=auto (AVIF q80)", automatic),
+            (f"format=best (target {DEFAULT_TARGET})", [run(photo, "best", "q80") for photo in photos]),
+            (f"format=best (target {median})", [run(photo, "best", str(median)) for photo in photos])]
+    print(f"format=best beside format=auto on {len(photos)} corpus photos fit inside 1024x1024, for a client that "
+          f"takes AVIF and WebP:")
+    base = sum(r["bytes"] for r in automatic)
+    for label, results in rows:
+        total = sum(r["bytes"] for r in results)
+        kinds = ", ".join(f"{name} {sum(r['format'] == name for r in results)}"
+                          for name in sorted({r["format"] for r in results}))
+        print(f"  {label:28} {total:10,d} B ({total / base:.3f}x)  mean score "
+              f"{sum(r['score'] for r in results) / len(results):6.2f}  worst {min(r['score'] for r in results):6.2f}"
+              f"  encode {sum(r['best'] for r in results):6.2f} s  kept: {kinds}", flush=True)
+
+
+def oracle(benchmark):
+    """The least bytes any choice of quality per photo could send at WebP q79's median score: every quality tried."""
+    photos = corpus_photos()
+    fixed_bytes, oracle_bytes, target = 0, 0, None
+    curves = []
+    for photo in photos:
+        lines = subprocess.run([str(benchmark), "curve", str(photo), "1", "/dev/null", "webp", "1"], check=True,
+                               capture_output=True, text=True).stdout.splitlines()
+        curves.append([json.loads(line) for line in lines])
+    at79 = [next(point for point in curve if point["quality"] == 79) for curve in curves]
+    target = round(sorted(point["score"] for point in at79)[len(at79) // 2], 2)
+    for curve, fixed in zip(curves, at79):
+        fixed_bytes += fixed["bytes"]
+        reaching = [point["bytes"] for point in curve if point["score"] >= target]
+        oracle_bytes += min(reaching) if reaching else max(point["bytes"] for point in curve)
+    print(f"oracle: WebP at every quality 1-100 on {len(photos)} corpus photos; q79's median score {target}; the "
+          f"smallest output reaching it on each photo: {oracle_bytes:,d} B against q79's {fixed_bytes:,d} B, "
+          f"{oracle_bytes / fixed_bytes:.3f}x (the issue's target 0.85x "
+          f"{'within' if oracle_bytes / fixed_bytes <= 0.85 else 'out of'} reach of any per-photo quality)",
+          flush=True)
+
+
+DEFAULT_TARGET = 70
+
 if __name__ == "__main__":
-    if os.environ.get("QUALITY_PHASES", "metric,auto") != "auto":
+    phases = os.environ.get("QUALITY_PHASES", "metric,auto,best,oracle")
+    if "metric" in phases:
         main()
-    if "auto" in os.environ.get("QUALITY_PHASES", "metric,auto"):
+    if "auto" in phases:
         auto(build("processor-benchmark"))
+    if "best" in phases:
+        best(build("processor-benchmark"))
+    if "oracle" in phases:
+        oracle(build("processor-benchmark"))

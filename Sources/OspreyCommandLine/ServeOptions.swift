@@ -117,7 +117,8 @@ package struct ServeOptions: ParsableArguments {
         name: .customLong("auto-format"),
         help: """
             What format=auto answers, in order of preference, among the formats the client's Accept names: \
-            repeatable or comma-separated (default: jxl,avif,webp). Without a match: the source's format, or JPEG/PNG.
+            repeatable or comma-separated (default: jxl,avif,webp); with best among them, the smallest of those the \
+            client takes, as format=best. Without a match: the source's format, or JPEG/PNG.
             """)
     package var autoFormats: [String] = []
 

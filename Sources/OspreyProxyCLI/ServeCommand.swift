@@ -162,8 +162,10 @@ extension ServeOptions {
         let autoFormatNames = list(autoFormats, "OSPREY_AUTO_FORMATS").flatMap {
             $0.split(separator: ",").map { $0.trimmingWhitespace() }
         }
-        if !autoFormatNames.isEmpty {
-            configuration.autoFormats = try autoFormatNames.map { name in
+        // `best` among them: format=auto keeps the smallest of those the client accepts, as format=best does.
+        configuration.autoFormatIsBest = autoFormatNames.contains("best")
+        if autoFormatNames.contains(where: { $0 != "best" }) {
+            configuration.autoFormats = try autoFormatNames.filter { $0 != "best" }.map { name in
                 guard let format = configuration.coders.encodableFormat(named: name) else {
                     let names = configuration.coders.encodableFormats.map(\.name).joined(separator: ", ")
                     throw ValidationError("--auto-format '\(name)' is not a format osprey writes (\(names))")

@@ -101,7 +101,8 @@ enum ServeConfigurationFile {
                     preset.name + "=" + preset.parameters.map { "\($0.name):\($0.value)" }.joined(separator: ",")
                 }),
             "presets-only": .flag(configuration.presetsOnly),
-            "auto-formats": .list(configuration.autoFormats.map(\.name)),
+            "auto-formats": .list(
+                configuration.autoFormats.map(\.name) + (configuration.autoFormatIsBest ? ["best"] : [])),
             "max-source-bytes": .integer(configuration.maxSourceBytes),
             "max-source-pixels": .integer(configuration.maxSourcePixels),
             "max-output-pixels": .integer(configuration.maxOutputPixels),

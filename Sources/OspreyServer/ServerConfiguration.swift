@@ -113,6 +113,9 @@ public struct ServerConfiguration: Sendable {
     /// WebP, GIF). JPEG XL (which only clients that decode it list), then AVIF, then WebP, by default; AVIF's encoder
     /// costs more CPU than WebP's (docs/benchmarks.md), and an operator who would rather spend less leaves it out.
     public var autoFormats: [ImageFormat] = [.jxl, .avif, .webp]
+    /// `format=auto` answers as `format=best` does: each of ``autoFormats`` the client accepts (and JPEG) at one
+    /// perceptual target, the smallest kept (`best` in `--auto-format`'s list). `false` by default: the first of them.
+    public var autoFormatIsBest = false
 
     // MARK: Limits
 

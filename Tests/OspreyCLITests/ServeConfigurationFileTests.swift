@@ -74,4 +74,17 @@ import Testing
         #expect(run.standardOutput.contains("\"port\" : 9124"))
         #expect(!run.standardOutput.contains("do not show me"))
     }
+
+    @Test("--auto-format takes best beside the formats, --max-effort 1-9; --print-config shows both")
+    func autoFormatBestAndMaxEffort() async throws {
+        let run = try await OspreyBinary.run([
+            "serve", "--allow-unsigned", "--auto-format", "best,webp", "--max-effort", "7", "--print-config",
+        ])
+        #expect(run.status == 0, "\(run.standardError)")
+        let printed = run.standardOutput.filter { !$0.isWhitespace }
+        #expect(printed.contains(#""auto-formats":["webp","best"]"#), "\(run.standardOutput)")
+        #expect(printed.contains(#""max-effort":7"#))
+        let refused = try await OspreyBinary.run(["serve", "--allow-unsigned", "--max-effort", "10", "--print-config"])
+        #expect(refused.status == 2 && refused.standardError.contains("--max-effort must be between 1 and 9"))
+    }
 }

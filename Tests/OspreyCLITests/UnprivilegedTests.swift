@@ -110,10 +110,23 @@ struct UnprivilegedTests {
                         .sourceFormat == .webp)
                 #expect(origin.requestCount() == 3)
 
-                // convert a file to a file, and fetch again: from the disk cache
-                let local = try await Self.run(["convert", home + "/out/a.png", home + "/out/a.jpg"], home: home)
+                // convert a file to a file (by perception, and to a palette), compare them, and fetch again: from the
+                // disk cache
+                let local = try await Self.run(
+                    ["convert", home + "/out/a.png", home + "/out/a.jpg", "--quality", "auto"], home: home)
                 #expect(local.status == 0, "\(local.standardError)")
                 #expect(try Self.owner(home + "/out/a.jpg") == Self.runningAccount)
+                let palette = try await Self.run(
+                    ["convert", home + "/out/a.png", home + "/out/a8.png", "--quality", "60"], home: home)
+                #expect(palette.status == 0, "\(palette.standardError)")
+                #expect(Array(try Data(contentsOf: URL(fileURLWithPath: home + "/out/a8.png")))[25] == 3)
+                let compared = try await Self.run(
+                    ["compare", home + "/out/a.png", home + "/out/a.jpg"], home: home)
+                #expect(compared.status == 0, "\(compared.standardError)")
+                let score = Double(
+                    compared.standardOutput.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines)
+                        ?? "")
+                #expect((score ?? 0) >= 69, "\(compared.standardOutput)")
                 let again = try await Self.run(
                     ["fetch", "--force", "-o", home + "/out"] + cache + [origin.url("/a.png")], home: home)
                 #expect(again.status == 0 && again.standardOutput.contains(" disk "), "\(again.standardOutput)")
@@ -237,6 +250,19 @@ struct UnprivilegedTests {
                         if trusts {
                             #expect(secureStatus == 200, "\(String(decoding: secureBody, as: UTF8.self))")
                             #expect(try ImageDecoder.decode(secureBody).width == 12)
+                            // The choices by perception, the palette and the effort, from the https source.
+                            let source = secure.url("/s.png")
+                            for (query, format) in [
+                                ("format=webp&q=auto", ImageFormat.webp), ("format=png&q=60", .png),
+                                ("format=webp&effort=2&w=20", .webp),
+                            ] {
+                                let (status, body) = try await get(port, "/img?url=\(source)&" + query)
+                                #expect(status == 200, "\(query): \(String(decoding: body, as: UTF8.self))")
+                                #expect(try ImageDecoder.decode(body).sourceFormat == format, "\(query)")
+                                if format == .png { #expect(body[25] == 3, "a palette") }
+                            }
+                            let (bestStatus, best) = try await get(port, "/img?url=\(source)&format=best")
+                            #expect(bestStatus == 200 && (try? ImageDecoder.decode(best)) != nil)
                         } else {
                             // Without the origin's authority its certificate is refused: a bad gateway, not a 500.
                             #expect(secureStatus == 502, "\(String(decoding: secureBody, as: UTF8.self))")

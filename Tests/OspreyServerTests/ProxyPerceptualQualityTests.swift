@@ -113,4 +113,30 @@ import Testing
             }
         }
     }
+
+    @Test("with best in --auto-format, format=auto answers as format=best does; without, the first accepted")
+    func autoFormatCanPickTheBest() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/t.png", .ok(try Self.texture(), contentType: "image/png"))
+            for picksBest in [true, false] {
+                try await withProxy({ $0.autoFormatIsBest = picksBest }) { client in
+                    func get(_ format: String) async throws -> TestResponse {
+                        try await client.execute(
+                            uri: imageURI([("url", origin.url("/t.png")), ("format", format), ("w", "160")]),
+                            method: .get, headers: [.accept: "image/avif,image/webp,*/*"])
+                    }
+                    let (auto, best) = (try await get("auto"), try await get("best"))
+                    #expect(auto.status == .ok && auto.headers[.vary] == "Accept")
+                    if picksBest {
+                        #expect(auto.body == best.body && auto.headers[.eTag] == best.headers[.eTag])
+                        #expect(auto.headers[.ospreyQuality] != nil)
+                    } else {
+                        // jxl, avif, webp by default: AVIF, the first this client takes, at the fixed quality.
+                        #expect(auto.headers[.contentType] == "image/avif")
+                        #expect(auto.headers[.ospreyQuality] == nil)
+                    }
+                }
+            }
+        }
+    }
 }

@@ -26,16 +26,18 @@
 //                                                      (the reference prepared each time) and, as "candidate", the
 //                                                      distorted image against a reference prepared once (what q=auto
 //                                                      pays per candidate), with "score"
-// processor-benchmark curve FILE 1 OUT FORMAT       FILE fit inside 1024x1024, then encoded as FORMAT at qualities
-//                                                      10, 15, ... 100: prints one JSON line per quality with its bytes
-//                                                      and SSIMULACRA 2 score
+// processor-benchmark curve FILE 1 OUT FORMAT [STEP] FILE fit inside 1024x1024, then encoded as FORMAT at qualities
+//                                                      10, 15, ... 100 (STEP 1: every quality from 1): prints one JSON
+//                                                      line per quality with its bytes and SSIMULACRA 2 score
 // processor-benchmark auto FILE ITERATIONS OUT FORMAT [TARGET|qN [EFFORT]]
 //                                                      FILE fit inside 1024x1024, then ImageOutput's perceptual
 //                                                      quality (q=auto:TARGET, 80 by default) or the fixed quality N
 //                                                      as FORMAT: prints the encode's time, the quality, the bytes and
 //                                                      the score, and as "prepare" what a cold request pays before
 //                                                      (the scaled decode and the resize); EFFORT (1-9) is
-//                                                      EncodingOptions.setEffort's; the result is written to OUT
+//                                                      EncodingOptions.setEffort's; FORMAT best is format=best
+//                                                      for a client that takes AVIF and WebP (qN: at the default
+//                                                      target); the result is written to OUT
 //
 // Single thread. Prints one JSON line: {"best","median"} in seconds per run (variants: and its parts).
 import Foundation
@@ -164,14 +166,17 @@ case "curve", "auto":
     let source = try ImageDecoder.decode(bytes)
     let image = try ImageProcessors.Resize(width: 1024, height: 1024).process(source)
     let formats: [String: ImageFormat] = ["jpeg": .jpeg, "webp": .webp, "avif": .avif, "jxl": .jxl, "png": .png]
-    guard arguments.count > 4, let format = formats[arguments[4]] else {
+    // auto's "best": format=best for a client that takes AVIF and WebP (Chrome's Accept), beside JPEG, PNG and GIF.
+    let best = arguments[0] == "auto" && arguments.count > 4 && arguments[4] == "best"
+    guard arguments.count > 4, let format = best ? .avif : formats[arguments[4]] else {
         FileHandle.standardError.write(
-            Data("\(arguments[0]): a FORMAT (jpeg, webp, avif, jxl or png) is needed\n".utf8))
+            Data("\(arguments[0]): a FORMAT (jpeg, webp, avif, jxl or png; best for auto) is needed\n".utf8))
         exit(2)
     }
     if arguments[0] == "curve" {
         let reference = try ImageQuality.Reference(image)
-        for quality in stride(from: 10, through: 100, by: 5) {
+        let step = arguments.count > 5 ? Int(arguments[5]) ?? 5 : 5
+        for quality in stride(from: step == 1 ? 1 : 10, through: 100, by: step) {
             var options = EncodingOptions()
             options.quality = quality
             let encoded = try ImageEncoder.encode(image, as: format, options: options)
@@ -180,7 +185,7 @@ case "curve", "auto":
         }
         exit(0)
     }
-    var output = ImageOutput(.format(format))
+    var output = ImageOutput(best ? .best(accepted: [.jpeg, .png, .gif, .webp, .avif]) : .format(format))
     let setting = arguments.count > 5 ? arguments[5] : "80"
     if setting.hasPrefix("q"), let quality = Int(setting.dropFirst()) {
         output.options.quality = quality
@@ -204,6 +209,7 @@ case "curve", "auto":
     print(
         #"{"best":\#(timed.times[0]),"median":\#(timed.times[timed.times.count / 2]),"#
             + #""quality":\#(encoded!.quality ?? output.options.quality),"bytes":\#(encoded!.bytes.count),"#
+            + #""format":"\#(encoded!.format.name)","#
             + #""score":\#(score),"prepare":\#(prepared.times[0])}"#)
     exit(0)
 default:

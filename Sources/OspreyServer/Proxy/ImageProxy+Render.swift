@@ -147,7 +147,7 @@ extension ImageProxy {
         let output = Self.output(parameters, accepted: accepted, configuration: configuration)
         let key = manager.cacheKey(for: request, as: output)
         let vary = (parameters.format?.variesByAccept == true ? ["Accept"] : []) + hintVary
-        let disposition = parameters.contentDisposition(format: Self.likelyFormat(parameters, accepted: accepted))
+        let disposition = parameters.contentDisposition(format: parameters.likelyFormat(accepted: accepted))
         // A local file may be edited under the same URL (a new key each time): its queries are resolved every time.
         if local == nil {
             knownQueries.setValue(
@@ -185,15 +185,6 @@ extension ImageProxy {
             RenderedImage(loaded.encoded, storagePermission: loaded.storagePermission), signed: signed,
             vary: vary, expires: parameters.expires,
             disposition: parameters.contentDisposition(format: loaded.encoded.format))
-    }
-
-    /// The format a render will most likely be written in, for a `Content-Disposition` remembered with its query.
-    private static func likelyFormat(_ parameters: RenderParameters, accepted: [ImageFormat]) -> ImageFormat {
-        switch parameters.format {
-        case .encoded(let format): format
-        case .auto, .best: accepted.first ?? .jpeg
-        case nil: ImageFormat.named(parameters.source.pathExtension, coders: .shared) ?? .jpeg
-        }
     }
 
     /// The answers made of the source's bytes: `raw`, `skip_processing` when the source's format is listed (and the
@@ -357,9 +348,11 @@ extension ImageProxy {
         let format: ImageOutput.Format =
             switch parameters.format {
             case .encoded(let format): .format(format)
-            case .auto where !accepted.isEmpty: .format(accepted[0])
             // The preferred formats the client named, and those every client takes.
-            case .best: .best(accepted: Set(accepted + [.jpeg, .png, .gif]))
+            case .best,
+                .auto where configuration.autoFormatIsBest:
+                .best(accepted: Set(accepted + [.jpeg, .png, .gif]))
+            case .auto where !accepted.isEmpty: .format(accepted[0])
             // None preferred: the source's format when the client surely takes it, else the common one that fits.
             case .auto: .source(accepted: [.jpeg, .png, .gif])
             case nil: .source()

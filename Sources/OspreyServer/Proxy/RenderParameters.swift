@@ -195,6 +195,15 @@ struct RenderParameters: Sendable {
         self.source = source
     }
 
+    /// The format a render will most likely be written in, for a `Content-Disposition` remembered with its query.
+    func likelyFormat(accepted: [ImageFormat]) -> ImageFormat {
+        switch format {
+        case .encoded(let format): format
+        case .auto, .best: accepted.first ?? .jpeg
+        case nil: ImageFormat.named(source.pathExtension, coders: .shared) ?? .jpeg
+        }
+    }
+
     /// The client's error for an `effort` above the server's `maxEffort`, if it is.
     func effortRefusal(maxEffort: Int) -> ProxyError? {
         guard let effort, effort > maxEffort else { return nil }
