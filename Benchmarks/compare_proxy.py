@@ -40,7 +40,11 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
   4:4:4 q95, progressive 4:2:0 q85, and the photo half-blended with noise at 4:2:0 q85): the ratio per kind, against
   the same targets, so that a reader sees where osprey's lead is large and where it is small.
 
-PROXY_BENCH_PHASES=hot,cold,https,kinds,avif,features,variants,mix,info runs some phases only (all by default).
+- quality: cold requests of the 1920x1080 photo fit inside 256 and 800 px as WebP, at q=79 and at q=auto (the default
+  target, 70): osprey's CPU per request for each, and their ratio (target: q=auto at most 2.0x the fixed quality's).
+
+PROXY_BENCH_PHASES=hot,cold,https,kinds,avif,quality,features,variants,mix,info runs some phases only (all by
+default).
 """
 import os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -59,7 +63,9 @@ SOURCES = 20000  # distinct source URLs per size (symlinks to one file): more th
 SIZES = ((640, 480), (1920, 1080), (4000, 3000))
 VARIANT_WIDTHS = list(range(64, 64 + 15 * 48, 48))  # 15 sizes
 VARIANT_FORMATS = ("jpeg", "webp")
-PHASES = set(os.environ.get("PROXY_BENCH_PHASES", "hot,cold,https,kinds,avif,features,variants,mix,info").split(","))
+QUALITY_SIZES = (256, 800)  # the quality phase's output sizes
+PHASES = set(os.environ.get("PROXY_BENCH_PHASES",
+                            "hot,cold,https,kinds,avif,quality,features,variants,mix,info").split(","))
 # The input kinds of the cold phase over https: how a JPEG was made changes what decoding it costs.
 KINDS = {"420q85": "4:2:0 q85", "444q95": "4:4:4 q95", "progressive": "progressive 4:2:0 q85",
          "noise": "noisy synthetic 4:2:0 q85"}
@@ -267,6 +273,12 @@ def main():
             (root / directory).mkdir()
             for i in range(SOURCES):
                 os.symlink(root / photo, root / directory / f"{i}{Path(photo).suffix}")
+        # The quality phase's sources: the 1920x1080 photo, unseen, for each size and each of fixed and q=auto.
+        for size in QUALITY_SIZES:
+            for kind in ("fixed", "auto"):
+                (root / f"q{kind}-{size}").mkdir()
+                for i in range(SOURCES):
+                    os.symlink(root / "photo-1920.jpg", root / f"q{kind}-{size}" / f"{i}.jpg")
         for name in ("v-osprey", "v-thumbor", "v-before"):
             (root / name).symlink_to(root / "s1920")
         # The features phase's watermark: a 200x60 logo, translucent, on a transparent ground.
@@ -408,6 +420,22 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                 template = (osprey_path if name != "thumbor" else thumbor_path)(source, size, size, form)
                 script = cold_script(work, f"cold-{name}-{form}", template)
                 results["cold", phase, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script, cold=True)
+
+        # q=auto through the proxy: what a cold request costs when the quality is searched for, beside a fixed one.
+        for size in QUALITY_SIZES:
+            if "quality" not in PHASES:
+                break
+            port, pids = targets["osprey"]
+            print(f"cold 1920x1080 -> fit {size}x{size} WebP, q=79 beside q=auto (target 70), every request a new "
+                  f"source, wrk -t2 -c{CONNECTIONS} -d{DURATION}s", flush=True)
+            for kind, quality in (("fixed", "79"), ("auto", "auto")):
+                template = osprey_path(f"q{kind}-{size}/%d.jpg", size, size, "webp") + f"&q={quality}"
+                script = cold_script(work, f"quality-{kind}-{size}", template)
+                results["quality", size, kind] = measure(
+                    f"osprey q={quality}", pids, f"http://127.0.0.1:{port}/", script, cold=True)
+            ratio = results["quality", size, "auto"]["cpu"] / results["quality", size, "fixed"]["cpu"]
+            print(f"  CPU per cold request, q=auto over q=79: {ratio:.2f}x (target <= 2.0: "
+                  f"{'PASS' if ratio <= 2.0 else 'FAIL'})", flush=True)
 
         if "features" in PHASES:
             print(f"cold features: f1920/N.jpg cropped to 1600x900 at 160,90, 320x180 at dpr=2 (640x360), "

@@ -127,6 +127,31 @@ struct ImageManagerEncodedTests {
         }
     }
 
+    @Test("a disk hit tells the quality a perceptual search chose, as the encode did")
+    func searchedQualityOnDisk() async throws {
+        let source = try ManagerFixtures.jpeg(width: 400, height: 300)
+        try await withManager(configure: { $0.storesProcessedImagesOnDisk = true }) { harness in
+            harness.server.route("/a.jpg", .ok(source, contentType: "image/jpeg"))
+            var request = try Self.request(harness.url("/a.jpg"), width: 160)
+            request.options.insert(.waitStoreCache)
+            var output = ImageOutput(.format(.webp))
+            output.quality = .perceptual(target: 60)
+            let first = try await harness.manager.encodedImage(for: request, as: output)
+            let quality = try #require(first.encoded.quality)
+            harness.cache.clearMemory()
+            let second = try await harness.manager.encodedImage(for: request, as: output)
+            #expect(second.cacheType == .disk && second.encoded.bytes == first.encoded.bytes)
+            #expect(second.encoded.quality == quality)
+            // A fixed quality searched for nothing: none told, and nothing kept beside its bytes.
+            let fixed = ImageOutput(.format(.webp))
+            _ = try await harness.manager.encodedImage(for: request, as: fixed)
+            harness.cache.clearMemory()
+            #expect(try await harness.manager.encodedImage(for: request, as: fixed).encoded.quality == nil)
+            let key = harness.manager.cacheKey(for: request, as: fixed)
+            #expect(await harness.cache.diskCache!.extendedData(forKey: key) == nil)
+        }
+    }
+
     @Test("the source rule keeps the source's format when accepted, else PNG for alpha and JPEG otherwise")
     func sourceFormatRule() throws {
         let opaque = Image(

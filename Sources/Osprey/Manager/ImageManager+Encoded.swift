@@ -97,7 +97,7 @@ extension ImageManager {
             let found = await tracing.withSpan(
                 "osprey.cache.lookup",
                 { span in
-                    let found = await encodedOnDisk(forKey: key, cache: cache, coders: output.options.coders)
+                    let found = await encodedOnDisk(forKey: key, cache: cache, output: output)
                     span.set("osprey.cache.result", found == nil ? "miss" : "disk")
                     return found
                 })
@@ -158,6 +158,10 @@ extension ImageManager {
                     try await cache.dataCache.storeData(
                         encodedImage.bytes, forKey: key, validators: validators,
                         expiration: request.diskCacheExpiration)
+                    if let quality = encodedImage.quality {
+                        // The quality a search chose, beside the bytes: a disk hit tells it as the encode did.
+                        await cache.dataCache.setExtendedData(Self.qualityRecord(quality), forKey: key)
+                    }
                     return .stored
                 } catch {
                     span.fail(error)
@@ -177,12 +181,34 @@ extension ImageManager {
     }
 
     /// The encoded bytes on disk for `key`, when they are an image `coders` recognises; read off the caller's task.
-    private func encodedOnDisk(forKey key: String, cache: ImageCache, coders: ImageCoderRegistry) async -> EncodedImage?
-    {
-        return await withTaskExecutorPreference(decodingPool) {
+    private func encodedOnDisk(
+        forKey key: String, cache: ImageCache, output: ImageOutput
+    ) async -> EncodedImage? {
+        let found = await withTaskExecutorPreference(decodingPool) { () -> ([UInt8], ImageFormat)? in
             guard let bytes = cache.blockingStoredData(forKey: key)?.bytes else { return nil }
-            let format = coders.format(of: bytes)
-            return format == .unknown ? nil : EncodedImage(bytes: bytes, format: format)
+            let format = output.options.coders.format(of: bytes)
+            return format == .unknown ? nil : (bytes, format)
         }
+        guard let (bytes, format) = found else { return nil }
+        // Only a search chooses a quality (by perception, or within the most bytes): its record, when there is one.
+        let searches: Bool
+        switch output.quality {
+        case .perceptual: searches = true
+        case .fixed: searches = output.maxBytes != nil
+        }
+        let quality = searches ? Self.quality(in: await cache.dataCache.extendedData(forKey: key)) : nil
+        return EncodedImage(bytes: bytes, format: format, quality: quality)
+    }
+
+    /// The extended data an encoded variant's disk entry keeps its chosen quality in: `osprey-quality=N`.
+    static func qualityRecord(_ quality: Int) -> [UInt8] {
+        Array("osprey-quality=\(quality)".utf8)
+    }
+
+    /// The quality in `record` (``qualityRecord(_:)``'s), if it is one.
+    static func quality(in record: [UInt8]?) -> Int? {
+        guard let record, let text = String(validating: record, as: UTF8.self), text.hasPrefix("osprey-quality=")
+        else { return nil }
+        return Int(text.dropFirst("osprey-quality=".count))
     }
 }

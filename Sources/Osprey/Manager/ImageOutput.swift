@@ -181,9 +181,9 @@ public struct EncodedImage: Sendable {
     /// changes exactly when the bytes do.
     public let digest: String
 
-    /// The quality a search chose, for bytes encoded now: the perceptual one
-    /// (``ImageOutput/Quality/perceptual(target:)``), or the highest within ``ImageOutput/maxBytes``; `nil` when the
-    /// fixed quality was kept as it was, and for bytes read back from the disk cache.
+    /// The quality a search chose: the perceptual one (``ImageOutput/Quality/perceptual(target:)``), or the highest
+    /// within ``ImageOutput/maxBytes``; `nil` when the fixed quality was kept as it was, and for the source's own bytes
+    /// (``ImageOutput/keepsSmallerSource``). The disk cache keeps it beside the bytes (as the entry's extended data).
     public let quality: Int?
 
     /// Wraps `bytes` of `format`, computing their digest; `quality` is the one a perceptual search chose, if any.

@@ -19,8 +19,8 @@ struct RenderedImage: Sendable {
     /// What the source's origin lets caches keep: a render of a `private` or `no-store` source is kept in none of the
     /// proxy's caches, and its response tells the caches in front.
     let storagePermission: StoragePermission
-    /// The quality `q=auto` (or `mb`) chose, answered as `Osprey-Quality`: known for bytes encoded now or kept in
-    /// memory, not for bytes read back from the disk cache.
+    /// The quality `q=auto` (or `mb`) chose, answered as `Osprey-Quality`: for bytes encoded now, kept in memory or
+    /// read back from the disk cache (which keeps it beside them).
     let quality: Int?
 
     init(_ encoded: EncodedImage, storagePermission: StoragePermission = .anyCache) {
