@@ -46,7 +46,7 @@ public struct ImageOutput: Sendable {
     /// Answer with the bytes the image was decoded from when they are fewer than the encoded ones and hold exactly
     /// its pixels: the request's processors all keep pixels (``ImageProcessing/keepsPixels``), it has no decoding size
     /// hint, and the source is a JPEG, PNG or WebP of the format written, upright, of the same size and frames, within
-    /// ``maxBytes``; its metadata stripped or kept as ``EncodingOptions/metadata`` says
+    /// ``maxBytes``; its metadata stripped or kept as ``options``' `metadata` says
     /// (`ImageEncoder.sourceBytes(_:of:as:metadata:)`). An image proxy's "never larger than the source". `false` by
     /// default.
     public var keepsSmallerSource = false
