@@ -7,11 +7,10 @@ import OspreyCodecs
 /// `url` (required, http or https), `w` and `h` (1–16384), `fit` (`inside`, the default; `cover`, `clip`, `fill`,
 /// `outside` and `auto`, which need both sides), `enlarge`, `mw`, `mh`, `zoom`, `format` (`jpeg`, `png`, `webp`,
 /// `gif`, any format a registered encoder writes, or `auto`; the source's by default), `q` (1–100), `effort` (1–9),
-/// `mb` (most bytes),
-/// `blur`, `sharpen`, `pix`, `brightness`, `contrast`, `saturation`, `gamma`, `grayscale`, `round`, `circle`, `trim`,
-/// `frame`, `strip`, `keep_copyright`, `raw`, `filename`, `attachment`, `exp`, `p` (presets), `sig`, and the placement
-/// parameters (``parsePlacement(_:maxOutputPixels:)``). Anything else is refused; with presets only, anything but
-/// `url`, `p`, `exp` and `sig`.
+/// `mb` (most bytes), `blur`, `sharpen`, `pix`, `brightness`, `contrast`, `saturation`, `gamma`, `grayscale`, `round`,
+/// `circle`, `trim`, `frame`, `strip`, `keep_copyright`, `raw`, `filename`, `attachment`, `exp`, `p` (presets), `sig`,
+/// and the placement parameters (``parsePlacement(_:maxOutputPixels:)``). Anything else is refused; with presets only,
+/// anything but `url`, `p`, `exp` and `sig`.
 extension RenderParameters {
     /// Parses and validates a raw query string (`a=1&b=2`, percent-encoded, `+` for a space), with the server's
     /// `presets` by name (see ``presetTable(_:)``) and whether the request may give only them.
