@@ -145,10 +145,10 @@ static int osprey_palette_depth(int count) {
     return count <= 2 ? 1 : (count <= 4 ? 2 : (count <= 16 ? 4 : 8));
 }
 
-/// How many palette entries tRNS lists: the transparent ones (first in the palette), and at least one for pixels
-/// that had an alpha channel, so that the file still reads back with one even when every pixel was opaque.
+/// How many palette entries tRNS lists: the transparent ones (first in the palette), and at least one for RGBA
+/// pixels, so that the file still reads back with an alpha channel even when every pixel was opaque.
 static int osprey_transparency_size(int transparent, uint32_t components) {
-    return transparent == 0 && (components == 2 || components == 4) ? 1 : transparent;
+    return transparent == 0 && components == 4 ? 1 : transparent;
 }
 
 /// Returned by osprey_png_encode_exact_palette for a picture of more than 256 colours.

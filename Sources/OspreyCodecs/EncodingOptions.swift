@@ -23,6 +23,9 @@ public struct EncodingOptions: Sendable, Hashable {
     /// profile is then left out). `nil` by default: lossless (a colour image of at most 256 colours is written in a
     /// palette either way, pixel for pixel).
     public var pngPaletteQuality: Int?
+
+    /// ``pngPaletteQuality`` when it asks for a palette (below 100), else `nil`: the one place the rule is read.
+    package var palettePNGQuality: Int? { pngPaletteQuality.flatMap { $0 < 100 ? $0 : nil } }
     /// WebP, AVIF and JPEG XL: encode losslessly, ignoring ``quality`` (AVIF: 4:4:4 with the identity matrix, so
     /// that the RGB values come back exactly). `false` by default.
     public var isLossless = false

@@ -88,7 +88,7 @@ public struct PNGCoder: BuiltInCoder {
 
     public func encode(_ image: Image, options: EncodingOptions) throws(CodecError) -> [UInt8] {
         var written = image
-        if let quality = options.pngPaletteQuality, quality < 100, !image.pixelFormat.hasColor {
+        if options.palettePNGQuality != nil, !image.pixelFormat.hasColor {
             // A palette holds colours: gray is widened first (a gray colour profile is then left out, as WebP does).
             let colour = try image.pixels.converted(to: image.pixelFormat.hasAlpha ? .rgba8 : .rgb8)
             written = Image(pixels: colour, orientation: image.orientation, sourceFormat: image.sourceFormat)

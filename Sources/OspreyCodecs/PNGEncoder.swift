@@ -26,7 +26,7 @@ enum PNGEncoder {
                 let (width, height, rowBytes) = (
                     UInt32(pixels.width), UInt32(pixels.height), UInt64(pixels.bytesPerRow)
                 )
-                if let quality = options.pngPaletteQuality, quality < 100, components >= 3 {
+                if let quality = options.palettePNGQuality, components >= 3 {
                     return osprey_png_encode_palette(
                         base, width, height, components, rowBytes, Int32(quality), paletteSpeed, &output, &size, message
                     )

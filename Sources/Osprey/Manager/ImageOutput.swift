@@ -147,7 +147,7 @@ public struct ImageOutput: Sendable {
         ].joined(separator: ",")
             + (qualities.isEmpty
                 ? "" : ",qualities=" + qualities.map { "\($0.key.name):\($0.value)" }.sorted().joined(separator: ";"))
-            + (options.pngPaletteQuality.map { ",palette=\($0)" } ?? "")
+            + (options.palettePNGQuality.map { ",palette=\($0)" } ?? "")
             + (keepsSmallerSource ? ",keeps-source" : "")
             + effortIdentifier
             + (maxBytes.map { ",maxbytes=\($0)" } ?? "")

@@ -32,7 +32,7 @@ enum QualityArgument: Equatable {
         case .fixed(let quality):
             output.options.quality = quality
             // PNG: a quality below 100 asks for a palette, as pngquant's --quality does.
-            if quality < 100 { output.options.pngPaletteQuality = quality }
+            output.options.pngPaletteQuality = quality
         case .perceptual(let target): output.quality = .perceptual(target: target)
         }
         return output

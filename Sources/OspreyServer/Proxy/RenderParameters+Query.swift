@@ -106,7 +106,7 @@ extension RenderParameters {
         } else {
             quality = try Self.integer(values["q"], name: "q", in: 1...100)
             // With format=png only: a PNG answered in its own format (no `format`) stays lossless.
-            if let quality, quality < 100, format == .encoded(.png) { pngPaletteQuality = quality }
+            if format == .encoded(.png) { pngPaletteQuality = quality }
         }
         effort = try Self.integer(values["effort"], name: "effort", in: 1...9)
         maxBytes = try Self.integer(values["mb"], name: "mb", in: 1...Self.maximumBytes)

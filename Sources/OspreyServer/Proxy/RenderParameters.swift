@@ -147,7 +147,7 @@ struct RenderParameters: Sendable {
     var quality: Int?
     /// `q=auto` or `q=auto:T`: the lowest quality whose output scores T on SSIMULACRA 2 (in place of `quality`).
     var perceptualTarget: Double?
-    /// `q` below 100 with `format=png` in Osprey's own URLs: the PNG quantised to a palette aiming at it (a PNG kept
+    /// `q` with `format=png` in Osprey's own URLs: below 100, the PNG quantised to a palette aiming at it (a PNG kept
     /// in its own format, and imgproxy's and thumbor's quality, leave PNG lossless, as theirs do).
     var pngPaletteQuality: Int?
     /// `effort=`: the WebP, AVIF and JPEG XL encoders' effort, 1 (fastest) to 9 (smallest), as
