@@ -133,9 +133,9 @@ size_t osprey_pixel_pool_bytes(osprey_pixel_pool *pool) {
     return bytes;
 }
 
-void *osprey_pixels_allocate(size_t size) {
+static void *osprey_pixels_allocate_zeroed(size_t size, int zeroed) {
     if (size < OSPREY_LARGE) {
-        return calloc(size > 0 ? size : 1, 1);
+        return zeroed ? calloc(size > 0 ? size : 1, 1) : malloc(size > 0 ? size : 1);
     }
     size_t length = osprey_class_length(size);
     if (length == 0) {
@@ -143,7 +143,8 @@ void *osprey_pixels_allocate(size_t size) {
     }
     void *recycled = osprey_pixel_pool_take(&osprey_pool, length);
     if (recycled != NULL) {
-        memset(recycled, 0, size);  // Resident pages: clearing them is far cheaper than faulting fresh ones in.
+        // Resident pages: clearing them is far cheaper than faulting fresh ones in.
+        if (zeroed) memset(recycled, 0, size);
         return recycled;
     }
     // Plain pages, not huge ones: on a virtual machine that hands free memory back to its host (virtio-balloon free
@@ -158,6 +159,10 @@ void *osprey_pixels_allocate(size_t size) {
 #endif
     return mapped;  // Anonymous mappings are zero-filled.
 }
+
+void *osprey_pixels_allocate(size_t size) { return osprey_pixels_allocate_zeroed(size, 1); }
+
+void *osprey_pixels_allocate_uninitialized(size_t size) { return osprey_pixels_allocate_zeroed(size, 0); }
 
 void osprey_pixels_free(void *pixels, size_t size) {
     if (pixels == NULL) {

@@ -4,11 +4,14 @@ import Testing
 @testable import Osprey
 
 /// The perceptual quality search's steps on score curves made here: it finds the lowest quality that reaches the
-/// target, in few encodes, and stops where the target is out of reach.
+/// target (or one scoring just above it), in few encodes, and stops where the target is out of reach.
 struct PerceptualSearchTests {
-    /// Runs a search on `curve` from `start`: the quality chosen and the qualities tried.
-    func search(_ curve: (Int) -> Double, target: Double, start: Int) -> (chosen: Int, tried: [Int]) {
-        var search = PerceptualSearch(target: target, start: start)
+    /// Runs a search on `curve` from `start` (or from where a probe scoring `probe` at `start` puts it): the quality
+    /// chosen and the qualities tried.
+    func search(
+        _ curve: (Int) -> Double, target: Double, start: Int, probe: Double? = nil
+    ) -> (chosen: Int, tried: [Int]) {
+        var search = PerceptualSearch(target: target, start: start, probe: probe)
         var tried: [Int] = []
         while let quality = search.next {
             tried.append(quality)
@@ -24,7 +27,30 @@ struct PerceptualSearchTests {
         let (chosen, tried) = search(curve, target: 80, start: 83)
         #expect(curve(chosen) >= 80)
         #expect(chosen - 75 <= 2, "\(tried)")
-        #expect(tried.count <= 4, "\(tried) \(tried.map(curve))")
+        #expect(tried.count <= 3, "\(tried) \(tried.map(curve))")
+    }
+
+    @Test(arguments: [0.4, 0.7, 1.0, 1.5])
+    func aProbeSendsTheFirstEncodeTheRightWay(slope: Double) {
+        // The same lines, a probe scoring two points under the real encoder (as a faster effort may).
+        let curve = { (quality: Int) in 80 + (Double(quality) - 75) * slope }
+        for start in [60, 90] {
+            let (chosen, tried) = search(curve, target: 80, start: start, probe: curve(start) - 2)
+            #expect(curve(chosen) >= 80 && curve(chosen) - 80 <= PerceptualSearch.closeEnough, "\(tried)")
+            // Towards the boundary: up from under it, down from above it.
+            #expect(start < 75 ? tried[0] > start : tried[0] < start, "\(tried)")
+            #expect(tried.count <= 3, "\(tried) \(tried.map(curve))")
+        }
+    }
+
+    @Test func aPassingScoreCloseToTheTargetEndsTheSearch() {
+        // 81 at the start: within closeEnough of 80, so nothing lower is tried although 76 would pass.
+        let curve = { (quality: Int) in 80 + (Double(quality) - 76) * 0.2 }
+        let (chosen, tried) = search(curve, target: 80, start: 81)
+        #expect(tried == [81] && chosen == 81)
+        // 83.5 is not: the search goes down.
+        let (lower, steps) = search(curve, target: 80, start: 93)
+        #expect(steps.count > 1 && lower < 93 && curve(lower) >= 80, "\(steps)")
     }
 
     @Test func aCurvedScaleIsFoundWithinSixEncodes() {

@@ -38,6 +38,8 @@
 //                                                      EncodingOptions.setEffort's; FORMAT best is format=best
 //                                                      for a client that takes AVIF and WebP (qN: at the default
 //                                                      target); the result is written to OUT
+//                                                      (curve and auto: FIT=N in the environment fits inside N x N
+//                                                      instead of 1024; curve: EFFORT=N encodes at that effort)
 //
 // Single thread. Prints one JSON line: {"best","median"} in seconds per run (variants: and its parts).
 import Foundation
@@ -164,7 +166,8 @@ case "ssimulacra2":
     exit(0)
 case "curve", "auto":
     let source = try ImageDecoder.decode(bytes)
-    let image = try ImageProcessors.Resize(width: 1024, height: 1024).process(source)
+    let fit = ProcessInfo.processInfo.environment["FIT"].flatMap { Int($0) } ?? 1024
+    let image = try ImageProcessors.Resize(width: fit, height: fit).process(source)
     let formats: [String: ImageFormat] = ["jpeg": .jpeg, "webp": .webp, "avif": .avif, "jxl": .jxl, "png": .png]
     // auto's "best": format=best for a client that takes AVIF and WebP (Chrome's Accept), beside JPEG, PNG and GIF.
     let best = arguments[0] == "auto" && arguments.count > 4 && arguments[4] == "best"
@@ -179,6 +182,9 @@ case "curve", "auto":
         for quality in stride(from: step == 1 ? 1 : 10, through: 100, by: step) {
             var options = EncodingOptions()
             options.quality = quality
+            if let effort = ProcessInfo.processInfo.environment["EFFORT"].flatMap({ Int($0) }) {
+                options.setEffort(effort)
+            }
             let encoded = try ImageEncoder.encode(image, as: format, options: options)
             let score = try reference.ssimulacra2(try ImageDecoder.decode(encoded))
             print(#"{"quality":\#(quality),"bytes":\#(encoded.count),"score":\#(score)}"#)
@@ -194,7 +200,7 @@ case "curve", "auto":
     }
     if arguments.count > 6, let effort = Int(arguments[6]) { output.options.setEffort(effort) }
     // What a cold request pays before encoding: the source decoded (scaled where the format allows) and resized.
-    let hint = ImageProcessors.Downsample(width: 1024, height: 1024)
+    let hint = ImageProcessors.Downsample(width: fit, height: fit)
     let prepared = try measure {
         _ = try hint.process(try hint.decode(bytes))
         return []

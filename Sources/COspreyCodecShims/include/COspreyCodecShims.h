@@ -220,6 +220,9 @@ int64_t osprey_gif_lzw_decode(const uint8_t *data, size_t size, int32_t minimumC
 /// Release with osprey_pixels_free and the same size.
 void *osprey_pixels_allocate(size_t size);
 
+/// osprey_pixels_allocate without the zeroing: for a buffer whose every byte is written before it is read.
+void *osprey_pixels_allocate_uninitialized(size_t size);
+
 /// Releases a buffer from osprey_pixels_allocate; `size` must be the size it was allocated with. A large buffer goes
 /// to the recycling pool (at most 4 buffers and 256 MiB; the oldest are unmapped to make room).
 void osprey_pixels_free(void *pixels, size_t size);

@@ -13,18 +13,60 @@ import Darwin
 struct Planes: Sendable {
     let width: Int
     let height: Int
-    var values: [Float]
+    let values: PlaneValues
 
     /// Planes whose every value the maker writes before any is read: left uninitialised (zeroing them first cost a
     /// tenth of a score).
     init(width: Int, height: Int) {
         self.width = width
         self.height = height
-        let count = 3 * width * height
-        values = [Float](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
+        values = PlaneValues(count: 3 * width * height)
     }
 
     var planeCount: Int { width * height }
+}
+
+/// The floats of `Planes`, from the pixel allocator, which recycles large buffers: a score's planes are tens of
+/// megabytes, and faulting in fresh pages for each one was half the time of a score (a q=auto search makes several).
+/// `@unchecked Sendable`: it owns a C buffer, written only while it is being made (by the one task making it) and
+/// read-only once shared.
+final class PlaneValues: @unchecked Sendable {
+    private let pointer: UnsafeMutablePointer<Float>
+    let count: Int
+    /// Whether the pixel allocator made the buffer (else Swift's allocator, when it had no memory left).
+    private let fromPixelAllocator: Bool
+
+    init(count: Int) {
+        self.count = count
+        if let raw = osprey_pixels_allocate_uninitialized(Self.byteCount(count)) {
+            pointer = raw.bindMemory(to: Float.self, capacity: max(count, 1))
+            fromPixelAllocator = true
+        } else {
+            // Memory is exhausted: Swift's allocator stops the process, as an array's allocation would.
+            pointer = .allocate(capacity: max(count, 1))
+            fromPixelAllocator = false
+        }
+    }
+
+    deinit {
+        if fromPixelAllocator {
+            osprey_pixels_free(pointer, Self.byteCount(count))
+        } else {
+            pointer.deallocate()
+        }
+    }
+
+    private static func byteCount(_ count: Int) -> Int { max(count, 1) * MemoryLayout<Float>.stride }
+
+    func withUnsafeBufferPointer<Result>(_ body: (UnsafeBufferPointer<Float>) throws -> Result) rethrows -> Result {
+        try body(UnsafeBufferPointer(start: pointer, count: count))
+    }
+
+    func withUnsafeMutableBufferPointer<Result>(
+        _ body: (UnsafeMutableBufferPointer<Float>) throws -> Result
+    ) rethrows -> Result {
+        try body(UnsafeMutableBufferPointer(start: pointer, count: count))
+    }
 }
 
 /// An image in linear sRGB (alpha blended over a grey background in the encoded values first, as libjxl does).
@@ -64,7 +106,7 @@ struct LinearPlanes {
     /// Half the size (rounded up), each pixel the mean of a 2 × 2 block, the last row and column repeated where the
     /// size is odd.
     func halved() -> LinearPlanes {
-        var half = Planes(width: (width + 1) / 2, height: (height + 1) / 2)
+        let half = Planes(width: (width + 1) / 2, height: (height + 1) / 2)
         let (count, halfCount) = (planes.planeCount, half.planeCount)
         planes.values.withUnsafeBufferPointer { source in
             half.values.withUnsafeMutableBufferPointer { target in
@@ -79,18 +121,27 @@ struct LinearPlanes {
     }
 
     /// The XYB planes, rescaled as SSIMULACRA 2 rescales them (X × 14 + 0.42, Y + 0.01, B − Y + 0.55: all within
-    /// about 0–1).
-    func xyb() -> Planes {
-        var xyb = Planes(width: width, height: height)
+    /// about 0–1), written over the linear ones (a score's scales would otherwise allocate twice the memory).
+    consuming func convertedToXYB() -> Planes {
         let count = planes.planeCount
-        planes.values.withUnsafeBufferPointer { linear in
-            xyb.values.withUnsafeMutableBufferPointer { out in
-                let (source, target) = (linear.baseAddress!, out.baseAddress!)
-                osprey_quality_xyb(
-                    source, source + count, source + 2 * count, count, target, target + count, target + 2 * count)
-            }
+        planes.values.withUnsafeMutableBufferPointer { values in
+            let base = values.baseAddress!
+            // In place: each value is read before it is written.
+            osprey_quality_xyb(base, base + count, base + 2 * count, count, base, base + count, base + 2 * count)
         }
-        return xyb
+        return planes
+    }
+
+    /// Calls `body` with each scale's XYB planes in turn, from `linear`'s size down, each scale half the one before,
+    /// while both sides are at least 8 pixels and up to SSIMULACRA 2's six.
+    static func forEachScale(of linear: consuming LinearPlanes, _ body: (Int, Planes) -> Void) {
+        var current = consume linear
+        for scale in 0..<ImageQuality.scaleCount {
+            let next = scale + 1 < ImageQuality.scaleCount ? current.halved() : nil
+            body(scale, current.convertedToXYB())
+            guard let next, next.width >= 8, next.height >= 8 else { return }
+            current = next
+        }
     }
 }
 
@@ -154,11 +205,13 @@ struct StreamingBlur: ~Copyable {
     }
 
     /// Walks the rows in order: `fill(row, input, target)` writes source row `row` of input `input` (`width` values)
-    /// when it is first needed; `body(y, blurred)` then gets row `y` of every input blurred, input `i` at
-    /// `blurred + i * width`. Rows past the top and bottom mirror those inside (-1 is 0, `height` is `height - 1`).
+    /// when it is first needed; row `y` of input `i` blurred is written where `destination(y, i)` says (by default
+    /// `blurred + i * width`, a buffer of the blur's own), then `body(y, blurred)` is called. Rows past the top and
+    /// bottom mirror those inside (-1 is 0, `height` is `height - 1`).
     func run(
         fill: (_ row: Int, _ input: Int, _ target: UnsafeMutablePointer<Float>) -> Void,
-        body: (_ y: Int, _ blurred: UnsafeMutablePointer<Float>) -> Void
+        destination: ((_ y: Int, _ input: Int) -> UnsafeMutablePointer<Float>)? = nil,
+        body: (_ y: Int, _ blurred: UnsafeMutablePointer<Float>) -> Void = { _, _ in }
     ) {
         let radius = GaussianBlur.radius
         let columns = UnsafeMutablePointer<UnsafePointer<Float>?>.allocate(capacity: Self.ringRows)
@@ -181,7 +234,8 @@ struct StreamingBlur: ~Copyable {
                     if row >= height { row = 2 * height - row - 1 }
                     columns[k + radius] = UnsafePointer(ring + (input * Self.ringRows + row % Self.ringRows) * width)
                 }
-                osprey_quality_weighted_sum(columns, kernel, UInt32(width), output + input * width)
+                osprey_quality_weighted_sum(
+                    columns, kernel, UInt32(width), destination?(y, input) ?? output + input * width)
             }
             body(y, output)
         }

@@ -17,8 +17,8 @@ struct PreparedScale: Sendable {
     init(_ xyb: Planes) {
         self.xyb = xyb
         let (width, height, count) = (xyb.width, xyb.height, xyb.planeCount)
-        var means = Planes(width: width, height: height)
-        var squares = Planes(width: width, height: height)
+        let means = Planes(width: width, height: height)
+        let squares = Planes(width: width, height: height)
         let blur = StreamingBlur(width: width, height: height, inputs: 2)
         xyb.values.withUnsafeBufferPointer { xyb in
             means.values.withUnsafeMutableBufferPointer { means in
@@ -32,10 +32,8 @@ struct PreparedScale: Sendable {
                             } else {
                                 osprey_quality_multiply(source, source, UInt32(width), target)
                             }
-                        } body: { y, blurred in
-                            let offset = plane * count + y * width
-                            (means.baseAddress! + offset).update(from: blurred, count: width)
-                            (squares.baseAddress! + offset).update(from: blurred + width, count: width)
+                        } destination: { [means = means.baseAddress!, squares = squares.baseAddress!] y, input in
+                            (input == 0 ? means : squares) + plane * count + y * width
                         }
                     }
                 }

@@ -72,12 +72,9 @@ public enum ImageQuality {
             let backgrounds: [Float] = pixels.format.hasAlpha ? [0.1, 0.9] : [0.5]
             var prepared: [Float: [PreparedScale]] = [:]
             for background in backgrounds {
-                var linear = try LinearPlanes(pixels, background: background)
                 var scales: [PreparedScale] = []
-                for scale in 0..<ImageQuality.scaleCount {
-                    if scale > 0 { linear = linear.halved() }
-                    guard linear.width >= 8, linear.height >= 8 else { break }
-                    scales.append(PreparedScale(linear.xyb()))
+                LinearPlanes.forEachScale(of: try LinearPlanes(pixels, background: background)) { _, xyb in
+                    scales.append(PreparedScale(xyb))
                 }
                 prepared[background] = scales
             }
@@ -106,11 +103,9 @@ public enum ImageQuality {
             // Over each background the reference was prepared for; a distorted image with alpha over the same one.
             for (background, references) in prepared {
                 try Task.checkCancellation()
-                var linear = try LinearPlanes(distorted, background: background)
                 var norms: [ScaleNorms] = []
-                for (scale, reference) in references.enumerated() {
-                    if scale > 0 { linear = linear.halved() }
-                    norms.append(reference.compare(linear.xyb()))
+                LinearPlanes.forEachScale(of: try LinearPlanes(distorted, background: background)) { scale, xyb in
+                    norms.append(references[scale].compare(xyb))
                 }
                 lowest = min(lowest, ImageQuality.score(norms))
             }

@@ -11,19 +11,20 @@ extension ImageOutput {
         case perceptual(target: Double)
 
         /// The target `q=auto` aims at without one: 70, "high quality" on SSIMULACRA 2's scale. On the 15 corpus
-        /// photos fit inside 1024 px it takes 0.91× the bytes imgproxy's default (WebP at quality 79) takes, and its
-        /// worst photo scores 70.1 where that default's worst scores 59.3 (docs/benchmarks.md); aiming at that
-        /// default's median score instead (75.7) takes 1.12× its bytes.
+        /// photos fit inside 1024 px it takes 0.92× the bytes imgproxy's default (WebP at quality 79) takes, and its
+        /// worst photo scores 70.4 where that default's worst scores 59.3 (docs/benchmarks.md); aiming at that
+        /// default's median score instead (75.7) takes 1.13× its bytes.
         public static let defaultTarget = 70.0
 
         /// Perceptual at ``defaultTarget``.
         public static var perceptual: Quality { .perceptual(target: defaultTarget) }
     }
 
-    /// The lowest quality of `format` whose encoding of `image` scores at least `target`, and its bytes; the highest
-    /// quality tried when none does (100 at most). The search starts from the quality that format usually needs for
-    /// the target, then interpolates between the scores it measured: three or four encodes for most photos, six at
-    /// most.
+    /// The lowest quality of `format` whose encoding of `image` scores at least `target` (or one scoring at most
+    /// ``PerceptualSearch/closeEnough`` above it), and its bytes; the highest quality tried when none does (100 at
+    /// most). For WebP, AVIF and JPEG XL a probe first encodes at the quality that format usually needs for the target
+    /// with the fastest effort (a quarter to a third of the time), whose score says where the search starts; then the
+    /// search interpolates between the scores it measured: two or three encodes for most photos, six at most.
     static func perceptualEncoding(
         of image: Image, as format: ImageFormat, options: EncodingOptions, target: Double
     ) throws(CodecError) -> PerceptualEncoding {
@@ -46,17 +47,31 @@ extension ImageOutput {
         decoding.firstFrameOnly = true
         decoding.readsMetadata = false
         decoding.coders = options.coders
+        func score(_ options: EncodingOptions) throws(CodecError) -> (bytes: [UInt8], score: Double) {
+            let bytes = try ImageEncoder.encode(image, as: format, options: options)
+            let decoded = try ImageDecoder.decode(bytes, options: decoding)
+            return (bytes, (try? reference.ssimulacra2(decoded.frames[0].pixels)) ?? -.infinity)
+        }
         var tried: [Int: (bytes: [UInt8], score: Double)] = [:]
         func attempt(_ quality: Int) throws(CodecError) -> Double {
             var options = options
             options.quality = quality
-            let bytes = try ImageEncoder.encode(image, as: format, options: options)
-            let decoded = try ImageDecoder.decode(bytes, options: decoding)
-            let score = (try? reference.ssimulacra2(decoded.frames[0].pixels)) ?? -.infinity
-            tried[quality] = (bytes, score)
-            return score
+            tried[quality] = try score(options)
+            return tried[quality]!.score
         }
-        var search = PerceptualSearch(target: target, start: PerceptualSearch.start(for: format, target: target))
+        let start = PerceptualSearch.start(for: format, target: target)
+        var probe = options
+        probe.quality = start
+        probe.setEffort(1)
+        // (No probe where the encoder is already at its fastest, or has no effort: JPEG's encodes are cheap.)
+        let probed =
+            switch format {
+            case .webp: probe.webpMethod != options.webpMethod
+            case .avif: probe.avifSpeed != options.avifSpeed
+            case .jxl: probe.jxlEffort != options.jxlEffort
+            default: false
+            }
+        var search = PerceptualSearch(target: target, start: start, probe: probed ? try score(probe).score : nil)
         while let quality = search.next {
             search.record(quality, score: try attempt(quality))
             // A cancelled load keeps what it has (its caller is gone; the bytes are not stored).
@@ -64,11 +79,13 @@ extension ImageOutput {
         }
         let chosen = search.chosen
         return PerceptualEncoding(
-            bytes: tried[chosen]!.bytes, quality: chosen, score: tried[chosen]!.score, encodes: tried.count)
+            bytes: tried[chosen]!.bytes, quality: chosen, score: tried[chosen]!.score,
+            encodes: tried.count + (probed ? 1 : 0))
     }
 }
 
-/// What a perceptual search found: the bytes, their quality and score, and how many encodes it took.
+/// What a perceptual search found: the bytes, their quality and score, and how many encodes it took (the probe
+/// included).
 struct PerceptualEncoding {
     let bytes: [UInt8]
     let quality: Int
@@ -152,10 +169,25 @@ extension ImageOutput {
 
 /// The search for the lowest quality that reaches a score, as a value: which quality to try next from the scores seen
 /// so far. Kept apart from the encoder so that its steps can be tested on any curve.
+///
+/// Its constants come from every quality of WebP on the 15 corpus photos fit inside 1024 px (docs/benchmarks.md):
+/// below the target a score rises about a point per step of quality, above it a third of a point; stopping at a
+/// passing score within 2.5 points of the target, and stepping one quality past each estimate, sends 1–2% more bytes
+/// than the lowest passing quality of each photo at targets 70 and 76, in half the encodes of a search that closes in
+/// on that quality exactly.
 struct PerceptualSearch {
     let target: Double
-    /// The most encodes a search makes.
+    /// The most encodes a search makes (a probe aside).
     static let attempts = 6
+    /// A passing score this close to the target ends the search.
+    static let closeEnough = 2.5
+    /// How much a score usually changes per step of quality, below the target and above it (above it, the slope to
+    /// the nearest other score seen, the probe's included, is taken instead when there is one: a probe far under the
+    /// target sends the first encode far above it, where scores rise several times faster).
+    static let slopeBelow = 1.0
+    static let slopeAbove = 0.35
+    /// The steps of quality added to each estimate, so that it likely passes.
+    static let margin = 1
     /// The scores seen, by quality.
     private(set) var scores: [Int: Double] = [:]
     /// The highest quality known to score under the target (0: none yet), and the lowest known to reach it (101:
@@ -164,10 +196,22 @@ struct PerceptualSearch {
     private(set) var passing = 101
     /// What to try next; `nil` when the search is over.
     private(set) var next: Int?
+    /// The probe's quality and score, when there was one: a hint for slopes, never chosen.
+    private let probe: (quality: Int, score: Double)?
 
-    init(target: Double, start: Int) {
+    /// A search from `start`, or from where the score of a probe at `start` (a faster encode of that quality) puts the
+    /// target.
+    init(target: Double, start: Int, probe: Double? = nil) {
         self.target = target
-        next = min(max(start, 1), 100)
+        self.probe = probe.map { (start, $0) }
+        var first = start
+        if let probe {
+            first =
+                probe < target
+                ? Int((Double(start) + (target - probe) / Self.slopeBelow).rounded(.up)) + Self.margin
+                : Int((Double(start) - (probe - target) / Self.slopeAbove).rounded(.down)) + Self.margin
+        }
+        next = min(max(first, 1), 100)
     }
 
     /// The quality the search settled on: the lowest that reached the target, else the best scoring one tried.
@@ -203,7 +247,8 @@ struct PerceptualSearch {
         // Done when the boundary is found (or one untried quality from it: the passing one is kept, at most a step
         // too high), when the target is out of reach at 100, or when every attempt is spent.
         if passing - failing <= 2 || failing == 100 || scores.count >= Self.attempts { return }
-        // Close enough after four encodes: within four steps of quality.
+        // Close enough: a passing score just above the target, or after four encodes within four steps of quality.
+        if passing <= 100, scores[passing]! - target <= Self.closeEnough { return }
         if scores.count >= 4, passing <= 100, passing - failing <= 4 { return }
         guard var guess = guess() else { return }
         if scores[guess] != nil {
@@ -214,16 +259,9 @@ struct PerceptualSearch {
     }
 
     /// The next quality to try. Between a failing and a passing quality: where the line through their scores
-    /// crosses the target. With passing qualities only: a step below where the slope of the two lowest (or a usual
-    /// slope, half a point of score per step of quality) puts the target, so that the next is likely to fail just
-    /// under it and close the bracket; with failing ones only, a step above, likewise.
+    /// crosses the target. With passing qualities only: where the usual slope above the target puts it, a step up;
+    /// with failing ones only, likewise with the slope below it.
     private func guess() -> Int? {
-        let points = scores.sorted { $0.key < $1.key }
-        func slope(_ side: ArraySlice<(key: Int, value: Double)>) -> Double {
-            guard side.count == 2, let first = side.first, let last = side.last else { return 0.5 }
-            let slope = (last.value - first.value) / Double(last.key - first.key)
-            return slope > 0.2 ? slope : 0.5
-        }
         if failing >= 1, passing <= 100, let low = scores[failing], let high = scores[passing] {
             let estimate =
                 high - low > 0.05
@@ -233,11 +271,25 @@ struct PerceptualSearch {
             return min(max(Int((estimate - 1e-6).rounded(.up)), failing + 1), passing - 1)
         }
         if passing <= 100, let score = scores[passing] {
-            let estimate = Double(passing) - (score - target) / slope(points.filter { $0.value >= target }.prefix(2))
-            return max(min(Int(estimate.rounded(.down)) - 1, passing - 2), 1)
+            let estimate = Double(passing) - (score - target) / (measuredSlope(at: passing) ?? Self.slopeAbove)
+            return max(min(Int(estimate.rounded(.down)) + Self.margin, passing - 1), 1)
         }
         guard let score = scores[failing] else { return nil }
-        let estimate = Double(failing) + (target - score) / slope(points.filter { $0.value < target }.suffix(2))
-        return min(max(Int(estimate.rounded(.up)) + 1, failing + 2), 100)
+        let estimate = Double(failing) + (target - score) / Self.slopeBelow
+        return min(max(Int(estimate.rounded(.up)) + Self.margin, failing + 1), 100)
+    }
+
+    /// The slope from `quality`'s score to the nearest other score seen (the probe's included), when it rises by more
+    /// than 0.2 a step (flatter says nothing reliable).
+    private func measuredSlope(at quality: Int) -> Double? {
+        guard let score = scores[quality] else { return nil }
+        let others =
+            scores.filter { $0.key != quality }.map { (quality: $0.key, score: $0.value) }
+            + (probe.map { $0.quality != quality ? [$0] : [] } ?? [])
+        guard let nearest = others.min(by: { abs($0.quality - quality) < abs($1.quality - quality) }) else {
+            return nil
+        }
+        let slope = (score - nearest.score) / Double(quality - nearest.quality)
+        return slope > 0.2 ? slope : nil
     }
 }

@@ -115,10 +115,10 @@ struct ImageQualityReferenceTests {
         for (search, score) in zip(searches, scores) where search.quality < 100 {
             #expect(score >= target - 1, "\(search.name): q\(search.quality) scores \(score)")
         }
-        // Most searches take four encodes or fewer; none more than six.
+        // Most searches take four encodes or fewer, a probe included; none more than six and the probe.
         let quick = searches.filter { $0.encodes <= 4 }.count
         #expect(quick * 4 >= searches.count * 3, "\(searches.map { "\($0.name) \($0.encodes)" })")
-        #expect(searches.allSatisfy { $0.encodes <= PerceptualSearch.attempts })
+        #expect(searches.allSatisfy { $0.encodes <= PerceptualSearch.attempts + 1 })
         print(
             "q=auto:\(target): \(searches.count) searches, \(quick) in four encodes or fewer, "
                 + "encodes \(searches.map(\.encodes)), scores \(scores.map { ($0 * 10).rounded() / 10 })")
