@@ -155,7 +155,10 @@ extension ColorProfile {
     }
 
     /// A PNG's profile: its iCCP chunk inflated; nothing for an sRGB chunk; a profile made from gAMA and cHRM when
-    /// both are there and neither of the others is.
+    /// both are there and neither of the others is, unless they describe sRGB (gamma 1/2.2 within 1%, sRGB's white
+    /// point and primaries within 0.001), which many encoders write beside or instead of an sRGB chunk and which
+    /// libpng and browsers take for sRGB: nothing then, as for an sRGB chunk (a pure power curve there would darken
+    /// the shadows by up to 9 levels of 255, 16 → 7, and cost a colour transform per decode).
     static func pngProfile(_ png: UnsafeRawBufferPointer) -> Lookup {
         if let chunk = PNGChunks.first("iCCP", in: png) {
             guard let data = inflatedICCP(chunk) else { return .unusable("its iCCP chunk cannot be inflated") }
@@ -175,6 +178,10 @@ extension ColorProfile {
         let xy = (0..<8).map { value(chromaticities, $0 * 4) }
         guard encodingGamma > 0.01, encodingGamma < 10, xy.allSatisfy({ $0 > 0 && $0 < 1 }) else {
             return .unusable("its gAMA and cHRM chunks hold values out of range")
+        }
+        let sRGB = [0.3127, 0.329, 0.64, 0.33, 0.3, 0.6, 0.15, 0.06]
+        if abs(encodingGamma - 0.45455) <= 0.0045, zip(xy, sRGB).allSatisfy({ abs($0 - $1) <= 0.001 }) {
+            return .none
         }
         let profile = syntheticProfile(
             white: (xy[0], xy[1]), red: (xy[2], xy[3]), green: (xy[4], xy[5]), blue: (xy[6], xy[7]),

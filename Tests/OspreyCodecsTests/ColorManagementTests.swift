@@ -281,6 +281,30 @@ extension ColorManagementTests {
         #expect(try ImageDecoder.decode(damaged, options: ignoring).warnings.isEmpty)
     }
 
+    @Test func gammaAndChromaticitiesOfSRGBAreSRGB() throws {
+        // A gray ramp (0, 16, 32, ...) with gAMA and cHRM chunks, as many encoders write them.
+        let ramp = (0..<16).map { UInt8($0 * 16) }
+        let rows = [UInt8(0)] + ramp.flatMap { [$0, $0, $0] }
+        let data = SyntheticImages.zlibStored(rows)
+        func tagged(gamma: Int, white: (Int, Int)) -> [UInt8] {
+            let bigEndian = { (value: Int) in (0..<4).map { UInt8(truncatingIfNeeded: value >> (24 - 8 * $0)) } }
+            let chromaticities = [white.0, white.1, 64000, 33000, 30000, 60000, 15000, 6000].flatMap(bigEndian)
+            let chunks = [
+                SyntheticImages.pngChunk("gAMA", bigEndian(gamma)), SyntheticImages.pngChunk("cHRM", chromaticities),
+            ]
+            return SyntheticImages.png(width: 16, height: 1, colorType: 2, imageData: data, before: chunks)
+        }
+        // sRGB's gamma (1/2.2 as PNG writes it) and its D65 white and primaries: sRGB, the samples kept as they are.
+        let sRGB = try ImageDecoder.decode(tagged(gamma: 45455, white: (31270, 32900)))
+        #expect(sRGB.colorProfile == nil && sRGB.warnings.isEmpty)
+        #expect(sRGB.pixels.row(0) == ramp.flatMap { [$0, $0, $0] })
+        // A linear gamma, or another white point, is converted to sRGB: the ramp's 16 is no longer 16.
+        for other in [tagged(gamma: 100000, white: (31270, 32900)), tagged(gamma: 45455, white: (34570, 35850))] {
+            let converted = try ImageDecoder.decode(other)
+            #expect(converted.pixels.row(0)[3] != 16)
+        }
+    }
+
     @Test func segmentsThatDoNotAddUpAreReported() throws {
         let missing = Self.tagged(try Self.jpeg(), chunks: [Array(repeating: 1, count: 200)], count: 2)
         let image = try ImageDecoder.decode(missing)
