@@ -48,8 +48,9 @@ typedef struct {
 } osprey_png_image;
 
 /// Writes `image` as a PNG of `width`×`height` at zlib `compressionLevel` into `*output` (malloc'd, `*outputSize`
-/// bytes); OSPREY_ERROR with `message` set when libpng fails. Palettes are written at 9, as pngquant writes them:
-/// zlib's best on a quarter of the data or less (6 made a 640×360 photo's palette 4% larger, a 6000×3300 one's 13%).
+/// bytes); OSPREY_ERROR with `message` set when libpng fails. Palettes come here only without libdeflate
+/// (`osprey_png_write_palette`), at 9, as pngquant writes them: zlib's best on a quarter of the data or less (6 made
+/// a 640×360 photo's palette 4% larger, a 6000×3300 one's 13%).
 static int osprey_png_write_image(const osprey_png_image *image, uint32_t width, uint32_t height,
                                   int32_t compressionLevel, uint8_t **output, uint64_t *outputSize, char *message) {
     osprey_png_writer writer = {message, NULL, 0, 0};
@@ -90,6 +91,106 @@ static int osprey_png_write_image(const osprey_png_image *image, uint32_t width,
     png_destroy_write_struct(&png, &info);
     *output = writer.data;
     *outputSize = writer.size;
+    return OSPREY_OK;
+}
+
+// The libdeflate level of a palette's indices: on two corpus photos quantised to 256 colours at 1024 px, 1-2% fewer
+// bytes than zlib at 9 (what libpng, and pngquant, write with) in a fifth of the time (15.6 against 87 ms), and
+// within 1% of it over the palette benchmark's 28 pictures; 10 and up save 4% more for 4-5x as long.
+#define OSPREY_PALETTE_DEFLATE_LEVEL 6
+
+static uint8_t *osprey_put32(uint8_t *out, uint32_t value) {
+    out[0] = (uint8_t)(value >> 24);
+    out[1] = (uint8_t)(value >> 16);
+    out[2] = (uint8_t)(value >> 8);
+    out[3] = (uint8_t)value;
+    return out + 4;
+}
+
+// Ends the chunk whose length field is at `chunk` and whose data is `length` bytes: its length and CRC written.
+static uint8_t *osprey_finish_chunk(uint8_t *chunk, uint32_t length) {
+    osprey_put32(chunk, length);
+    return osprey_put32(chunk + 8 + length, (uint32_t)libdeflate_crc32(0, chunk + 4, (size_t)length + 4));
+}
+
+/// Writes the palette image `image` (8-bit indices, `bytesPerRow` apart) as a PNG: the chunks written here and the
+/// indices, packed to its bit depth, unfiltered (indices gain nothing from filters), in one IDAT compressed by
+/// libdeflate. Through libpng and zlib, as `osprey_png_write_image` does, when libdeflate cannot be opened.
+static int osprey_png_write_palette(const osprey_png_image *image, uint32_t width, uint32_t height, uint8_t **output,
+                                    uint64_t *outputSize, char *message) {
+    int depth = image->bitDepth;
+    size_t rowBytes = ((size_t)width * (size_t)depth + 7) / 8;
+    size_t rawSize = (rowBytes + 1) * height;
+    if (osprey_deflate_functions_load(NULL) == NULL || rawSize > ((size_t)1 << 30)) {
+        return osprey_png_write_image(image, width, height, 9, output, outputSize, message);
+    }
+    uint8_t *raw = malloc(rawSize);
+    struct libdeflate_compressor *compressor = libdeflate_alloc_compressor(OSPREY_PALETTE_DEFLATE_LEVEL);
+    size_t bound = compressor != NULL ? libdeflate_zlib_compress_bound(compressor, rawSize) : 0;
+    // Signature, IHDR, PLTE, tRNS, IDAT and IEND: 8 + 25 + (12 + 768) + (12 + 256) + (12 + bound) + 12 at most.
+    uint8_t *png = raw != NULL && compressor != NULL ? malloc(1105 + bound) : NULL;
+    if (png == NULL) {
+        free(raw);
+        if (compressor != NULL) libdeflate_free_compressor(compressor);
+        snprintf(message, OSPREY_MESSAGE_CAPACITY, "out of memory for the PNG");
+        return OSPREY_ERROR;
+    }
+    for (uint32_t y = 0; y < height; y++) {
+        const uint8_t *indices = image->pixels + (uint64_t)y * image->bytesPerRow;
+        uint8_t *row = raw + (size_t)y * (rowBytes + 1);
+        row[0] = 0;  // Filter type None.
+        if (depth == 8) {
+            memcpy(row + 1, indices, width);
+            continue;
+        }
+        // The first pixel in the most significant bits, as PNG packs samples.
+        memset(row + 1, 0, rowBytes);
+        int perByte = 8 / depth;
+        for (uint32_t x = 0; x < width; x++) {
+            row[1 + x / perByte] |= (uint8_t)(indices[x] << (8 - depth * (int)(x % perByte + 1)));
+        }
+    }
+    static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+    uint8_t *out = png;
+    memcpy(out, signature, 8);
+    out += 8;
+    uint8_t *chunk = out;
+    memcpy(chunk + 4, "IHDR", 4);
+    uint8_t *data = osprey_put32(osprey_put32(chunk + 8, width), height);
+    data[0] = (uint8_t)depth;
+    data[1] = 3;  // Palette.
+    data[2] = data[3] = data[4] = 0;  // Deflate, adaptive filtering, no interlace.
+    out = osprey_finish_chunk(chunk, 13);
+    chunk = out;
+    memcpy(chunk + 4, "PLTE", 4);
+    for (int i = 0; i < image->paletteSize; i++) {
+        chunk[8 + 3 * i] = image->palette[i].red;
+        chunk[9 + 3 * i] = image->palette[i].green;
+        chunk[10 + 3 * i] = image->palette[i].blue;
+    }
+    out = osprey_finish_chunk(chunk, (uint32_t)(3 * image->paletteSize));
+    if (image->transparencySize > 0) {
+        chunk = out;
+        memcpy(chunk + 4, "tRNS", 4);
+        memcpy(chunk + 8, image->transparency, (size_t)image->transparencySize);
+        out = osprey_finish_chunk(chunk, (uint32_t)image->transparencySize);
+    }
+    chunk = out;
+    memcpy(chunk + 4, "IDAT", 4);
+    size_t compressed = libdeflate_zlib_compress(compressor, raw, rawSize, chunk + 8, bound);
+    libdeflate_free_compressor(compressor);
+    free(raw);
+    if (compressed == 0) {
+        free(png);
+        snprintf(message, OSPREY_MESSAGE_CAPACITY, "libdeflate could not compress the indices");
+        return OSPREY_ERROR;
+    }
+    out = osprey_finish_chunk(chunk, (uint32_t)compressed);
+    chunk = out;
+    memcpy(chunk + 4, "IEND", 4);
+    out = osprey_finish_chunk(chunk, 0);
+    *output = png;
+    *outputSize = (uint64_t)(out - png);
     return OSPREY_OK;
 }
 
@@ -168,7 +269,7 @@ static int osprey_png_encode_exact_palette(const uint8_t *pixels, uint32_t width
                                                 &transparent, indices)) {
         osprey_png_image image = {PNG_COLOR_TYPE_PALETTE, osprey_palette_depth(count), indices, width, colors, count,
                                   alphas, osprey_transparency_size(transparent, components)};
-        status = osprey_png_write_image(&image, width, height, 9, output, outputSize, message);
+        status = osprey_png_write_palette(&image, width, height, output, outputSize, message);
     }
     free(indices);
     return status;
@@ -275,7 +376,7 @@ int osprey_png_encode_palette(const uint8_t *pixels, uint32_t width, uint32_t he
     int count = (int)palette->count;
     osprey_png_image image = {PNG_COLOR_TYPE_PALETTE, osprey_palette_depth(count), indices, width, colors, count,
                               alphas, osprey_transparency_size(transparent, components)};
-    status = osprey_png_write_image(&image, width, height, 9, output, outputSize, message);
+    status = osprey_png_write_palette(&image, width, height, output, outputSize, message);
 done:
     if (result != NULL) liq_result_destroy(result);
     if (input != NULL) liq_image_destroy(input);

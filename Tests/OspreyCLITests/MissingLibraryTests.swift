@@ -84,18 +84,23 @@ struct MissingLibraryTests {
         #expect(!FileManager.default.fileExists(atPath: webp + ".png"))
     }
 
-    @Test("without libdeflate, a PNG decodes through libpng alone, to the same pixels")
+    @Test("without libdeflate, PNGs are read and palette PNGs written through libpng and zlib, to the same pixels")
     func withoutLibdeflate() async throws {
         let png = try LibraryLoadingTests.file(.png)
+        let outputs = [".a.png", ".b.png", ".qa.png", ".qb.png"].map { png + $0 }
         defer {
-            for path in [png, png + ".a.png", png + ".b.png"] { try? FileManager.default.removeItem(atPath: path) }
+            for path in [png] + outputs { try? FileManager.default.removeItem(atPath: path) }
         }
-        let with = try await OspreyBinary.run(["convert", png, png + ".a.png"])
-        let without = try await Self.run(without: ["libdeflate.so.0"], ["convert", png, png + ".b.png"])
-        #expect(with.status == 0 && without.status == 0, "\(without.standardError)")
-        let first = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: png + ".a.png"))))
-        let second = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: png + ".b.png"))))
-        #expect(first.pixels.withUnsafeBytes { Array($0) } == second.pixels.withUnsafeBytes { Array($0) })
+        for (arguments, first, second) in [
+            ([String](), outputs[0], outputs[1]), (["--quality", "60"], outputs[2], outputs[3]),
+        ] {
+            let with = try await OspreyBinary.run(["convert", png, first] + arguments)
+            let without = try await Self.run(without: ["libdeflate.so.0"], ["convert", png, second] + arguments)
+            #expect(with.status == 0 && without.status == 0, "\(without.standardError)")
+            let one = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: first))))
+            let other = try ImageDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: second))))
+            #expect(one.pixels.withUnsafeBytes { Array($0) } == other.pixels.withUnsafeBytes { Array($0) })
+        }
     }
 
     @Test("without libwebp, --version says it is not available, and why; the other lines are unchanged")
