@@ -38,7 +38,9 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
   >= 0.9x its own throughput over http.
 - input kinds over https: the same, for a 1920x1080 and a 4000x3000 JPEG made four ways from the photo (4:2:0 q85,
   4:4:4 q95, progressive 4:2:0 q85, and the photo half-blended with noise at 4:2:0 q85): the ratio per kind, against
-  the same targets, so that a reader sees where osprey's lead is large and where it is small.
+  the same targets, so that a reader sees where osprey's lead is large and where it is small; beside each, the floor:
+  the same work in-process (processor-benchmark thumbnail), and thumbor's CPU per request over it, the most osprey's
+  lead can be on this CPU-bound machine.
 
 - quality: cold requests of the 1920x1080 photo fit inside 256 and 800 px as WebP, at q=79 and at q=auto (the default
   target, 70): osprey's CPU per request for each, and their ratio (target: q=auto at most 2.0x the fixed quality's).
@@ -408,6 +410,16 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                 print(f"cold {w} {description} ({size / 1e6:.2f} MB) over https -> fit 256x256 JPEG, every request a "
                       f"new source, wrk -t2 -c{CONNECTIONS} -d{DURATION}s", flush=True)
                 cold_pair(("kind", kind, w), f"k{kind}-{w}/%d.jpg", f"kind-{kind}-{w}")
+                # The floor: the same work in-process (scaled decode, fit 256, JPEG q80, one thread, no server). On
+                # this CPU-bound machine osprey can beat thumbor by at most thumbor's CPU per request over it.
+                output = subprocess.run([str(thumbnailer), "thumbnail", str(root / f"{kind}-{w}.jpg"), "9",
+                                         str(work / "thumb-kind.jpg")], check=True, capture_output=True,
+                                        text=True).stdout
+                floor = float(re.search(r'"best":([\d.e-]+)', output).group(1)) * 1e3
+                ours, theirs = (results["kind", kind, w, name]["cpu"] * 1e3 for name in ("osprey", "thumbor"))
+                print(f"  floor: the thumbnail job in-process {floor:.2f} ms; thumbor {theirs:.2f} ms CPU per request, "
+                      f"so at most {theirs / floor:.2f}x thumbor; osprey {ours:.2f} ms, {ours / floor:.2f}x the floor",
+                      flush=True)
 
         for phase, source, size, form in (("avif source", "a1920/%d.avif", 256, "jpeg"),
                                           ("avif output", "c1920/%d.jpg", 800, "avif")):
