@@ -204,14 +204,15 @@ struct PerceptualSearch {
     init(target: Double, start: Int, probe: Double? = nil) {
         self.target = target
         self.probe = probe.map { (start, $0) }
-        var first = start
-        if let probe {
-            first =
-                probe < target
-                ? Int((Double(start) + (target - probe) / Self.slopeBelow).rounded(.up)) + Self.margin
-                : Int((Double(start) - (probe - target) / Self.slopeAbove).rounded(.down)) + Self.margin
-        }
+        let first = probe.map { Self.estimate(target: target, from: start, score: $0, slope: nil) } ?? start
         next = min(max(first, 1), 100)
+    }
+
+    /// Where the line from `score` at `quality` crosses `target`, at `slope` (the usual slope on that side of the
+    /// target when `nil`), a margin's steps up: rounded up when climbing to the target, down when descending.
+    private static func estimate(target: Double, from quality: Int, score: Double, slope: Double?) -> Int {
+        let crossing = Double(quality) + (target - score) / (slope ?? (score < target ? slopeBelow : slopeAbove))
+        return Int(score < target ? crossing.rounded(.up) : crossing.rounded(.down)) + margin
     }
 
     /// The quality the search settled on: the lowest that reached the target, else the best scoring one tried.
@@ -271,12 +272,11 @@ struct PerceptualSearch {
             return min(max(Int((estimate - 1e-6).rounded(.up)), failing + 1), passing - 1)
         }
         if passing <= 100, let score = scores[passing] {
-            let estimate = Double(passing) - (score - target) / (measuredSlope(at: passing) ?? Self.slopeAbove)
-            return max(min(Int(estimate.rounded(.down)) + Self.margin, passing - 1), 1)
+            let estimate = Self.estimate(target: target, from: passing, score: score, slope: measuredSlope(at: passing))
+            return max(min(estimate, passing - 1), 1)
         }
         guard let score = scores[failing] else { return nil }
-        let estimate = Double(failing) + (target - score) / Self.slopeBelow
-        return min(max(Int(estimate.rounded(.up)) + Self.margin, failing + 1), 100)
+        return min(max(Self.estimate(target: target, from: failing, score: score, slope: nil), failing + 1), 100)
     }
 
     /// The slope from `quality`'s score to the nearest other score seen (the probe's included), when it rises by more
