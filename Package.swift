@@ -197,6 +197,7 @@ let package = Package(
             name: "OspreyTests",
             dependencies: [
                 "Osprey",
+                "COspreyCodecShims",
                 "OspreyTesting",
                 "DiskCacheWorker",
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,6 +1,7 @@
 // processor-benchmark thumbnail FILE ITERATIONS OUT   the thumbnail job: decode (scaled in the decoder where the
 //                                                      format allows), fit inside 256x256, encode JPEG q80; the last
-//                                                      result is written to OUT
+//                                                      result is written to OUT; prints each part's best time too
+//                                                      ("decode", "resize", "encode") and the decoded size
 // processor-benchmark cover|smart FILE ITERATIONS OUT  a 256x256 cover thumbnail (decode scaled, crop, JPEG q80),
 //                                                      the window in the middle or by gravity=smart's interest
 // processor-benchmark resize FILE ITERATIONS OUT       resize alone: FILE's pixels (made RGBA) to 800 px wide,
@@ -79,6 +80,24 @@ case "thumbnail":
         let image = try thumbnail.decode(bytes)
         return try ImageEncoder.encode(try thumbnail.process(image), as: .jpeg, quality: 80)
     }
+    // Each part alone, best of the same count: what the decode, the resize and the encode each cost.
+    var decoded = try thumbnail.decode(bytes)
+    let decode = try measure {
+        decoded = try thumbnail.decode(bytes)
+        return []
+    }
+    var resized = decoded
+    let resize = try measure {
+        resized = try thumbnail.process(decoded)
+        return []
+    }
+    let encode = try measure { try ImageEncoder.encode(resized, as: .jpeg, quality: 80) }
+    try Data(result.output).write(to: URL(fileURLWithPath: outputPath))
+    print(
+        #"{"best":\#(result.times[0]),"median":\#(result.times[result.times.count / 2]),"#
+            + #""decode":\#(decode.times[0]),"decoded":"\#(decoded.width)x\#(decoded.height)","#
+            + #""resize":\#(resize.times[0]),"encode":\#(encode.times[0])}"#)
+    exit(0)
 case "cover", "smart":
     // A square cover thumbnail as the proxy makes it: decode scaled for a 256x256 cover, then the window in the
     // middle ("cover") or where the picture's interest is ("smart", gravity=smart), then JPEG q80.

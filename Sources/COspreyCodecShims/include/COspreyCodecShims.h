@@ -295,6 +295,27 @@ void osprey_quality_error_sums(const float *reference, const float *distorted, c
                                const float *mean2, const float *sigma11, const float *sigma22, const float *sigma12,
                                uint32_t width, double *sums);
 
+// MARK: Resampling (resample.c)
+
+/// One row filtered horizontally, four floats a pixel: output pixel `x` (of `width`) is the sum of `counts[x]` pixels
+/// of `pixels` from `starts[x] - offset`, weighted by `weights[x * taps ...]`.
+void osprey_resample_filter_row(const float *pixels, const intptr_t *starts, const intptr_t *counts, intptr_t offset,
+                                const float *weights, uint32_t taps, uint32_t width, float *row);
+/// One output row, four floats a pixel: the sum of `count` rows of the ring `ring` (`slots` rows of `width` pixels,
+/// source row r in slot r % slots) from source row `first`, weighted by `weights`.
+void osprey_resample_sum_rows(const float *ring, uint32_t slots, uint32_t width, uint32_t first,
+                              const float *weights, uint32_t count, float *sum);
+/// `count` pixels of `channels` bytes (gray, gray + alpha, RGB, RGBA) as four floats each: colour in lanes 0-2 (gray
+/// in lane 0), alpha in lane 3 (255 without), colour multiplied by alpha / 255 when `premultiply`.
+void osprey_resample_widen(const uint8_t *source, uint32_t count, uint32_t channels, int premultiply, float *pixels);
+/// With 4, the loops above run four lanes wide even where wider ones are there (for tests: both widths must give the
+/// same bytes); with any other value, as wide as the processor allows.
+void osprey_resample_limit_lanes(uint32_t lanes);
+/// `count` pixels of four floats back to `channels` bytes each: divided by alpha / 255 when `premultiplied`,
+/// rounded half up, clamped to 0-255.
+void osprey_resample_narrow(const float *pixels, uint32_t count, uint32_t channels, int premultiplied,
+                            uint8_t *target);
+
 #ifdef __cplusplus
 }
 #endif

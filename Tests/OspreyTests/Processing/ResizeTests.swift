@@ -1,3 +1,4 @@
+import COspreyCodecShims
 import OspreyCodecs
 import OspreyTesting
 import Testing
@@ -89,6 +90,31 @@ struct ResizeTests {
         let reference = try ReferenceResize.lanczos3(source, width: width, height: height)
         let psnr = ProcessorFixtures.psnr(ours.pixels, reference)
         #expect(psnr >= 35, "PSNR \(psnr) dB")
+    }
+
+    @Test(
+        "the four-lane and the wider loops resize to the same bytes, in every pixel format, shrinking and enlarging",
+        arguments: [PixelFormat.gray8, .grayAlpha8, .rgb8, .rgba8])
+    func everyVectorWidthGivesTheSameBytes(format: PixelFormat) throws {
+        // Noise, and alpha that varies, so that any difference in the order of the sums would show in some byte.
+        var state: UInt32 = 2_463_534_242
+        let source = try ProcessorFixtures.buffer(width: 333, height: 211, format: format) { _, _ in
+            (0..<format.bytesPerPixel).map { _ in
+                state ^= state << 13
+                state ^= state >> 17
+                state ^= state << 5
+                return UInt8(truncatingIfNeeded: state)
+            }
+        }
+        for (width, height) in [(128, 77), (41, 200), (501, 317), (7, 3)] {
+            let resize = Resize(width: width, height: height, fit: .fill, upscale: true, reducingGap: nil)
+            osprey_resample_limit_lanes(4)
+            let four = try resize.process(Image(pixels: source))
+            osprey_resample_limit_lanes(0)
+            let widest = try resize.process(Image(pixels: source))
+            #expect(four.pixels == widest.pixels, "\(format) to \(width)x\(height)")
+            #expect(four.width == width && four.height == height)
+        }
     }
 
     @Test(
