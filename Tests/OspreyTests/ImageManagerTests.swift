@@ -192,6 +192,28 @@ struct ImageManagerTests {
         }
     }
 
+    @Test("a source URL spelling a variant's suffix in its fragment or query does not take that variant's key")
+    func variantKeysCannotBeSpelledByAURL() async throws {
+        try await withManager { harness in
+            harness.server.route("/a.png", .ok(ManagerFixtures.png))
+            let resized = try ImageRequest(url: harness.url("/a.png"), processors: [.resize(width: 4)])
+            let variantKey = harness.manager.variantKey(for: resized)
+            let source = harness.server.url("/a.png")
+            let suffix = String(variantKey.dropFirst(source.count))
+            let parts = suffix.dropFirst(ImageManager.variantSeparator.count)
+            #expect(suffix == ImageManager.variantSeparator + parts)
+            // The suffix's parts as the fragment the separator once was, and the whole suffix as a fragment or query.
+            let spellings = [source + "#osprey:" + parts, source + "#" + suffix, source + "?" + suffix]
+            for spelling in spellings {
+                guard let forged = URL(string: spelling) else { continue }
+                #expect(harness.manager.cacheKey(for: forged) != variantKey, "\(spelling)")
+                // Loaded as it is (8 pixels wide), it must not answer the resized request.
+                #expect(try await harness.manager.image(for: forged).image.width == 8)
+            }
+            #expect(try await harness.manager.image(for: resized).image.width == 4)
+        }
+    }
+
     @Test("different processors share one download; the same processors share one processing run")
     func coalescingAcrossStages() async throws {
         try await withManager { harness in

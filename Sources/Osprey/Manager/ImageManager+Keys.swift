@@ -6,8 +6,13 @@ import OspreyCodecs
 // The disk keeps originals under the base key (the key filter's, else the absolute URL). What a request produces —
 // after its size, pixel budget, first-frame choice and processors — is cached under the variant key: the base key
 // plus a canonical suffix for each of those, so a resized variant and the original never collide, and two requests
-// that would produce the same pixels share one entry.
+// that would produce the same pixels share one entry. The suffix starts with a space, which no URL's absolute string
+// holds (URL percent-encodes it): a source URL spelling a suffix in its fragment or query cannot take a variant's
+// key. (A key filter is trusted to keep its keys apart in the same way.)
 extension ImageManager {
+    /// What separates a variant key's suffix from its base key: a space, never in a URL's absolute string.
+    static let variantSeparator = " osprey:"
+
     /// The key a request's result is cached under: the base key, plus the decode size and processors when any, and
     /// the output it is encoded as.
     func variantKey(for request: ImageRequest, output: ImageOutput? = nil) -> String {
@@ -23,7 +28,7 @@ extension ImageManager {
             parts.append("hint=\(hint?.identifier ?? "none")")
         }
         if let output { parts.append(output.identifier) }
-        return parts.isEmpty ? base : base + "#osprey:" + parts.joined(separator: ";")
+        return parts.isEmpty ? base : base + Self.variantSeparator + parts.joined(separator: ";")
     }
 
     /// The manager's decoding options with the request's size, budget and first-frame choice on top.
