@@ -17,6 +17,40 @@ func thumbnail(of url: URL) async throws -> [UInt8] {
     }
 }
 
+func makeManager(cacheDirectory: String) -> ImageManager {
+    var configuration = ImageCache.Configuration(namespace: "thumbnails")
+    configuration.memory.costLimit = 200 << 20  // decoded images in memory: 200 MB
+    configuration.disk.baseDirectory = cacheDirectory
+    configuration.disk.sizeLimit = 2 << 30  // bytes on disk: 2 GB, the least recently used leave first
+    return ImageManager(cache: ImageCache(configuration: configuration))
+}
+
+func makeRetryingManager() -> ImageManager {
+    var configuration = ImageDownloader.Configuration()
+    configuration.retryStrategy = RetryStrategy(maximumRetries: 2)
+    return ImageManager(downloader: ImageDownloader(configuration: configuration))
+}
+
+func originalBytes(of url: URL, manager: ImageManager) async throws -> [UInt8] {
+    try await manager.data(for: ImageRequest(url: url)).data
+}
+
+func stopLoading(_ url: URL, manager: ImageManager) -> Int {
+    manager.cancel(url: url)  // how many loads it stopped
+}
+
+struct Grayscale: ImageProcessing {
+    var identifier: String { "grayscale" }
+
+    func process(_ image: Image) throws -> Image {
+        let frames = try image.frames.map { frame in
+            let format: PixelFormat = frame.pixels.format.hasAlpha ? .grayAlpha8 : .gray8
+            return ImageFrame(pixels: try frame.pixels.converted(to: format), duration: frame.duration)
+        }
+        return try Image(frames: frames, loopCount: image.loopCount, sourceFormat: image.sourceFormat)
+    }
+}
+
 func application(configuration: ServerConfiguration) -> some ApplicationProtocol {
     let images = ImageProxyEndpoint(configuration: configuration)
     let router = Router()
@@ -42,7 +76,7 @@ func application(configuration: ServerConfiguration) -> some ApplicationProtocol
     @Test("every Swift example of the README is in this file, word for word")
     func examplesAreHere() throws {
         let blocks = Self.swiftBlocks(of: try String(contentsOf: Self.readme, encoding: .utf8))
-        #expect(blocks.count == 2)
+        #expect(blocks.count == 7)
         let source = try String(contentsOf: URL(fileURLWithPath: #filePath), encoding: .utf8)
         for block in blocks { #expect(source.contains(block), "not here:\n\(block)") }
     }
@@ -55,6 +89,92 @@ func application(configuration: ServerConfiguration) -> some ApplicationProtocol
             let image = try ImageDecoder.decode(bytes)
             #expect(image.sourceFormat == .webp)
             #expect((image.width, image.height) == (320, 320))
+        }
+    }
+
+    @Test("the own-cache example keeps its bytes in its directory: a second manager there finds them on disk")
+    func ownCacheExample() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/cat.jpg", .ok(try Fixtures.jpeg(width: 64, height: 48), contentType: "image/jpeg"))
+            try await withTemporaryDirectory { directory in
+                let url = URL(string: origin.url("/cat.jpg"))!
+                let first = makeManager(cacheDirectory: directory)
+                var request = try ImageRequest(url: url)
+                request.options.insert(.waitStoreCache)
+                #expect(try await first.image(for: request).cacheType == .notCached)
+                await first.shutdown()
+                #expect(first.cache.configuration.memory.costLimit == 200 << 20)
+                #expect(first.cache.configuration.disk.sizeLimit == 2 << 30)
+                let second = makeManager(cacheDirectory: directory)
+                let again = try await second.image(for: url)
+                await second.shutdown()
+                #expect(again.cacheType == .disk && again.image.width == 64)
+                #expect(origin.requestCount("/cat.jpg") == 1)
+            }
+        }
+    }
+
+    @Test("the retrying example loads an image whose first answer was a 503")
+    func retryExample() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            // The first request is held while the route changes, then answered 503: the retry finds the image.
+            let gate = OriginGate()
+            origin.route("/cat.jpg", .status(503).held(by: gate))
+            let manager = makeRetryingManager()
+            let load = Task { try await manager.image(for: URL(string: origin.url("/cat.jpg"))!) }
+            await origin.waitForRequests(to: "/cat.jpg", count: 1)
+            origin.route("/cat.jpg", .ok(try Fixtures.jpeg(width: 40, height: 30), contentType: "image/jpeg"))
+            gate.open()
+            let loaded = try await load.value
+            await manager.shutdown()
+            #expect(loaded.image.width == 40)
+            #expect(origin.requestCount("/cat.jpg") == 2)
+        }
+    }
+
+    @Test("the data example gives the origin's bytes as they were sent")
+    func dataExample() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            let jpeg = try Fixtures.jpeg(width: 40, height: 30)
+            origin.route("/cat.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            try await withImageManager { manager in
+                let bytes = try await originalBytes(of: URL(string: origin.url("/cat.jpg"))!, manager: manager)
+                #expect(bytes == jpeg)
+            }
+        }
+    }
+
+    @Test("the cancelling example stops a load under way, which throws ImageError.cancelled")
+    func cancelExample() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            let gate = OriginGate()
+            origin.route("/cat.jpg", .ok(try Fixtures.jpeg(), contentType: "image/jpeg").held(by: gate))
+            try await withImageManager { manager in
+                let url = URL(string: origin.url("/cat.jpg"))!
+                let load = Task { try await manager.image(for: url) }
+                await origin.waitForRequests(to: "/cat.jpg", count: 1)
+                #expect(stopLoading(url, manager: manager) == 1)
+                let result = await load.result
+                gate.open()
+                guard case .failure(let error as ImageError) = result, case .cancelled = error else {
+                    Issue.record("expected ImageError.cancelled, got \(result)")
+                    return
+                }
+            }
+        }
+    }
+
+    @Test("the processor example makes a gray image through the manager, cached under its identifier")
+    func processorExample() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            origin.route("/cat.jpg", .ok(try Fixtures.jpeg(width: 40, height: 30), contentType: "image/jpeg"))
+            try await withImageManager { manager in
+                let request = try ImageRequest(url: URL(string: origin.url("/cat.jpg"))!, processors: [Grayscale()])
+                let gray = try await manager.image(for: request)
+                #expect(gray.image.pixels.format == .gray8 && gray.image.width == 40)
+                #expect(manager.cacheKey(for: request).hasSuffix("processors=grayscale"))
+                #expect(try await manager.image(for: request).cacheType == .memory)
+            }
         }
     }
 
