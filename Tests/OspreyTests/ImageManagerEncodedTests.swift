@@ -44,6 +44,28 @@ struct ImageManagerEncodedTests {
         try ImageRequest(url: url, processors: [.downsample(width: width)])
     }
 
+    @Test("later variants of a JPEG share a decode that covers their size, first frame only or not")
+    func laterVariantsShareTheDecodeThatCoversThem() async throws {
+        let source = try ManagerFixtures.jpeg(width: 1600, height: 1200)
+        try await withManager { harness in
+            harness.server.route("/big.jpg", .ok(source, contentType: "image/jpeg"))
+            let url = harness.url("/big.jpg")
+            // As the proxy asks: its JPEG outputs keep the first frame only, its WebP ones every frame. 1600 px at
+            // 1/8 is 200 px, which covers 64, 112 and 160; 1/4 (400 px) covers 240 and 320.
+            for (width, format, decodes) in [
+                (64, ImageFormat.jpeg, 1), (112, .jpeg, 1), (64, .webp, 1), (160, .webp, 1), (240, .jpeg, 2),
+                (320, .webp, 2), (112, .webp, 2),
+            ] {
+                var request = try Self.request(url, width: width)
+                if format == .jpeg { request.options.insert(.decodeFirstFrameOnly) }
+                let result = try await harness.manager.encodedImage(for: request, as: ImageOutput(.format(format)))
+                #expect(try ImageDecoder.decode(result.encoded.bytes).width == width)
+                #expect(harness.manager.statistics.decodes == decodes, "after \(width) \(format)")
+            }
+            #expect(harness.server.requestCount("/big.jpg") == 1)
+        }
+    }
+
     @Test("20 concurrent loads of 10 sizes × 2 formats of one cold source: 1 origin request, 1 decode, 20 encodes")
     func oneFetchOneDecodeForManyVariants() async throws {
         // The two formats of a size share one image load: ten of them reach the decode.

@@ -376,8 +376,7 @@ extension ImageJob {
     /// What makes the job's decode shareable with another's.
     var sourceDecodeKey: SourceDecodes.Key {
         SourceDecodes.Key(
-            baseKey: baseKey, firstFrameOnly: decoding.firstFrameOnly, pixelBudget: decoding.pixelBudget,
-            loader: ObjectIdentifier(loader as AnyObject))
+            baseKey: baseKey, pixelBudget: decoding.pixelBudget, loader: ObjectIdentifier(loader as AnyObject))
     }
 
     /// Downloaded `bytes` decoded: by the decode the other variants of the source share (keeping its image in memory

@@ -15,10 +15,10 @@ import Synchronization
 /// that needs the largest size has reserved for it, so the shared image is covered once that job is past its
 /// reservation; until then the decode may run ahead of it by one image.
 final class SourceDecodes: Sendable {
-    /// What must agree for two jobs to share a decode: the source, and the decoding options other than the size.
+    /// What must agree for two jobs to share a decode: the source, and the decoding options other than the size and
+    /// the first-frame choice (which must agree too unless the source is a JPEG, one frame either way).
     struct Key: Hashable, Sendable {
         let baseKey: String
-        let firstFrameOnly: Bool
         let pixelBudget: Int?
         /// Jobs with loaders of their own may get other bytes for one URL.
         let loader: ObjectIdentifier
@@ -29,6 +29,8 @@ final class SourceDecodes: Sendable {
     private struct Running {
         /// What the decode was asked for: `nil` for the full size.
         let size: ImageSize?
+        /// Whether it keeps the first frame only.
+        let firstFrameOnly: Bool
         /// What it decodes: a job that downloaded other bytes (the source changed) decodes them itself.
         let bytes: [UInt8]
         let task: Task<Decoded, Never>
@@ -75,14 +77,21 @@ final class SourceDecodes: Sendable {
     ) async -> Decoded {
         let header = try? ImageHeader(reading: bytes, coders: decoder.options.coders)
         let needed = header.map { decoder.size(for: $0) } ?? nil
+        let firstFrameOnly = decoder.options.firstFrameOnly
+        // A JPEG is one frame: decodes that differ only in keeping the first frame give the same image.
+        let framesAgree = { (other: Bool) in other == firstFrameOnly || header?.format == .jpeg }
         let (task, isShared) = entries.withLock { entries -> (Task<Decoded, Never>, Bool) in
             var entry = entries[key] ?? Entry()
-            if let running = entry.running, Self.size(running.size, covers: needed), running.bytes == bytes {
+            if let running = entry.running, Self.size(running.size, covers: needed), running.bytes == bytes,
+                framesAgree(running.firstFrameOnly)
+            {
                 return (running.task, true)
             }
             var size = needed
             if let header {
-                for other in entry.decoders.values { size = Self.larger(size, other.size(for: header)) }
+                for other in entry.decoders.values where framesAgree(other.options.firstFrameOnly) {
+                    size = Self.larger(size, other.size(for: header))
+                }
             }
             var options = decoder.options
             options.targetSize = size
@@ -92,7 +101,7 @@ final class SourceDecodes: Sendable {
                 if case .success(let image) = outcome, let header { decoded(image, header, size) }
                 return outcome
             }
-            entry.running = Running(size: size, bytes: bytes, task: task)
+            entry.running = Running(size: size, firstFrameOnly: firstFrameOnly, bytes: bytes, task: task)
             // A job that has not joined (none else will wait) keeps nothing here.
             if !entry.decoders.isEmpty { entries[key] = entry }
             return (task, false)
@@ -132,15 +141,28 @@ struct DecodedSource: Sendable {
         pixelBudget = options.pixelBudget
     }
 
-    /// Whether a decode with `options` at `size` would give this image or a smaller one.
+    /// Whether a decode with `options` at `size` would give this image or a smaller one: asked for a size that covers
+    /// `size`, or decoded at least that large (the decoder scales to the smallest size at or above the one asked,
+    /// so a need below the image it gave is served by it), keeping the same frames.
     func serves(_ size: ImageSize?, options: DecodingOptions) -> Bool {
-        firstFrameOnly == options.firstFrameOnly && pixelBudget == options.pixelBudget
-            && SourceDecodes.size(self.size, covers: size)
+        guard framesServe(options.firstFrameOnly), pixelBudget == options.pixelBudget else { return false }
+        if SourceDecodes.size(self.size, covers: size) { return true }
+        guard let size else { return false }
+        let turned = image.orientation.swapsDimensions
+        let (width, height) = turned ? (image.height, image.width) : (image.width, image.height)
+        return width >= size.width && height >= size.height
     }
 
     /// Whether this image serves every need `other` serves.
     func covers(_ other: DecodedSource) -> Bool {
-        firstFrameOnly == other.firstFrameOnly && pixelBudget == other.pixelBudget
+        framesServe(other.firstFrameOnly) && pixelBudget == other.pixelBudget
             && SourceDecodes.size(size, covers: other.size)
+    }
+
+    /// Whether this image has the frames a decode keeping the first frame only (`firstFrameOnly`), or every frame,
+    /// would give: the same choice, or a source of one frame (a JPEG, or a decode of every frame that found one).
+    private func framesServe(_ firstFrameOnly: Bool) -> Bool {
+        firstFrameOnly == self.firstFrameOnly || header.format == .jpeg
+            || (!self.firstFrameOnly && image.frames.count == 1)
     }
 }
