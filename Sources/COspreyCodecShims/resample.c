@@ -47,6 +47,20 @@ static void filter_row_four(const float *pixels, const intptr_t *starts, const i
     }
 }
 
+// The values of sum_rows from `i` on, four at a time (what is left after the wider blocks).
+static inline void sum_rows_from(const float *ring, uint32_t slots, size_t floats, uint32_t start, const float *weights,
+                                 uint32_t count, float *sum, size_t i) {
+    for (; i < floats; i += 4) {
+        four_floats s = {0};
+        uint32_t slot = start;
+        for (uint32_t j = 0; j < count; j++) {
+            s += load_four(ring + slot * floats + i) * weights[j];
+            slot = slot + 1 == slots ? 0 : slot + 1;
+        }
+        store_four(sum + i, s);
+    }
+}
+
 // `sum[i] = Σ weights[j] · row_j[i]` over `count` rows of the ring from source row `first` (row r in slot r % slots),
 // `floats` values a row, j in order.
 static void sum_rows_four(const float *ring, uint32_t slots, size_t floats, uint32_t first, const float *weights,
@@ -69,15 +83,7 @@ static void sum_rows_four(const float *ring, uint32_t slots, size_t floats, uint
         store_four(sum + i + 8, s2);
         store_four(sum + i + 12, s3);
     }
-    for (; i < floats; i += 4) {
-        four_floats s = {0};
-        uint32_t slot = start;
-        for (uint32_t j = 0; j < count; j++) {
-            s += load_four(ring + slot * floats + i) * weights[j];
-            slot = slot + 1 == slots ? 0 : slot + 1;
-        }
-        store_four(sum + i, s);
-    }
+    sum_rows_from(ring, slots, floats, start, weights, count, sum, i);
 }
 
 #if defined(__x86_64__)
@@ -149,15 +155,7 @@ AVX2 static void sum_rows_eight(const float *ring, uint32_t slots, size_t floats
         store_eight(sum + i + 16, s2);
         store_eight(sum + i + 24, s3);
     }
-    for (; i < floats; i += 4) {
-        four_floats s = {0};
-        uint32_t slot = start;
-        for (uint32_t j = 0; j < count; j++) {
-            s += load_four(ring + slot * floats + i) * weights[j];
-            slot = slot + 1 == slots ? 0 : slot + 1;
-        }
-        store_four(sum + i, s);
-    }
+    sum_rows_from(ring, slots, floats, start, weights, count, sum, i);
 }
 
 // 4 after osprey_resample_limit_lanes(4): the four-lane loops even where AVX2 is there.
@@ -185,7 +183,9 @@ static int lane_limit = 0;
 #define WIDEST(name, ...) name##_four(__VA_ARGS__)
 #endif
 
-void osprey_resample_limit_lanes(uint32_t lanes) { __atomic_store_n(&lane_limit, lanes == 4 ? 4 : 0, __ATOMIC_RELAXED); }
+void osprey_resample_limit_lanes(uint32_t lanes) {
+    __atomic_store_n(&lane_limit, lanes == 4 ? 4 : 0, __ATOMIC_RELAXED);
+}
 
 void osprey_resample_filter_row(const float *pixels, const intptr_t *starts, const intptr_t *counts, intptr_t offset,
                                 const float *weights, uint32_t taps, uint32_t width, float *row) {
