@@ -47,7 +47,7 @@ public final class DiskCache: Sendable {
 
     let logger: Logger
     let now: @Sendable () -> UnixTime
-    private let threadPool: NIOThreadPool
+    let threadPool: NIOThreadPool
     /// The index connection; `nil` when the directory is unusable and the cache is memory-only. Every SQLite call
     /// runs under this lock, and `state`'s is only ever taken inside it, never around it: the bookkeeping in `state`
     /// (staging, on the caller's thread) never waits for an index write to commit.
@@ -312,28 +312,6 @@ public final class DiskCache: Sendable {
     /// How many entries the cache holds: one indexed row.
     public var count: Int {
         get async { await totals().count }
-    }
-
-    /// The extended data stored with `key`'s entry (see ``store(_:forKey:validators:expiration:extension:extendedData:)``);
-    /// `nil` when it has none or there is no entry.
-    public func extendedData(forKey key: String) async -> [UInt8]? {
-        let name = Self.fileName(forKey: key)
-        if let staged = state.withLock({ $0.staged[name] }) { return staged.extendedData }
-        return (try? await threadPool.runIfActive { self.loadExtendedData(named: name) }) ?? nil
-    }
-
-    /// Replaces the extended data of `key`'s entry (`nil` or empty bytes remove it), leaving its bytes, times and
-    /// recency as they are; returns whether there was an entry. A store under way takes it too.
-    @discardableResult
-    public func setExtendedData(_ data: [UInt8]?, forKey key: String) async -> Bool {
-        let name = Self.fileName(forKey: key)
-        let data = data?.isEmpty == true ? nil : data
-        let wasStaged = state.withLock { state in
-            state.staged[name]?.extendedData = data
-            return state.staged[name] != nil
-        }
-        let written = (try? await threadPool.runIfActive { self.saveExtendedData(data, named: name) }) ?? false
-        return written || wasStaged
     }
 
     /// Removes the entry for `key`.
