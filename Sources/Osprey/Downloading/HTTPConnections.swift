@@ -43,7 +43,9 @@ final class HTTPConnections: Sendable {
         var proxy: EgressProxies.Proxy?
     }
 
-    private struct State {
+    /// The pool's connections, places and waiters: touched only under ``state``'s lock, by this file and
+    /// HTTPConnections+Limit.
+    struct State {
         var idle: [Origin: [HTTP1Connection]] = [:]
         /// The HTTP/2 connection of each origin that offered HTTP/2: every transfer to it is a stream of it.
         var multiplexed: [Origin: HTTP2Connection] = [:]
@@ -68,7 +70,8 @@ final class HTTPConnections: Sendable {
     /// The most HTTP/1.1 connections to one origin; `nil`, as many as transfers to it.
     let connectionsPerOrigin: Int?
     private let certificateAuthorities: CertificateAuthorities
-    private let state = Mutex(State())
+    /// The pool's one lock.
+    let state = Mutex(State())
 
     init(
         group: any EventLoopGroup, connectTimeout: Duration, readTimeout: Duration, idleTimeout: Duration,
@@ -246,60 +249,6 @@ final class HTTPConnections: Sendable {
         state.withLock { state in
             if state.multiplexed[multiplexed.origin] === multiplexed { state.multiplexed[multiplexed.origin] = nil }
         }
-    }
-
-    // MARK: The per-origin limit
-
-    /// Takes a place among `origin`'s connections (`true`), waiting for one when it has all it may have; `false` when
-    /// one of them came back idle meanwhile, to be taken instead.
-    private func reserve(_ origin: Origin) async throws -> Bool {
-        guard let limit = connectionsPerOrigin else { return true }
-        while true {
-            let id = state.withLock { state -> Int? in
-                if state.counts[origin, default: 0] < limit {
-                    state.counts[origin, default: 0] += 1
-                    return nil
-                }
-                state.nextWaiter += 1
-                return state.nextWaiter
-            }
-            guard let id else { return true }
-            // Woken when a connection comes back idle or closes: then an idle one or a place may be free.
-            try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { continuation in
-                    let shutDown = state.withLock { state -> Bool in
-                        guard !state.isShutDown else { return true }
-                        state.waiting[origin, default: []].append((id, continuation))
-                        return false
-                    }
-                    if shutDown { continuation.resume(throwing: DownloadError.shutDown) }
-                }
-            } onCancel: {
-                let waiter = state.withLock { state -> CheckedContinuation<Void, any Error>? in
-                    guard let index = state.waiting[origin]?.firstIndex(where: { $0.id == id }) else { return nil }
-                    return state.waiting[origin]?.remove(at: index).continuation
-                }
-                waiter?.resume(throwing: CancellationError())
-            }
-            if state.withLock({ $0.idle[origin]?.isEmpty == false }) { return false }
-        }
-    }
-
-    private func unreserve(_ origin: Origin) {
-        state.withLock { Self.unreserve(origin, in: &$0) }
-    }
-
-    private static func unreserve(_ origin: HTTPConnections.Origin, in state: inout State) {
-        guard let count = state.counts[origin] else { return }
-        state.counts[origin] = count > 1 ? count - 1 : nil
-        wakeOne(waitingFor: origin, in: &state)
-    }
-
-    private static func wakeOne(waitingFor origin: Origin, in state: inout State) {
-        guard var waiting = state.waiting[origin], !waiting.isEmpty else { return }
-        let waiter = waiting.removeFirst()
-        state.waiting[origin] = waiting.isEmpty ? nil : waiting
-        waiter.continuation.resume()
     }
 
     // MARK: Opening
