@@ -4,7 +4,7 @@ public import OspreyCodecs
 /// Why an ``ImageManager`` load did not produce an image.
 public enum ImageError: Error, Sendable, CustomStringConvertible {
     /// The URL cannot be loaded; it was never sent to the network.
-    case invalidURL(String, reason: OspreyError.InvalidURLReason)
+    case invalidURL(String, reason: InvalidURLReason)
     /// The URL failed for a lasting reason before and is on the failed-URL list; the origin was not asked.
     /// ``ImageRequest/Options/retryFailed`` asks anyway. `reason` is that earlier failure, when the list kept it.
     indirect case previouslyFailed(URL, reason: ImageError?)
@@ -30,12 +30,44 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
     /// The manager's ``ImageManager/Configuration/memoryBudget`` did not grant what decoding and processing the image
     /// would take: it alone needs more than the budget (a lasting failure), or too many decodes waited, for too long.
     case insufficientMemory(MemoryBudget.Refusal)
-    /// A disk-cache error (``OspreyError/diskFull(key:)``, ``OspreyError/cacheWriteFailed(key:reason:)``) where an
+    /// A disk-cache error (``CacheError/diskFull(key:)``, ``CacheError/cacheWriteFailed(key:reason:)``) where an
     /// image error is reported, kept as the cache reported it. (A load whose disk write fails still succeeds: its
     /// ``ImageResult/diskStore`` says so.)
-    case cacheFailed(OspreyError)
+    case cacheFailed(CacheError)
     /// The load was cancelled.
     case cancelled
+
+    /// Why a URL was refused.
+    public enum InvalidURLReason: Sendable, Hashable, CustomStringConvertible {
+        /// The string is empty.
+        case empty
+        /// The string does not parse as a URL.
+        case malformed
+        /// The URL has no scheme (it is relative).
+        case notAbsolute
+        /// The scheme is not `http` or `https`.
+        case unsupportedScheme(String)
+        /// The URL names no host.
+        case missingHost
+        /// The host is neither a DNS name nor an IP address: it holds control characters, spaces, slashes or other
+        /// characters no host name has (percent-encoded or not), or it is not ASCII (give an international name in
+        /// its `xn--` form).
+        case invalidHost
+        /// The port is not in 1–65535.
+        case invalidPort
+
+        public var description: String {
+            switch self {
+            case .empty: "the URL is empty"
+            case .malformed: "not a URL"
+            case .notAbsolute: "not an absolute URL"
+            case .unsupportedScheme(let scheme): "unsupported scheme '\(scheme)' (only http and https are loaded)"
+            case .missingHost: "the URL has no host"
+            case .invalidHost: "the host is not a valid host name or IP address"
+            case .invalidPort: "the port is not between 1 and 65535"
+            }
+        }
+    }
 
     /// Whether the failure says something lasting about the URL, so it enters the failed-URL list: a lasting download
     /// failure, data that does not decode, or an image larger than the whole memory budget.
@@ -81,15 +113,6 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
         case .encodingFailed(let format, let error): "cannot encode as \(format.name): \(error)"
         case .insufficientMemory(let refusal): "not enough memory: \(refusal)"
         case .cancelled: "cancelled"
-        }
-    }
-}
-
-extension ImageError {
-    init(_ error: OspreyError) {
-        switch error {
-        case .invalidURL(let url, let reason): self = .invalidURL(url, reason: reason)
-        case .diskFull, .cacheWriteFailed: self = .cacheFailed(error)
         }
     }
 }

@@ -48,10 +48,16 @@ public struct ImageRequest: Sendable {
     /// ``init(provider:options:processors:priority:)``; `nil` for a URL's request.
     public let provider: (any ImageDataProvider)?
     /// Where to download the image from when ``url`` fails, tried in order (Kingfisher's `alternativeSources`): a
-    /// mirror, another CDN, a lower resolution. None by default. Whatever answers is cached under the request's own
-    /// key, so the next load of the request is a cache hit; each failed source enters the failed-URL list, and
-    /// sources on it are skipped (unless ``Options/retryFailed``). Part of the job key: loads with different
-    /// alternatives are not shared.
+    /// mirror, another CDN, a lower resolution. None by default.
+    ///
+    /// The search moves on only when a source's *download* fails (an HTTP error status, a refused or lost
+    /// connection, a timeout, a ``ResponseValidator``'s refusal): the first source that answers with a 2xx ends it,
+    /// even with an empty body or bytes that do not decode, and the load then fails with that source's
+    /// ``ImageError/decodingFailed(_:)`` (recorded against that source, not the next tried). When every source
+    /// fails, the load reports ``url``'s own failure. Whatever answers is cached under the request's own key, so the
+    /// next load of the request is a cache hit; each failed source enters the failed-URL list, and sources on it are
+    /// skipped (unless ``Options/retryFailed``). Part of the job key: loads with different alternatives are not
+    /// shared.
     public var alternativeURLs: [URL] = []
     /// How long the memory level keeps what this load stores there (the image, or an encoded load's bytes): `nil`
     /// (the memory cache's own ``MemoryCache/Configuration/expiration``) by default. Kingfisher's
@@ -80,11 +86,7 @@ public struct ImageRequest: Sendable {
     private init(
         url: URL, original: String, options: Options, processors: [any ImageProcessing], priority: DownloadPriority
     ) throws(ImageError) {
-        do {
-            try Self.validate(url, original: original)
-        } catch {
-            throw ImageError(error)
-        }
+        try Self.validate(url, original: original)
         self.url = url
         self.provider = nil
         self.options = options

@@ -46,7 +46,7 @@ public enum DiskStoreOutcome: Sendable, Hashable {
     case forbiddenByOrigin
     /// The write failed — the disk is full, or the cache's directory cannot be written — and the image is in memory
     /// only; what the cache held before is intact.
-    case failed(OspreyError)
+    case failed(CacheError)
 
     /// Whether the image is in the disk cache.
     public var isStored: Bool { self == .stored }

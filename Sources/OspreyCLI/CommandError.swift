@@ -57,7 +57,7 @@ final class SourceReader {
                 result.image, as: result.image.sourceFormat == .unknown ? .png : result.image.sourceFormat)
         } catch let error as ImageError {
             throw CommandError(message: error.description)
-        } catch let error as OspreyError {
+        } catch let error as CacheError {
             throw CommandError(message: error.description)
         } catch let error as CommandError {
             throw error

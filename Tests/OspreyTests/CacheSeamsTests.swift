@@ -32,7 +32,7 @@ final class DictionaryDataCache: DataCaching {
 
     func storeData(
         _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
-    ) async throws(OspreyError) {
+    ) async throws(CacheError) {
         guard !failsStores.load(ordering: .relaxed) else { throw .diskFull(key: key) }
         writes.wrappingAdd(1, ordering: .relaxed)
         entries.withLock { $0[key] = Entry(bytes: data, validators: validators, expiration: expiration) }

@@ -405,7 +405,7 @@ final class ManualTime: Sendable {
 
         // When 40 KB entries are stored until one fails
         var stored = 0
-        var failure: OspreyError?
+        var failure: CacheError?
         while stored < 20, failure == nil {
             do {
                 try await cache.store(Self.bytes(40_000, seed: UInt8(stored)), forKey: "k\(stored)")
@@ -462,7 +462,7 @@ final class ManualTime: Sendable {
         #expect(await reader.data(forKey: "a") == Self.bytes(100))
         #expect(await reader.clean().isEmpty)
         await reader.removeData(forKey: "a")
-        await #expect(throws: OspreyError.self) { try await reader.store(Self.bytes(5), forKey: "b") }
+        await #expect(throws: CacheError.self) { try await reader.store(Self.bytes(5), forKey: "b") }
         // The writer still has the entry, with its access time as it was
         #expect(await writer.entry(forKey: "a")?.lastAccess == before.lastAccess)
         #expect(await writer.data(forKey: "a") == Self.bytes(100))

@@ -18,7 +18,7 @@ import Testing
     @Test(
         "unloadable strings fail at once with the reason",
         arguments: [
-            ("", OspreyError.InvalidURLReason.empty),
+            ("", ImageError.InvalidURLReason.empty),
             ("/images/cat.jpg", .notAbsolute),
             ("cat.jpg", .notAbsolute),
             ("ftp://example.com/cat.jpg", .unsupportedScheme("ftp")),
@@ -43,7 +43,7 @@ import Testing
             ("http://%E2%80%8B.example.com/x.jpg", .invalidHost),
             ("http://[fe80::1%25eth0]/x.jpg", .invalidHost),
         ])
-    func refusesInvalidStrings(string: String, reason: OspreyError.InvalidURLReason) {
+    func refusesInvalidStrings(string: String, reason: ImageError.InvalidURLReason) {
         #expect(
             Self.invalidURL { () throws(ImageError) in try ImageRequest(string: string) } == InvalidURL(string, reason))
     }
@@ -61,8 +61,8 @@ import Testing
 
     struct InvalidURL: Equatable {
         let url: String
-        let reason: OspreyError.InvalidURLReason
-        init(_ url: String, _ reason: OspreyError.InvalidURLReason) { (self.url, self.reason) = (url, reason) }
+        let reason: ImageError.InvalidURLReason
+        init(_ url: String, _ reason: ImageError.InvalidURLReason) { (self.url, self.reason) = (url, reason) }
     }
 
     @Test func refusesGarbage() {
@@ -85,13 +85,21 @@ import Testing
         #expect(
             Self.invalidURL { () throws(ImageError) in try ImageRequest(url: url) }
                 == InvalidURL(url.absoluteString, .invalidPort))
-        #expect(throws: OspreyError.invalidURL(url.absoluteString, reason: .invalidPort)) {
-            try ImageRequest.validate(url)
-        }
+        // The request, the validation alone and the downloader's check throw the one error type.
+        #expect(
+            Self.invalidURL { () throws(ImageError) in
+                try ImageRequest.validate(url)
+                return try ImageRequest(string: "http://example.com/")
+            } == InvalidURL(url.absoluteString, .invalidPort))
+        #expect(
+            Self.invalidURL { () throws(ImageError) in
+                try URLValidation.validate(url)
+                return try ImageRequest(string: "http://example.com/")
+            } == InvalidURL(url.absoluteString, .invalidPort))
     }
 
     @Test func errorsDescribeThemselves() {
-        let error = OspreyError.invalidURL("ftp://x/y", reason: .unsupportedScheme("ftp"))
+        let error = ImageError.invalidURL("ftp://x/y", reason: .unsupportedScheme("ftp"))
         #expect(
             error.description == "invalid URL 'ftp://x/y': unsupported scheme 'ftp' (only http and https are loaded)")
         #expect(error.shortDescription == "invalidURL")

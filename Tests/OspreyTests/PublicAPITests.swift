@@ -99,8 +99,9 @@ import Testing
     func responseValidatorAndDataModifier() async throws {
         let png = SyntheticImages.png(width: 8, height: 6)
         var downloads = ImageDownloader.Configuration()
+        struct NotAnImage: Error { let contentType: String }
         downloads.responseValidator = ResponseValidator(identifier: "no-html") { head in
-            if head.headers[.contentType] == "text/html" { throw Refusal("an HTML page") }
+            if let type = head.headers[.contentType], type == "text/html" { throw NotAnImage(contentType: type) }
         }
         downloads.dataModifier = DataModifier(identifier: "xor") { body, url in
             guard url.path.hasSuffix(".bin") else { return body }
@@ -115,9 +116,10 @@ import Testing
             let refused = await Result { () async throws(ImageError) -> ImageResult in
                 try await manager.image(for: server.url("/page"))
             }
-            guard case .failure(.downloadFailed(.responseRejected("no-html", "an HTML page"))) = refused else {
-                throw OutcomeError(refused)
-            }
+            // The validator's own error reaches the caller as the value it threw, not only its text.
+            guard case .failure(.downloadFailed(.responseRejected("no-html", let error as NotAnImage))) = refused
+            else { throw OutcomeError(refused) }
+            #expect(error.contentType == "text/html")
 
             let secret = try #require(URL(string: server.url("/secret.bin")))
             let decrypted = try await manager.image(for: try ImageRequest(url: secret, options: [.waitStoreCache]))
@@ -132,9 +134,10 @@ import Testing
             let broken = await Result { () async throws(ImageError) -> ImageResult in
                 try await manager.image(for: server.url("/broken.bin"))
             }
-            guard case .failure(.downloadFailed(.dataModificationFailed("xor", _))) = broken else {
+            guard case .failure(.downloadFailed(.dataModificationFailed("xor", let error as Refusal))) = broken else {
                 throw OutcomeError(broken)
             }
+            #expect(error.description == "too short to be encrypted")
         }
     }
 
@@ -215,6 +218,17 @@ import Testing
                 try await manager.image(for: hopeless)
             }
             guard case .failure(.downloadFailed(.httpStatus(503, _))) = failed else { throw OutcomeError(failed) }
+
+            // A source that answers ends the search, even with an empty body: the alternative is not asked.
+            server.route("/empty.png", .ok([], contentType: "image/png"))
+            var empty = try ImageRequest(url: try #require(URL(string: server.url("/empty.png"))))
+            empty.alternativeURLs = [urls[2]]
+            let before = server.arrivalOrder.count
+            let emptyResult = await Result { () async throws(ImageError) -> ImageResult in
+                try await manager.image(for: empty)
+            }
+            guard case .failure(.decodingFailed) = emptyResult else { throw OutcomeError(emptyResult) }
+            #expect(Array(server.arrivalOrder.dropFirst(before)) == ["/empty.png"])
         }
     }
 

@@ -20,7 +20,7 @@ public import OspreyCodecs
 public protocol CacheSerializer: Sendable {
     /// The bytes to keep for `image`; `original` is what it was decoded from when it is an original as downloaded
     /// (`nil` for a processed or transformed image). `coders` are the cache's coders. Throwing keeps nothing: the
-    /// store fails with ``OspreyError/cacheWriteFailed(key:reason:)``.
+    /// store fails with ``CacheError/cacheWriteFailed(key:reason:)``.
     func data(for image: Image, original: [UInt8]?, coders: ImageCoderRegistry) throws -> [UInt8]
 
     /// The image kept bytes hold, decoded with `options` (the size, limits and colour handling the load asks for).

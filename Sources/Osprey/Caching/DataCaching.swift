@@ -21,11 +21,11 @@ public protocol DataCaching: AnyObject, Sendable {
     /// Stores `data` for `key` with the origin's `validators`, replacing what it held (its extended data included),
     /// until `expiration` (the store's own policy when `nil`).
     ///
-    /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)`` when the bytes
+    /// - Throws: ``CacheError/diskFull(key:)`` or ``CacheError/cacheWriteFailed(key:reason:)`` when the bytes
     ///   are not kept; what was stored before is kept then.
     func storeData(
         _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
-    ) async throws(OspreyError)
+    ) async throws(CacheError)
 
     /// Begins storing `data` for `key` at once, on the caller's thread, and returns the write to finish later. A
     /// store that can make the bytes readable before they are written (``DiskCache`` does) lets the manager deliver
@@ -59,7 +59,7 @@ public protocol DataCaching: AnyObject, Sendable {
 }
 
 /// The write that finishes a store begun by `DataCaching.stageData(_:forKey:validators:)`.
-public typealias DataWrite = @Sendable () async throws(OspreyError) -> Void
+public typealias DataWrite = @Sendable () async throws(CacheError) -> Void
 
 extension DataCaching {
     /// Which of `keys` have an entry, asking ``containsData(forKey:)`` of each (a store that can answer in one query
@@ -75,13 +75,13 @@ extension DataCaching {
     public func stageData(
         _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
     ) -> DataWrite {
-        { () async throws(OspreyError) in
+        { () async throws(CacheError) in
             try await self.storeData(data, forKey: key, validators: validators, expiration: expiration)
         }
     }
 
     /// Stores `data` for `key` under the store's own expiration policy.
-    public func storeData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) async throws(OspreyError) {
+    public func storeData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) async throws(CacheError) {
         try await storeData(data, forKey: key, validators: validators, expiration: nil)
     }
 }
@@ -98,11 +98,11 @@ extension DiskCache: DataCaching {
     }
 
     /// ``store(_:forKey:validators:expiration:extension:extendedData:)``, failing with
-    /// ``OspreyError/cacheWriteFailed(key:reason:)`` where that stores nothing silently: a read-only cache, or one
+    /// ``CacheError/cacheWriteFailed(key:reason:)`` where that stores nothing silently: a read-only cache, or one
     /// whose directory cannot be used.
     public func storeData(
         _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
-    ) async throws(OspreyError) {
+    ) async throws(CacheError) {
         try requireDirectory(toStore: key)
         try await store(data, forKey: key, validators: validators, expiration: expiration)
     }
@@ -114,7 +114,7 @@ extension DiskCache: DataCaching {
     ) -> DataWrite {
         let attributes = StoreAttributes(expiration: expiration, extension: configuration.expirationExtension)
         let pending = beginStore(data, forKey: key, validators: validators, attributes: attributes)
-        return { () async throws(OspreyError) in
+        return { () async throws(CacheError) in
             try self.requireDirectory(toStore: key)
             try await self.finishStore(pending)
         }

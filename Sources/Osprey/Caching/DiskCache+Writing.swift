@@ -50,7 +50,7 @@ extension DiskCache {
     /// Writes the entry and returns the bytes the cache takes afterwards (``diskUse(of:)``; 0 when nothing was
     /// written). Recreates the directory (and index) once if it was deleted underneath the cache. With a `generation`,
     /// the write lands only while that store is still staged: a removal or a later store of the key made since wins.
-    func saveData(_ store: PendingStore) throws(OspreyError) -> Int {
+    func saveData(_ store: PendingStore) throws(CacheError) -> Int {
         let key = store.key
         do {
             return try writeEntry(store)
@@ -68,15 +68,15 @@ extension DiskCache {
 
     /// Writes `stores` in one index transaction; when that fails, one at a time (so each gets its own outcome and a
     /// deleted directory is recreated). Each result is the bytes the cache takes afterwards, 0 when nothing was written.
-    func saveBatch(_ stores: [PendingStore]) -> [Result<Int, OspreyError>] {
-        func one(_ store: PendingStore) -> Result<Int, OspreyError> {
-            Result { () throws(OspreyError) in try saveData(store) }
+    func saveBatch(_ stores: [PendingStore]) -> [Result<Int, CacheError>] {
+        func one(_ store: PendingStore) -> Result<Int, CacheError> {
+            Result { () throws(CacheError) in try saveData(store) }
         }
         guard stores.count > 1, let totals = try? writeEntries(stores) else { return stores.map(one) }
         return totals.map { .success($0) }
     }
 
-    private static func storeError(_ error: FileSystem.Error, key: String) -> OspreyError {
+    private static func storeError(_ error: FileSystem.Error, key: String) -> CacheError {
         error.isDiskFull ? .diskFull(key: key) : .cacheWriteFailed(key: key, reason: error.description)
     }
 

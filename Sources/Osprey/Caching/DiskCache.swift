@@ -100,7 +100,7 @@ public final class DiskCache: Sendable {
         var lastAccessFlush: Double = 0
         var cleaningTask: Task<Void, Never>?
         /// Stores waiting for their write, and whether a writer is taking them (see ``finishStore(_:)``).
-        var writes: [(PendingStore, CheckedContinuation<Result<Int, OspreyError>, Never>)] = []
+        var writes: [(PendingStore, CheckedContinuation<Result<Int, CacheError>, Never>)] = []
         var isWriting = false
     }
 
@@ -174,13 +174,13 @@ public final class DiskCache: Sendable {
     /// extended data: what the caller wants to know about it later), read with ``extendedData(forKey:)``; a store
     /// replaces it with its own, `nil` and empty bytes meaning none.
     ///
-    /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)``; what was stored
+    /// - Throws: ``CacheError/diskFull(key:)`` or ``CacheError/cacheWriteFailed(key:reason:)``; what was stored
     ///   before is kept. A memory-only cache (unusable directory) stores nothing and does not throw.
     public func store(
         _ bytes: [UInt8], forKey key: String, validators: Validators = Validators(),
         expiration: CacheExpiration? = nil, extension renewal: ExpirationExtension? = nil,
         extendedData: [UInt8]? = nil
-    ) async throws(OspreyError) {
+    ) async throws(CacheError) {
         let attributes = StoreAttributes(
             expiration: expiration, extension: renewal ?? configuration.expirationExtension, extendedData: extendedData)
         try await finishStore(beginStore(bytes, forKey: key, validators: validators, attributes: attributes))
@@ -227,7 +227,7 @@ public final class DiskCache: Sendable {
     /// Stores are written by one writer at a time on the thread pool, which takes every store waiting when it starts
     /// and commits them in one index transaction (a group commit: one SQLite commit for many stores, where each
     /// used to take its own); a store waits at most for the batch before its own.
-    func finishStore(_ pending: PendingStore) async throws(OspreyError) {
+    func finishStore(_ pending: PendingStore) async throws(CacheError) {
         let result = await withCheckedContinuation { continuation in
             let startsWriter = state.withLock { state in
                 state.writes.append((pending, continuation))
@@ -370,7 +370,7 @@ public final class DiskCache: Sendable {
     /// Throws, for a store under `key`, when the cache is memory-only (its directory unusable, or read-only with no
     /// index): a caller that reports what became of its store says so instead of counting a write that stored
     /// nothing as done.
-    func requireDirectory(toStore key: String) throws(OspreyError) {
+    func requireDirectory(toStore key: String) throws(CacheError) {
         guard isMemoryOnly else { return }
         let reason =
             configuration.isReadOnly
@@ -379,6 +379,6 @@ public final class DiskCache: Sendable {
     }
 
     /// Whether the cache reads its directory but writes nothing: ``Configuration/isReadOnly``, or a directory this
-    /// process cannot write (a read-only mount). Stores then fail with ``OspreyError/cacheWriteFailed(key:reason:)``.
+    /// process cannot write (a read-only mount). Stores then fail with ``CacheError/cacheWriteFailed(key:reason:)``.
     public var isReadOnly: Bool { state.withLock { $0.isReadOnly } }
 }

@@ -127,13 +127,13 @@ public final class ImageCache: Sendable {
     /// are kept with the disk entry for revalidation. Each level keeps the entry until its own expiration policy
     /// ends it, or until `memoryExpiration` and `diskExpiration` when given.
     ///
-    /// - Throws: ``OspreyError/diskFull(key:)`` or ``OspreyError/cacheWriteFailed(key:reason:)`` when the disk
+    /// - Throws: ``CacheError/diskFull(key:)`` or ``CacheError/cacheWriteFailed(key:reason:)`` when the disk
     ///   write fails (the memory level is stored regardless).
     public func store(
         _ image: Image, data: [UInt8]? = nil, forKey key: String, toDisk: Bool = true,
         validators: HTTPValidators = HTTPValidators(), memoryExpiration: CacheExpiration? = nil,
         diskExpiration: CacheExpiration? = nil
-    ) async throws(OspreyError) {
+    ) async throws(CacheError) {
         storeInMemory(image, data: data, forKey: key, expiration: memoryExpiration)
         guard toDisk else { return }
         try await storeOnDisk(
@@ -146,7 +146,7 @@ public final class ImageCache: Sendable {
     func storeOnDisk(
         _ image: Image, original: [UInt8]?, forKey key: String, validators: HTTPValidators,
         expiration: CacheExpiration?, coders: ImageCoderRegistry? = nil
-    ) async throws(OspreyError) {
+    ) async throws(CacheError) {
         let serializer = configuration.serializer
         let coders = coders ?? configuration.decoding.coders
         let bytes: [UInt8]

@@ -11,7 +11,7 @@ public import HTTPTypes
 /// | ``cannotConnect(reason:)``: DNS failure, refused, unreachable | ``tooLarge(limit:)``, ``addressRefused(host:reason:)`` |
 /// | ``connectionLost(reason:)``: reset, closed mid-body | ``tooManyRedirects(limit:)``, ``invalidRedirect(location:)`` |
 /// | ``incompleteBody(expected:received:)`` | ``invalidRequest(reason:)`` |
-/// | | ``responseRejected(identifier:reason:)``, ``dataModificationFailed(identifier:reason:)`` |
+/// | | ``responseRejected(identifier:error:)``, ``dataModificationFailed(identifier:error:)`` |
 /// | ``httpStatus(code:headers:)`` with 408, 425, 429 or 5xx | |
 /// | ``shutDown`` | |
 ///
@@ -41,10 +41,12 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
     /// The configuration's ``ImageDownloader/Configuration/addressResolver`` refused to connect to `host` (or to a
     /// host a redirect led to): a private address, a host not allowed.
     case addressRefused(host: String, reason: String)
-    /// The ``ResponseValidator`` named `identifier` refused the response before its body was read.
-    case responseRejected(identifier: String, reason: String)
-    /// The ``DataModifier`` named `identifier` threw on the body.
-    case dataModificationFailed(identifier: String, reason: String)
+    /// The ``ResponseValidator`` named `identifier` refused the response before its body was read, throwing
+    /// `error`: kept as it was thrown, so that a caller can match its own error type
+    /// (`if case .responseRejected(_, let error as MyRefusal) = failure`).
+    case responseRejected(identifier: String, error: any Error)
+    /// The ``DataModifier`` named `identifier` threw `error` (kept as it was thrown) on the body.
+    case dataModificationFailed(identifier: String, error: any Error)
     /// The downloader was shut down.
     case shutDown
 
@@ -109,8 +111,8 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
         case .invalidRedirect(let location): "cannot follow the redirect to '\(location)'"
         case .invalidRequest(let reason): "cannot send the request: \(reason)"
         case .addressRefused(let host, let reason): "refused to connect to \(host): \(reason)"
-        case .responseRejected(let identifier, let reason): "the response was refused by \(identifier): \(reason)"
-        case .dataModificationFailed(let identifier, let reason): "\(identifier) could not modify the body: \(reason)"
+        case .responseRejected(let identifier, let error): "the response was refused by \(identifier): \(error)"
+        case .dataModificationFailed(let identifier, let error): "\(identifier) could not modify the body: \(error)"
         case .shutDown: "the downloader was shut down"
         }
     }

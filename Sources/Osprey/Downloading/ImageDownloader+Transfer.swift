@@ -121,7 +121,7 @@ extension ImageDownloader {
                             DownloadResponseHead(url: url, statusCode: status, headers: fields))
                     } catch {
                         await response.discard()
-                        throw .responseRejected(identifier: validator.identifier, reason: "\(error)")
+                        throw .responseRejected(identifier: validator.identifier, error: error)
                     }
                 }
                 let received = try await receive(
@@ -251,7 +251,7 @@ extension ImageDownloader {
         do {
             body = try modifier.modify(response.body, response.url)
         } catch {
-            throw .dataModificationFailed(identifier: modifier.identifier, reason: "\(error)")
+            throw .dataModificationFailed(identifier: modifier.identifier, error: error)
         }
         let limit = request.maximumBodySize ?? configuration.maximumBodySize
         guard body.count <= limit else { throw .tooLarge(limit: limit) }

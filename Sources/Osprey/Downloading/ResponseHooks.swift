@@ -31,8 +31,8 @@ public struct DownloadResponseHead: Sendable {
 /// }
 /// ```
 ///
-/// A refused response fails the download with ``DownloadError/responseRejected(identifier:reason:)``, a lasting
-/// failure; the reason is the thrown error's description.
+/// A refused response fails the download with ``DownloadError/responseRejected(identifier:error:)``, a lasting
+/// failure that carries the thrown error as it was thrown (``Refusal``, or a type of one's own).
 public struct ResponseValidator: Sendable {
     /// Names the validator: requests with validators of the same identifier may share a transfer.
     public let identifier: String
@@ -56,7 +56,8 @@ public struct ResponseValidator: Sendable {
 /// }
 /// ```
 ///
-/// Throwing fails the download with ``DownloadError/dataModificationFailed(identifier:reason:)``, a lasting failure.
+/// Throwing fails the download with ``DownloadError/dataModificationFailed(identifier:error:)``, a lasting failure
+/// that carries the thrown error as it was thrown.
 /// What it returns is held to the same size limit as a body.
 public struct DataModifier: Sendable {
     /// Names the modifier: requests with modifiers of the same identifier may share a transfer, and the identifier

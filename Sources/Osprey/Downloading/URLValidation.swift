@@ -19,12 +19,12 @@ public enum URLValidation {
     /// parses `http://host:99999/` and `http://evil%00.example.com/` without complaint; the HTTP client below traps
     /// on the first and resolves the second as `evil`, while `*.example.com` would have matched it.
     ///
-    /// - Throws: ``OspreyError/invalidURL(_:reason:)`` saying what is wrong.
-    public static func validate(_ url: URL) throws(OspreyError) {
+    /// - Throws: ``ImageError/invalidURL(_:reason:)`` saying what is wrong.
+    public static func validate(_ url: URL) throws(ImageError) {
         try validate(url, original: url.absoluteString)
     }
 
-    static func validate(_ url: URL, original: String) throws(OspreyError) {
+    static func validate(_ url: URL, original: String) throws(ImageError) {
         guard let scheme = url.scheme?.lowercased() else { throw .invalidURL(original, reason: .notAbsolute) }
         guard scheme == "http" || scheme == "https" else {
             throw .invalidURL(original, reason: .unsupportedScheme(scheme))
@@ -81,12 +81,12 @@ public enum URLValidation {
 extension ImageRequest {
     /// Checks that `url` can be sent to the network (see ``URLValidation/validate(_:)``).
     ///
-    /// - Throws: ``OspreyError/invalidURL(_:reason:)`` saying what is wrong.
-    public static func validate(_ url: URL) throws(OspreyError) {
+    /// - Throws: ``ImageError/invalidURL(_:reason:)`` saying what is wrong.
+    public static func validate(_ url: URL) throws(ImageError) {
         try URLValidation.validate(url)
     }
 
-    static func validate(_ url: URL, original: String) throws(OspreyError) {
+    static func validate(_ url: URL, original: String) throws(ImageError) {
         try URLValidation.validate(url, original: original)
     }
 }

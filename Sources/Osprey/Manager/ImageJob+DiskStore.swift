@@ -36,7 +36,7 @@ extension ImageJob {
         return { [self] in
             await observe(.store)
             return await manager.tracing.withSpan("osprey.cache.store") { span in
-                do throws(OspreyError) {
+                do throws(CacheError) {
                     if let staged {
                         try await staged()
                     } else if let originalToSerialize {

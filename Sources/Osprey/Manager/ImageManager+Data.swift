@@ -96,7 +96,7 @@ extension ImageManager {
             loaded.diskStore = .forbiddenByOrigin
             return loaded
         }
-        do throws(OspreyError) {
+        do throws(CacheError) {
             try await cache.dataCache.storeData(
                 response.body, forKey: baseKey, validators: response.validators, expiration: request.diskCacheExpiration
             )

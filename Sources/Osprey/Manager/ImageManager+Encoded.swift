@@ -152,7 +152,7 @@ extension ImageManager {
         guard storesOnDisk, permission.allowsStoring(inSharedCache: isShared) else { return (.success(result), nil) }
         let store: @Sendable () async -> DiskStoreOutcome = { [configuration, tracing] in
             await tracing.withSpan("osprey.cache.store") { span in
-                do throws(OspreyError) {
+                do throws(CacheError) {
                     // Marked private like its source, so that a shared cache on the same directory does not serve it.
                     let validators = HTTPValidators(isPrivate: permission == .privateCacheOnly)
                     try await cache.dataCache.storeData(

@@ -298,7 +298,7 @@ public final class ImageManager: Sendable {
     }
 
     /// Stores `image` for `url` in memory and, with `toDisk`, on disk: `data` when given, else the image encoded.
-    public func store(_ image: Image, data: [UInt8]? = nil, for url: URL, toDisk: Bool = true) async throws(OspreyError)
+    public func store(_ image: Image, data: [UInt8]? = nil, for url: URL, toDisk: Bool = true) async throws(CacheError)
     {
         try await cache.store(image, data: data, forKey: cacheKey(for: url), toDisk: toDisk)
     }

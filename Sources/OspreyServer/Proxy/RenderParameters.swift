@@ -211,7 +211,7 @@ struct RenderParameters: Sendable {
     }
 
     /// The client's error for a source URL the library refused: the reason in our words, never the URL itself.
-    static func invalidSource(_ reason: OspreyError.InvalidURLReason) -> ProxyError {
+    static func invalidSource(_ reason: ImageError.InvalidURLReason) -> ProxyError {
         switch reason {
         case .missingHost, .invalidHost, .invalidPort: .badRequest("'url' is not valid: \(reason)")
         case .empty, .malformed, .notAbsolute, .unsupportedScheme:
