@@ -301,7 +301,8 @@ struct ImageManagerTests {
             $0.decoding.coders = coders
             $0.storesProcessedImagesOnDisk = true
         }
-        try await withManager(configure: configure, cache: { $0.decoding.coders = coders }) { harness in
+        // The manager's registry is the only one set: the cache has none of its own to disagree with.
+        try await withManager(configure: configure) { harness in
             harness.server.route("/a.ppm", .ok(ppm, contentType: "image/x-portable-pixmap"))
             let runs = RunCounter()
             let request = try ImageRequest(
@@ -324,6 +325,11 @@ struct ImageManagerTests {
             #expect(again.image.pixels.row(0) == Array(samples[0..<6]))
             #expect(runs.value == 1)
             #expect(harness.server.requestCount("/a.ppm") == 1)
+
+            // The manager's own store encodes with the same registry: the cropped image, kept without bytes, is PPM.
+            let other = harness.url("/b.ppm")
+            try await harness.manager.store(loaded.image, for: other)
+            #expect(await harness.cache.diskCache!.data(forKey: harness.manager.cacheKey(for: other)) == stored)
         }
         // Without the coder, the same bytes are an unsupported format.
         try await withManager { harness in

@@ -34,8 +34,6 @@ public final class ImageCache: Sendable {
         public var memory = MemoryCache<String, Image>.Configuration()
         /// The disk level's location and limits, for the default store (a ``DiskCache``).
         public var disk = DiskCache.Configuration()
-        /// How disk hits are decoded. Default options by default.
-        public var decoding = DecodingOptions()
         /// How images become the bytes the disk level keeps, and those bytes images again: an original's own bytes,
         /// anything else in its source format (``DefaultCacheSerializer``) by default.
         public var serializer: any CacheSerializer = DefaultCacheSerializer()
@@ -125,30 +123,31 @@ public final class ImageCache: Sendable {
     /// bytes: by default `data` when given (the bytes it was decoded from), else the image encoded in its source
     /// format (PNG when it has alpha or no known format). `validators` (the origin's ETag, Last-Modified, max-age)
     /// are kept with the disk entry for revalidation. Each level keeps the entry until its own expiration policy
-    /// ends it, or until `memoryExpiration` and `diskExpiration` when given.
+    /// ends it, or until `memoryExpiration` and `diskExpiration` when given. `coders` are the encoders the serializer
+    /// may use: the cache has no registry of its own, so that an ``ImageManager``'s (its
+    /// ``ImageManager/Configuration/decoding``) is the only one to set; ``ImageManager/store(_:data:for:toDisk:)``
+    /// passes it.
     ///
     /// - Throws: ``CacheError/diskFull(key:)`` or ``CacheError/cacheWriteFailed(key:reason:)`` when the disk
     ///   write fails (the memory level is stored regardless).
     public func store(
         _ image: Image, data: [UInt8]? = nil, forKey key: String, toDisk: Bool = true,
         validators: HTTPValidators = HTTPValidators(), memoryExpiration: CacheExpiration? = nil,
-        diskExpiration: CacheExpiration? = nil
+        diskExpiration: CacheExpiration? = nil, coders: ImageCoderRegistry = .shared
     ) async throws(CacheError) {
         storeInMemory(image, data: data, forKey: key, expiration: memoryExpiration)
         guard toDisk else { return }
         try await storeOnDisk(
-            image, original: data, forKey: key, validators: validators, expiration: diskExpiration)
+            image, original: data, forKey: key, validators: validators, expiration: diskExpiration, coders: coders)
     }
 
     /// Stores on disk only: the serializer's bytes for `image` (with `original`, the bytes it was decoded from, when
-    /// it is an original as downloaded), made on NIO's thread pool with `coders` (the cache's decoding registry when
-    /// `nil`).
+    /// it is an original as downloaded), made on NIO's thread pool with `coders`.
     func storeOnDisk(
         _ image: Image, original: [UInt8]?, forKey key: String, validators: HTTPValidators,
-        expiration: CacheExpiration?, coders: ImageCoderRegistry? = nil
+        expiration: CacheExpiration?, coders: ImageCoderRegistry
     ) async throws(CacheError) {
         let serializer = configuration.serializer
-        let coders = coders ?? configuration.decoding.coders
         let bytes: [UInt8]
         if let original, keepsOriginalBytes {
             bytes = original  // The default keeps an original's bytes: no hop to the pool for nothing.
@@ -263,15 +262,18 @@ public final class ImageCache: Sendable {
         return (bytes ?? nil).map { StoredData(bytes: $0, cacheType: .disk) }
     }
 
-    /// The image for `key`: from memory, else from disk (read and decoded by the serializer off the caller's task,
-    /// then put into memory); `nil` on a miss, or when the bytes on disk do not decode with
-    /// ``Configuration/decoding``.
+    /// The image for `key`: from memory, else from disk (read and decoded by the serializer with `decoding` off the
+    /// caller's task, then put into memory); `nil` on a miss, or when the bytes on disk do not decode with
+    /// `decoding`. (An ``ImageManager``'s loads decode with its own ``ImageManager/Configuration/decoding``: the
+    /// cache has no registry of its own.)
     ///
     /// - Throws: `CancellationError` when the task is cancelled before the answer is ready.
-    public func query(forKey key: String) async throws(CancellationError) -> Hit? {
+    public func query(
+        forKey key: String, decoding: DecodingOptions = DecodingOptions()
+    ) async throws(CancellationError) -> Hit? {
         if let image = imageInMemory(forKey: key) { return Hit(image: image, data: nil, cacheType: .memory) }
         guard !Task.isCancelled else { throw CancellationError() }
-        let (options, serializer) = (configuration.decoding, configuration.serializer)
+        let (options, serializer) = (decoding, configuration.serializer)
         // The stored bytes' one lookup, and their decode, in one job on the thread pool.
         let found = try? await NIOThreadPool.singleton.runIfActive { () -> (StoredData, Image?)? in
             guard let stored = self.blockingStoredData(forKey: key) else { return nil }

@@ -297,10 +297,12 @@ public final class ImageManager: Sendable {
         await cache.isCachedOnDisk(forKey: cacheKey(for: url))
     }
 
-    /// Stores `image` for `url` in memory and, with `toDisk`, on disk: `data` when given, else the image encoded.
+    /// Stores `image` for `url` in memory and, with `toDisk`, on disk: `data` when given, else the image encoded with
+    /// the manager's coders (``Configuration/decoding``).
     public func store(_ image: Image, data: [UInt8]? = nil, for url: URL, toDisk: Bool = true) async throws(CacheError)
     {
-        try await cache.store(image, data: data, forKey: cacheKey(for: url), toDisk: toDisk)
+        try await cache.store(
+            image, data: data, forKey: cacheKey(for: url), toDisk: toDisk, coders: configuration.decoding.coders)
     }
 
     // MARK: Internals
