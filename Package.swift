@@ -200,6 +200,7 @@ let package = Package(
                 "COspreyCodecShims",
                 "OspreyTesting",
                 "DiskCacheWorker",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),

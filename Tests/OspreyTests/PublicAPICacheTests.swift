@@ -1,20 +1,37 @@
+import Crypto
 import Foundation
 import Osprey
 import OspreyCodecs
 import OspreyTesting
 import Testing
 
-/// A serializer of a user's own that wraps what it keeps: every byte XORed, as a stand-in for encryption.
+/// A serializer of a user's own that wraps what it keeps: every byte XORed, as a stand-in for compression.
 struct XORSerializer: CacheSerializer {
     static let mask: UInt8 = 0x5A
 
     func data(for image: Image, original: [UInt8]?, coders: ImageCoderRegistry) throws -> [UInt8] {
-        let bytes = try original ?? DefaultCacheSerializer().data(for: image, original: nil, coders: coders)
-        return bytes.map { $0 ^ Self.mask }
+        try DefaultCacheSerializer().data(for: image, original: original, coders: coders)
     }
 
-    func image(from data: [UInt8], options: DecodingOptions) throws -> Image {
-        try ImageDecoder.decode(data.map { $0 ^ Self.mask }, options: options)
+    func wrap(_ data: [UInt8]) throws -> [UInt8] { data.map { $0 ^ Self.mask } }
+    func unwrap(_ data: [UInt8]) throws -> [UInt8] { data.map { $0 ^ Self.mask } }
+}
+
+/// A serializer that encrypts what the disk keeps with AES-GCM under a key of the user's.
+struct SealingSerializer: CacheSerializer {
+    let key = SymmetricKey(size: .bits256)
+
+    func data(for image: Image, original: [UInt8]?, coders: ImageCoderRegistry) throws -> [UInt8] {
+        try DefaultCacheSerializer().data(for: image, original: original, coders: coders)
+    }
+
+    func wrap(_ data: [UInt8]) throws -> [UInt8] {
+        guard let sealed = try AES.GCM.seal(data, using: key).combined else { throw Refusal("no nonce") }
+        return Array(sealed)
+    }
+
+    func unwrap(_ data: [UInt8]) throws -> [UInt8] {
+        Array(try AES.GCM.open(AES.GCM.SealedBox(combined: data), using: key))
     }
 }
 
@@ -97,11 +114,80 @@ struct XORSerializer: CacheSerializer {
             let again = try await manager.image(for: original)
             #expect(again.cacheType == .disk)
             #expect(again.image.width == 40 && again.image.height == 30)
+            cache.clearMemory()  // Else the variant is made from the original just decoded, in memory.
             let variant = try await manager.image(for: resized)
             #expect(variant.cacheType == .disk)
             #expect(variant.image.width == 20 && variant.image.height == 15)
             cache.clearMemory()
             #expect(try await cache.query(forKey: manager.cacheKey(for: original))?.image.width == 40)
+        }
+    }
+
+    @Test("an encrypting serializer: no image byte in clear on disk after a prefetch, an encoded output, a variant")
+    func encryptingSerializer() async throws {
+        var managerConfiguration = ImageManager.Configuration()
+        managerConfiguration.storesProcessedImagesOnDisk = true
+        let directory = TemporaryDirectory()
+        let jpeg = try Self.jpeg()
+        let png = SyntheticImages.png(width: 24, height: 16)
+        try await withOriginServer { server in
+            server.route("/a.jpg", .ok(jpeg, contentType: "image/jpeg"))
+            server.route("/b.png", .ok(png, contentType: "image/png"))
+            server.route("/c.png", .ok(png, contentType: "image/png"))
+            var configuration = ImageCache.Configuration(namespace: "sealed")
+            configuration.disk.baseDirectory = directory.path
+            configuration.serializer = SealingSerializer()
+            let cache = ImageCache(configuration: configuration)
+            try await withImageManager(cache: cache, configuration: managerConfiguration) { manager in
+                // When two sources are prefetched to disk (bytes only, nothing decoded), one of them is encoded as
+                // WebP, and a third is downloaded and resized: its original and variant stored on disk
+                let urls = [server.url("/a.jpg"), server.url("/b.png"), server.url("/c.png")].compactMap(
+                    URL.init(string:))
+                let summary = await ImagePrefetcher(manager: manager).prefetch(Array(urls.prefix(2)))
+                #expect(summary.finished == 2)
+                let webp = try await manager.encodedImage(
+                    for: try ImageRequest(url: urls[0], options: .waitStoreCache, processors: [.resize(width: 20)]),
+                    as: ImageOutput(.format(.webp)))
+                let resized = try ImageRequest(url: urls[2], options: .waitStoreCache, processors: [.resize(width: 12)])
+                let variant = try await manager.image(for: resized)
+                let variantFile = try ImageEncoder.encode(variant.image, as: .png)
+
+                // Then no file under the cache holds any of the image files, or even their signatures, in clear
+                let stored = await cache.diskCache?.totals().count
+                #expect(stored == 5, "\(String(describing: stored)) entries")
+                let clear = [jpeg, png, webp.encoded.bytes, variantFile].map { Array($0.prefix(64)) }
+                let signatures: [[UInt8]] = [[0xFF, 0xD8, 0xFF], [0x89, 0x50, 0x4E, 0x47], Array("WEBPVP8".utf8)]
+                var scanned = 0
+                let files = FileManager.default.enumerator(atPath: directory.path)?.allObjects as? [String] ?? []
+                for file in files {
+                    let path = directory.path + "/" + file
+                    guard let contents = FileManager.default.contents(atPath: path) else { continue }
+                    scanned += contents.count
+                    let bytes = [UInt8](contents)
+                    let found = (clear + signatures).filter { Self.contains(bytes, $0) }.count
+                    #expect(found == 0, "\(file) holds \(found) image files or signatures in clear")
+                }
+                #expect(scanned > jpeg.count + png.count)
+
+                // And every kind reads back through the serializer from disk alone
+                cache.clearMemory()
+                let data = try await manager.data(for: try ImageRequest(url: urls[0]))
+                #expect(data.cacheType == .disk && data.data == jpeg)
+                let again = try await manager.encodedImage(
+                    for: try ImageRequest(url: urls[0], processors: [.resize(width: 20)]),
+                    as: ImageOutput(.format(.webp)))
+                #expect(again.cacheType == .disk && again.encoded.bytes == webp.encoded.bytes)
+                let variantAgain = try await manager.image(for: resized)
+                #expect(variantAgain.cacheType == .disk && variantAgain.image.width == 12)
+            }
+        }
+    }
+
+    /// Whether `needle` occurs in `haystack`.
+    static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        guard !needle.isEmpty, haystack.count >= needle.count else { return false }
+        return (0...(haystack.count - needle.count)).contains { start in
+            haystack[start] == needle[0] && Array(haystack[start..<(start + needle.count)]) == needle
         }
     }
 

@@ -10,22 +10,33 @@ public import OspreyCodecs
 /// let manager = ImageManager(cache: ImageCache(configuration: configuration))
 /// ```
 ///
-/// The cache and the manager call it for every image they write to the data store — an original as downloaded (with
-/// its bytes as `original`), one a transform changed, a processed variant
-/// (``ImageManager/Configuration/storesProcessedImagesOnDisk``) — and for every image they read back from it, on
-/// their decoding and processing threads, so it may take its time. It is not called for bytes the manager keeps as
-/// they are: data-only loads (`ImageManager.data(for:)`, prefetching to disk) and encoded outputs
-/// (``ImageManager/encodedImage(for:as:)``); an entry written by those is read back with ``image(from:options:)``
-/// too, so a serializer that wraps what it writes should also read bytes it did not wrap.
+/// It works in two layers. ``data(for:original:coders:)`` and ``image(from:options:)`` choose the image file kept for
+/// an image (its format), and read one back. ``wrap(_:)`` and ``unwrap(_:)`` (the bytes as they are, by default)
+/// turn every image file into what the data store holds and back — compressed, encrypted, with a header of one's
+/// own — whoever writes it: images the cache and the manager store (an original as downloaded, with its bytes as
+/// `original`; one a transform changed; a processed variant, ``ImageManager/Configuration/storesProcessedImagesOnDisk``)
+/// and bytes the manager keeps as they are, without an image (data-only loads, `ImageManager.data(for:)` and
+/// prefetching to disk; encoded outputs, ``ImageManager/encodedImage(for:as:)``). Every read of the data store
+/// unwraps first, so ``image(from:options:)`` and data-only reads are given the image file. It is called on the
+/// cache's and manager's own threads, so it may take its time.
 public protocol CacheSerializer: Sendable {
-    /// The bytes to keep for `image`; `original` is what it was decoded from when it is an original as downloaded
-    /// (`nil` for a processed or transformed image). `coders` are the cache's coders. Throwing keeps nothing: the
-    /// store fails with ``CacheError/cacheWriteFailed(key:reason:)``.
+    /// The image file to keep for `image`; `original` is what it was decoded from when it is an original as
+    /// downloaded (`nil` for a processed or transformed image). `coders` are the caller's coders. Throwing keeps
+    /// nothing: the store fails with ``CacheError/cacheWriteFailed(key:reason:)``.
     func data(for image: Image, original: [UInt8]?, coders: ImageCoderRegistry) throws -> [UInt8]
 
-    /// The image kept bytes hold, decoded with `options` (the size, limits and colour handling the load asks for).
-    /// Throwing makes the entry a miss.
+    /// The image an image file holds (what ``unwrap(_:)`` gave), decoded with `options` (the size, limits and colour
+    /// handling the load asks for). Throwing makes the entry a miss.
     func image(from data: [UInt8], options: DecodingOptions) throws -> Image
+
+    /// What the data store keeps for the image file `data`: every write of the cache and the manager passes here.
+    /// The bytes as they are by default. Throwing keeps nothing: the store fails with
+    /// ``CacheError/cacheWriteFailed(key:reason:)``.
+    func wrap(_ data: [UInt8]) throws -> [UInt8]
+
+    /// The image file in what the data store keeps (what ``wrap(_:)`` made): every read passes here first. The bytes
+    /// as they are by default. Throwing makes the entry a miss.
+    func unwrap(_ data: [UInt8]) throws -> [UInt8]
 }
 
 extension CacheSerializer {
@@ -33,6 +44,12 @@ extension CacheSerializer {
     public func image(from data: [UInt8], options: DecodingOptions) throws -> Image {
         try ImageDecoder.decode(data, options: options)
     }
+
+    /// Keeps the image file as it is.
+    public func wrap(_ data: [UInt8]) throws -> [UInt8] { data }
+
+    /// Reads the kept bytes as the image file they are.
+    public func unwrap(_ data: [UInt8]) throws -> [UInt8] { data }
 }
 
 /// What an ``ImageCache`` keeps by default: an original's own bytes as downloaded, and an image without them encoded

@@ -153,7 +153,7 @@ public final class ImageCache: Sendable {
             bytes = original  // The default keeps an original's bytes: no hop to the pool for nothing.
         } else {
             let serialized = try? await NIOThreadPool.singleton.runIfActive {
-                Result { try serializer.data(for: image, original: original, coders: coders) }
+                Result { try serializer.wrap(serializer.data(for: image, original: original, coders: coders)) }
             }
             switch serialized {
             case .success(let serialized): bytes = serialized
@@ -167,6 +167,42 @@ public final class ImageCache: Sendable {
     /// Whether the serializer keeps an original's bytes as they are, so the manager may stage them before delivering
     /// the image (a serializer of another kind is given the image on the thread pool after).
     var keepsOriginalBytes: Bool { configuration.serializer is DefaultCacheSerializer }
+
+    /// Stores bytes kept without an image — a data-only load's download, an encoded output — in the data store, as
+    /// the serializer wraps them (on NIO's thread pool, unless it keeps bytes as they are).
+    ///
+    /// - Throws: what the data store throws, or ``CacheError/cacheWriteFailed(key:reason:)`` when the serializer
+    ///   cannot wrap them.
+    func storeData(
+        _ bytes: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
+    ) async throws(CacheError) {
+        let wrapped: [UInt8]
+        if keepsOriginalBytes {
+            wrapped = bytes
+        } else {
+            let serializer = configuration.serializer
+            switch try? await NIOThreadPool.singleton.runIfActive({ Result { try serializer.wrap(bytes) } }) {
+            case .success(let bytes): wrapped = bytes
+            case .failure(let error): throw .cacheWriteFailed(key: key, reason: "\(error)")
+            case nil: return
+            }
+        }
+        try await dataCache.storeData(wrapped, forKey: key, validators: validators, expiration: expiration)
+    }
+
+    /// Stages an original's bytes in the data store, as the serializer wraps them, and returns the write that
+    /// finishes the store (see ``DataCaching/stageData(_:forKey:validators:expiration:)``).
+    func stageData(
+        _ bytes: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
+    ) -> DataWrite {
+        do {
+            let wrapped = try configuration.serializer.wrap(bytes)
+            return dataCache.stageData(wrapped, forKey: key, validators: validators, expiration: expiration)
+        } catch {
+            let reason = "\(error)"
+            return { () async throws(CacheError) in throw .cacheWriteFailed(key: key, reason: reason) }
+        }
+    }
 
     /// Puts `image` (or, when memory keeps bytes, `data`) in memory, until `expiration` (the memory level's own
     /// policy when `nil`).
@@ -245,21 +281,21 @@ public final class ImageCache: Sendable {
         var cacheType: CacheType
     }
 
-    /// The bytes stored for `key`: in memory when memory keeps bytes, else on the disk level — the one lookup of
-    /// stored bytes. Blocks on the disk level's I/O: call it from a thread of its own (the manager's decoding
-    /// threads), or use ``storedData(forKey:)-async``.
+    /// The image file stored for `key`: in memory when memory keeps bytes, else on the disk level, unwrapped by the
+    /// serializer (bytes it cannot unwrap are a miss) — the one lookup of stored bytes. Blocks on the disk level's
+    /// I/O: call it from a thread of its own (the manager's decoding threads), or use ``storedData(forKey:)-async``.
     func blockingStoredData(forKey key: String) -> StoredData? {
         if let bytes = dataInMemory(forKey: key) { return StoredData(bytes: bytes, cacheType: .memory) }
-        return dataCache.cachedData(forKey: key).map { StoredData(bytes: $0, cacheType: .disk) }
+        guard let stored = dataCache.cachedData(forKey: key) else { return nil }
+        return (try? configuration.serializer.unwrap(stored)).map { StoredData(bytes: $0, cacheType: .disk) }
     }
 
     /// ``blockingStoredData(forKey:)`` off the caller's task: a memory hit at once, the disk level on NIO's thread
     /// pool. `nil` on a miss or when the task is cancelled.
     func storedData(forKey key: String) async -> StoredData? {
         if let bytes = dataInMemory(forKey: key) { return StoredData(bytes: bytes, cacheType: .memory) }
-        let dataCache = self.dataCache
-        let bytes = try? await NIOThreadPool.singleton.runIfActive { dataCache.cachedData(forKey: key) }
-        return (bytes ?? nil).map { StoredData(bytes: $0, cacheType: .disk) }
+        let found = try? await NIOThreadPool.singleton.runIfActive { self.blockingStoredData(forKey: key) }
+        return found ?? nil
     }
 
     /// The image for `key`: from memory, else from disk (read and decoded by the serializer with `decoding` off the

@@ -27,7 +27,7 @@ extension ImageJob {
         let staged =
             cache.keepsOriginalBytes
             ? bytes.map {
-                cache.dataCache.stageData($0, forKey: baseKey, validators: validators, expiration: expiration)
+                cache.stageData($0, forKey: baseKey, validators: validators, expiration: expiration)
             }
             : nil
         let originalToSerialize = staged == nil ? original : nil

@@ -97,7 +97,7 @@ extension ImageManager {
             return loaded
         }
         do throws(CacheError) {
-            try await cache.dataCache.storeData(
+            try await cache.storeData(
                 response.body, forKey: baseKey, validators: response.validators, expiration: request.diskCacheExpiration
             )
             loaded.diskStore = .stored

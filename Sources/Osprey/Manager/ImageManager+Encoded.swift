@@ -155,7 +155,7 @@ extension ImageManager {
                 do throws(CacheError) {
                     // Marked private like its source, so that a shared cache on the same directory does not serve it.
                     let validators = HTTPValidators(isPrivate: permission == .privateCacheOnly)
-                    try await cache.dataCache.storeData(
+                    try await cache.storeData(
                         encodedImage.bytes, forKey: key, validators: validators,
                         expiration: request.diskCacheExpiration)
                     if let quality = encodedImage.quality {
