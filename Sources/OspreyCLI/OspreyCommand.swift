@@ -31,7 +31,7 @@ struct OspreyCommand: AsyncParsableCommand {
         ]
     )
 
-    /// `osprey 0.1.0` and the codec libraries it runs on, one per line.
+    /// `osprey 0.2.0` and the codec libraries it runs on, one per line.
     static var versionText: String {
         // Appended line by line: `joined(separator:)` is generic code that costs a metadata look-up at every start.
         var text = "osprey \(OspreyVersion.current)"

@@ -73,6 +73,14 @@ func application(configuration: ServerConfiguration) -> some ApplicationProtocol
         }
     }
 
+    @Test("one version number: the CHANGELOG's newest section is the version the library reports")
+    func oneVersionNumber() throws {
+        let changelog = Self.readme.deletingLastPathComponent().appendingPathComponent("CHANGELOG.md")
+        let text = try String(contentsOf: changelog, encoding: .utf8)
+        let newest = text.split(separator: "\n").first { $0.hasPrefix("## ") }.map(String.init)
+        #expect(newest == "## \(OspreyVersion.current) (unreleased)" || newest == "## \(OspreyVersion.current)")
+    }
+
     @Test("every Swift example of the README is in this file, word for word")
     func examplesAreHere() throws {
         let blocks = Self.swiftBlocks(of: try String(contentsOf: Self.readme, encoding: .utf8))

@@ -350,6 +350,68 @@ struct ImageManagerOptionsTests {
         }
     }
 
+    // Bounded in time: a preview that never comes (decoded before the stage, or not at all) fails instead of hanging.
+    @Test(
+        "with decoding suspended, a progressive load's data queues one preview, which decodes all that came",
+        .timeLimit(.minutes(1)))
+    func progressivePreviewsPassTheDecodingStage() async throws {
+        try await withManager { harness in
+            let body = try ManagerFixtures.jpeg(width: 256, height: 256, progressive: true)
+            // Three quarters of the body in twelfths, then the rest held until the preview came.
+            let gate = OriginGate()
+            defer { gate.open() }
+            let held = body.count * 3 / 4
+            harness.server.route(
+                "/p.jpg",
+                .ok(body).trickled(bytes: body.count / 12, every: .milliseconds(2))
+                    .pausing(afterBodyBytes: held, until: gate))
+            let queue = harness.manager.decodingQueue
+            let decoding = queue.events()
+            queue.isSuspended = true
+            defer { queue.isSuspended = false }
+            let task = harness.manager.task(
+                for: try ImageRequest(url: harness.url("/p.jpg"), options: [.progressiveDownload]))
+            var events = task.events.makeAsyncIterator()
+            var chunks = 0
+            var received = 0
+            while received < held {
+                guard case .progress(let progress)? = await events.next() else {
+                    Issue.record("the load ended before its data came")
+                    return
+                }
+                (chunks, received) = (chunks + 1, progress.receivedBytes)
+            }
+
+            // Every chunk after the first would have started a preview of its own: one waits, for all of them.
+            #expect(chunks >= 6)
+            #expect(queue.waitingCount == 1)
+            queue.isSuspended = false
+            var previews: [ImageResult] = []
+            while previews.isEmpty, let event = await events.next() {
+                if case .preview(let preview) = event { previews.append(preview) }
+            }
+            gate.open()
+            var final: ImageResult?
+            while let event = await events.next() {
+                if case .finished(let outcome) = event { final = try outcome.get() }
+            }
+            #expect(previews.count == 1 && previews.allSatisfy { !$0.isFinal && $0.image.width == 256 })
+            #expect(final?.data == body)
+
+            // The decoding stage saw the preview wait, start and finish, then the final decode (all published before
+            // the outcome was delivered).
+            var stage = decoding.makeAsyncIterator()
+            let url = harness.url("/p.jpg")
+            let first = await stage.next()
+            #expect(first == .waiting(url))
+            guard first == .waiting(url) else { return }
+            #expect(await stage.next() == .started(url))
+            #expect(await stage.next() == .finished(url))
+            #expect(await stage.next() == .started(url))
+            #expect(await stage.next() == .finished(url))
+        }
+    }
+
     // MARK: Revalidation
 
     @Test("refreshCached delivers the cached image then, on 304, nothing new")

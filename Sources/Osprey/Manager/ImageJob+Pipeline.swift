@@ -1,5 +1,6 @@
 import FoundationEssentials
 import OspreyCodecs
+import Synchronization
 
 // The stages of a job, in the load flow's order: disk (memory was tried by the caller), download, decode, transform and
 // process, store. Each blocking stage runs on the manager's decoding or processing threads; between stages the job
@@ -127,10 +128,12 @@ extension ImageJob {
         let decoder =
             request.options.contains(.progressiveDownload)
             ? IncrementalImageDecoder(options: decoding) : nil
-        return await manager.downloadFirstSource(
+        let response = await manager.downloadFirstSource(
             of: request, loader: loader, priority: priority, validators: validators,
             progress: { [weak self] progress in self?.received(progress, decoder: decoder) },
             started: { setDataTask($0) })
+        isDownloaded.store(true, ordering: .releasing)
+        return response
     }
 
     /// Tells the configuration's stage observer, if any, that the job reached `stage`.

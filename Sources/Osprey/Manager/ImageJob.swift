@@ -34,10 +34,16 @@ final class ImageJob: Sendable {
     let baseKey: String
     /// How the job decodes: the manager's options with the request's size, budget and first-frame choice.
     let decoding: DecodingOptions
-    /// A progressive preview is being decoded: the next waits for it to end rather than queueing behind it.
+    /// A progressive preview waits for the decoding stage or is being decoded: later data waits for it to end
+    /// rather than queueing another behind it.
     private let isPreviewing = Atomic(false)
+    /// The download is complete: the final decode follows, and a preview still waiting is not decoded.
+    let isDownloaded = Atomic(false)
     /// The outcome is delivered: no preview follows it.
     private let isDelivered = Atomic(false)
+    /// The preview under way, cancelled when the outcome is delivered (so that one waiting for a suspended decoding
+    /// stage leaves).
+    private let preview = Mutex<Task<Void, Never>?>(nil)
 
     init(id: ImageManager.Jobs.JobID, key: Key, request: ImageRequest, manager: ImageManager) {
         self.id = id
@@ -79,11 +85,14 @@ final class ImageJob: Sendable {
 
     private func deliver(_ outcome: Result<ImageResult, ImageError>) {
         isDelivered.store(true, ordering: .releasing)
+        preview.withLock { $0 }?.cancel()
         manager.deliver(outcome, from: id)
     }
 
     /// Reports download progress and, for a progressive load, decodes a preview off the loader's thread when none is
-    /// being decoded.
+    /// waiting or being decoded. A preview passes the decoding stage like every decode: while the stage is suspended
+    /// it waits there, the data that arrives meanwhile queues no other, and once it runs it decodes all the data
+    /// there is by then (or nothing, when the download has ended and the final decode follows).
     func received(_ progress: DownloadProgress, decoder: IncrementalImageDecoder?) {
         send(.progress(progress))
         guard let decoder else { return }
@@ -91,24 +100,26 @@ final class ImageJob: Sendable {
         guard !isDelivered.load(ordering: .acquiring),
             isPreviewing.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
         else { return }
-        // A preview is skipped rather than waited for when the memory budget has no room for it now.
-        let reservation = previewReservation(decoder)
-        guard let reservation else {
-            isPreviewing.store(false, ordering: .releasing)
-            return
-        }
-        Task(executorPreference: manager.decodingPool) {
-            defer {
-                reservation?.release()
-                self.isPreviewing.store(false, ordering: .releasing)
+        let task = Task(executorPreference: manager.decodingPool) {
+            defer { self.isPreviewing.store(false, ordering: .releasing) }
+            let skips = { self.isDownloaded.load(ordering: .acquiring) || self.isDelivered.load(ordering: .acquiring) }
+            _ = await self.manager.decodingQueue.run(for: self.request.url, skipping: skips) {
+                self.decodePreview(decoder)
             }
-            guard let partial = decoder.makePreview(),
-                let image = try? ImageManager.process(partial, with: self.request.processors)
-            else { return }
-            self.send(
-                .preview(
-                    ImageResult(image: image, data: nil, cacheType: .notCached, url: self.request.url, isFinal: false)))
         }
+        preview.withLock { $0 = task }
+        if isDelivered.load(ordering: .acquiring) { task.cancel() }
+    }
+
+    /// Decodes and sends a preview of the data `decoder` has; skipped rather than waited for when the memory budget
+    /// has no room for it now.
+    private func decodePreview(_ decoder: IncrementalImageDecoder) {
+        guard let reservation = previewReservation(decoder) else { return }
+        defer { reservation?.release() }
+        guard let partial = decoder.makePreview(),
+            let image = try? ImageManager.process(partial, with: request.processors)
+        else { return }
+        send(.preview(ImageResult(image: image, data: nil, cacheType: .notCached, url: request.url, isFinal: false)))
     }
 }
 

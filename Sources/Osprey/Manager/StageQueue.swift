@@ -67,9 +67,12 @@ public final class StageQueue: Sendable {
     }
 
     /// Runs `body` as one operation of the stage for the image at `url`, once the stage is not suspended; `nil`
-    /// when the calling task is cancelled while it waits.
-    func run<Result: Sendable>(for url: URL, _ body: () async -> Result) async -> Result? {
-        guard await waitUntilResumed(url) else { return nil }
+    /// when the calling task is cancelled while it waits, or when `skips` says, once it may start, that the
+    /// operation is no longer needed (it then neither starts nor finishes).
+    func run<Result: Sendable>(
+        for url: URL, skipping skips: () -> Bool = { false }, _ body: () async -> Result
+    ) async -> Result? {
+        guard await waitUntilResumed(url), !skips() else { return nil }
         state.withLock { $0.running += 1 }
         broadcaster.publish(.started(url))
         let result = await body()
