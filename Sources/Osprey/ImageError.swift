@@ -56,6 +56,7 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
         /// The port is not in 1–65535.
         case invalidPort
 
+        /// The value as logs and messages print it.
         public var description: String {
             switch self {
             case .empty: "the URL is empty"
@@ -98,6 +99,7 @@ public enum ImageError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What went wrong, in a sentence for logs and error messages.
     public var description: String {
         switch self {
         case .invalidURL(let url, let reason): "invalid URL '\(url)': \(reason)"

@@ -244,6 +244,8 @@ public final class ImageTask: Sendable {
 }
 
 extension ImageTask: Hashable {
+    /// Tasks are equal when they are the same object.
     public static func == (lhs: ImageTask, rhs: ImageTask) -> Bool { lhs === rhs }
+    /// Hashes the task's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

@@ -15,6 +15,7 @@ public final class Mutex<Value>: @unchecked Sendable {
         base = OspreyCodecs.Mutex(value)
     }
 
+    /// Runs `body` with the value, holding the lock.
     @inlinable
     /// Runs `body` with the value while holding the lock.
     public func withLock<Result, E: Error>(

@@ -54,6 +54,7 @@ public struct AVIFCoder: ImageDecoding, ImageEncoding {
         }
     }
 
+    /// Decodes `data` as `options` ask (size, limits, frames, colour handling).
     public func decode(_ data: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
         try AVIFDecoder.decode(data, options: options)
     }

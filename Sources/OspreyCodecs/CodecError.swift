@@ -39,6 +39,7 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What went wrong, in a sentence for logs and error messages.
     public var description: String {
         switch self {
         case .unsupportedFormat:

@@ -52,14 +52,17 @@ public struct ColorProfile: Sendable, Hashable, CustomStringConvertible {
         isSRGB = analysis.isSRGB
     }
 
+    /// Profiles are equal when their bytes are.
     public static func == (lhs: ColorProfile, rhs: ColorProfile) -> Bool {
         lhs.digest == rhs.digest && lhs.data == rhs.data
     }
 
+    /// Hashes the profile's digest.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(digest)
     }
 
+    /// The profile's name, colour space and size.
     public var description: String { "\(name ?? "unnamed") (\(colorSpace.rawValue), \(data.count) bytes)" }
 
     /// A compact sRGB profile (Little CMS's, a few hundred bytes), for encoders asked to tag sRGB output.

@@ -35,6 +35,7 @@ public struct HEIFCoder: ImageDecoding {
         }
     }
 
+    /// The memory decoding `data` as `options` ask takes, from its header: what a budget reserves first.
     public func memoryEstimate(
         _ data: UnsafeRawBufferPointer, options: DecodingOptions
     ) throws(CodecError) -> DecodingEstimate {
@@ -53,6 +54,7 @@ public struct HEIFCoder: ImageDecoding {
         }
     }
 
+    /// Decodes `data` as `options` ask (size, limits, frames, colour handling).
     public func decode(_ data: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
         try HEIFDecoder.decode(data, options: options)
     }

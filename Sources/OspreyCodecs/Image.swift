@@ -109,6 +109,7 @@ public enum DecodingWarning: Sendable, Hashable, CustomStringConvertible {
     /// profile on a gray image) — so its pixels are taken as sRGB, as if it had none.
     case colorProfileIgnored(reason: String)
 
+    /// The value as logs and messages print it.
     public var description: String {
         switch self {
         case .colorProfileIgnored(let reason): "colour profile ignored: \(reason)"

@@ -130,5 +130,6 @@ public final class ImageCoderRegistry: Sendable, Hashable {
     /// Registries are equal when they are the same object.
     public static func == (lhs: ImageCoderRegistry, rhs: ImageCoderRegistry) -> Bool { lhs === rhs }
 
+    /// Hashes the registry's identity.
     public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
 }

@@ -15,6 +15,7 @@ enum BuiltInCoders {
 }
 
 extension BuiltInCoder {
+    /// The memory decoding `data` as `options` ask takes, from its header: what a budget reserves first.
     public func memoryEstimate(
         _ data: UnsafeRawBufferPointer, options: DecodingOptions
     ) throws(CodecError) -> DecodingEstimate {
@@ -48,18 +49,22 @@ public struct JPEGCoder: BuiltInCoder {
     /// The format it reads (and writes, if it does).
     public var format: ImageFormat { .jpeg }
 
+    /// Whether `data` begins with this format's signature.
     public func recognizes(_ b: UnsafeRawBufferPointer) -> Bool {
         b.count >= 2 && b[0] == 0xFF && b[1] == 0xD8
     }
 
+    /// What `data`'s header says (format, size, frames, orientation), read without decoding pixels.
     public func header(of data: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
         try ImageHeader.readJPEG(data)
     }
 
+    /// Decodes `data` as `options` ask (size, limits, frames, colour handling).
     public func decode(_ data: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
         withMetadata(try JPEGDecoder.decode(data, options: options), from: data, options: options)
     }
 
+    /// Encodes `image` in this format as `options` ask (quality, effort, metadata).
     public func encode(_ image: Image, options: EncodingOptions) throws(CodecError) -> [UInt8] {
         try withContainerMetadata(JPEGEncoder.encode(image.pixels, options: options), of: image, options: options)
     }
@@ -73,19 +78,23 @@ public struct PNGCoder: BuiltInCoder {
     /// The format it reads (and writes, if it does).
     public var format: ImageFormat { .png }
 
+    /// Whether `data` begins with this format's signature.
     public func recognizes(_ b: UnsafeRawBufferPointer) -> Bool {
         b.count >= 8 && b[0] == 0x89 && b[1] == 0x50 && b[2] == 0x4E && b[3] == 0x47 && b[4] == 0x0D
             && b[5] == 0x0A && b[6] == 0x1A && b[7] == 0x0A
     }
 
+    /// What `data`'s header says (format, size, frames, orientation), read without decoding pixels.
     public func header(of data: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
         try ImageHeader.readPNG(data)
     }
 
+    /// Decodes `data` as `options` ask (size, limits, frames, colour handling).
     public func decode(_ data: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
         withMetadata(try PNGDecoder.decode(data, options: options), from: data, options: options)
     }
 
+    /// Encodes `image` in this format as `options` ask (quality, effort, metadata).
     public func encode(_ image: Image, options: EncodingOptions) throws(CodecError) -> [UInt8] {
         var written = image
         if options.palettePNGQuality != nil, !image.pixelFormat.hasColor {
@@ -108,19 +117,23 @@ public struct GIFCoder: BuiltInCoder {
     /// The format it reads (and writes, if it does).
     public var format: ImageFormat { .gif }
 
+    /// Whether `data` begins with this format's signature.
     public func recognizes(_ b: UnsafeRawBufferPointer) -> Bool {
         b.count >= 6 && b[0] == 0x47 && b[1] == 0x49 && b[2] == 0x46 && b[3] == 0x38
             && (b[4] == 0x37 || b[4] == 0x39) && b[5] == 0x61
     }
 
+    /// What `data`'s header says (format, size, frames, orientation), read without decoding pixels.
     public func header(of data: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
         try ImageHeader.readGIF(data)
     }
 
+    /// Decodes `data` as `options` ask (size, limits, frames, colour handling).
     public func decode(_ data: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
         withMetadata(try GIFDecoder.decode(data, options: options), from: data, options: options)
     }
 
+    /// Encodes `image` in this format as `options` ask (quality, effort, metadata).
     public func encode(_ image: Image, options: EncodingOptions) throws(CodecError) -> [UInt8] {
         try GIFEncoder.encode(image.frames, loopCount: image.loopCount)
     }
@@ -134,19 +147,23 @@ public struct WebPCoder: BuiltInCoder {
     /// The format it reads (and writes, if it does).
     public var format: ImageFormat { .webp }
 
+    /// Whether `data` begins with this format's signature.
     public func recognizes(_ b: UnsafeRawBufferPointer) -> Bool {
         b.count >= 12 && b[0] == 0x52 && b[1] == 0x49 && b[2] == 0x46 && b[3] == 0x46 && b[8] == 0x57
             && b[9] == 0x45 && b[10] == 0x42 && b[11] == 0x50
     }
 
+    /// What `data`'s header says (format, size, frames, orientation), read without decoding pixels.
     public func header(of data: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
         try ImageHeader.readWebP(data)
     }
 
+    /// Decodes `data` as `options` ask (size, limits, frames, colour handling).
     public func decode(_ data: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
         withMetadata(try WebPDecoder.decode(data, options: options), from: data, options: options)
     }
 
+    /// Encodes `image` in this format as `options` ask (quality, effort, metadata).
     public func encode(_ image: Image, options: EncodingOptions) throws(CodecError) -> [UInt8] {
         let encoded = try WebPEncoder.encode(image.frames, loopCount: image.loopCount, options: options)
         return try withContainerMetadata(encoded, of: image, options: options)

@@ -42,6 +42,7 @@ extension ImageDecoding {
     /// 12 bytes, what the built-in formats need; a coder whose signature is longer says so.
     public var signatureLength: Int { 12 }
 
+    /// The memory decoding `data` as `options` ask takes, from its header: what a budget reserves first.
     public func memoryEstimate(
         _ data: UnsafeRawBufferPointer, options: DecodingOptions
     ) throws(CodecError) -> DecodingEstimate {

@@ -58,7 +58,9 @@ public struct ImageFormat: Sendable, Hashable, CustomStringConvertible {
     /// Formats are equal when their names are.
     public static func == (lhs: ImageFormat, rhs: ImageFormat) -> Bool { lhs.name == rhs.name }
 
+    /// Hashes the format's name.
     public func hash(into hasher: inout Hasher) { hasher.combine(name) }
 
+    /// The value as logs and messages print it.
     public var description: String { name }
 }

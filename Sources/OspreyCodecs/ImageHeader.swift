@@ -68,6 +68,7 @@ public struct ImageHeader: Sendable, Hashable {
             && lhs.orientation == rhs.orientation
     }
 
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(format)
         hasher.combine(width)

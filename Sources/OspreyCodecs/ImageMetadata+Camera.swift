@@ -25,14 +25,18 @@ extension ImageMetadata {
 
         /// A position on Earth: degrees north and east (negative south and west), metres above sea level.
         public struct Location: Sendable, Hashable, Codable {
+            /// Degrees north of the equator (negative south).
             public var latitude: Double
+            /// Degrees east of Greenwich (negative west).
             public var longitude: Double
+            /// Metres above sea level (negative below), when recorded.
             public var altitude: Double?
         }
 
         /// Whether nothing was found.
         public var isEmpty: Bool { self == Camera() }
 
+        /// Makes camera metadata with nothing recorded.
         public init() {}
     }
 

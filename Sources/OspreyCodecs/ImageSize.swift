@@ -17,5 +17,6 @@ public struct ImageSize: Sendable, Hashable, CustomStringConvertible {
     /// The size with width and height exchanged.
     public var transposed: ImageSize { ImageSize(width: height, height: width) }
 
+    /// The value as logs and messages print it.
     public var description: String { "\(width)x\(height)" }
 }

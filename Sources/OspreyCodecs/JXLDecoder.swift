@@ -32,6 +32,7 @@ public struct JXLCoder: ImageDecoding, ImageEncoding {
         return header
     }
 
+    /// The memory decoding `data` as `options` ask takes, from its header: what a budget reserves first.
     public func memoryEstimate(
         _ data: UnsafeRawBufferPointer, options: DecodingOptions
     ) throws(CodecError) -> DecodingEstimate {
@@ -45,6 +46,7 @@ public struct JXLCoder: ImageDecoding, ImageEncoding {
             peakBytes: ImageDecoder.saturating(sum: imageBytes, ImageDecoder.saturating(width, height, 16)))
     }
 
+    /// Decodes `data` as `options` ask (size, limits, frames, colour handling).
     public func decode(_ data: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
         try JXLDecoder.decode(data, options: options)
     }

@@ -36,6 +36,7 @@ public final class Mutex<Value>: @unchecked Sendable {
         handle.deallocate()
     }
 
+    /// Runs `body` with the value, holding the lock.
     @inlinable
     /// Runs `body` with the value while holding the lock.
     public func withLock<Result, E: Error>(

@@ -237,6 +237,7 @@ public struct SourceAddress: Hashable, Sendable, CustomStringConvertible {
         self.address == address && (self.port == nil || self.port == port)
     }
 
+    /// The value as logs and messages print it.
     public var description: String {
         guard let port else { return address.description }
         return address.isIPv4 ? "\(address):\(port)" : "[\(address)]:\(port)"

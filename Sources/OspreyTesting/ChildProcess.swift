@@ -11,14 +11,19 @@ public import Glibc
 /// the whole test process in a few suite runs, more often when tests on several threads start processes at once.
 /// Standard input, output and error are what ``Stream`` says; every other descriptor is closed in the child.
 public enum ChildProcess {
+    /// How a child process ended.
     public struct Outcome: Sendable {
+        /// Its exit status (or the signal that ended it).
         public let status: Int32
         /// The signal that ended the child, when one did.
         public let signal: Int32?
+        /// Whether it was killed for running past its time limit.
         public let timedOut: Bool
     }
 
+    /// `posix_spawn` could not start the process.
     public struct SpawnFailed: Error {
+        /// The error number `posix_spawn` returned.
         public let code: Int32
     }
 
@@ -36,6 +41,7 @@ public enum ChildProcess {
         public static func path(_ path: String?) -> Stream { path.map(Stream.file) ?? .null }
     }
 
+    /// The type of `posix_spawn_file_actions_addclosefrom_np`, looked up at run time.
     public typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
 
     /// `posix_spawn_file_actions_addclosefrom_np`, when libc has it.

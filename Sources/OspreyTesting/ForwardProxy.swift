@@ -18,7 +18,9 @@ public struct ForwardProxy: Sendable {
     /// Whether CI asked for the proxy tests to run (`OSPREY_REQUIRE_TINYPROXY=1`): then a missing tinyproxy fails them.
     public static let isRequired = ProcessInfo.processInfo.environment["OSPREY_REQUIRE_TINYPROXY"] == "1"
 
+    /// The forward proxy (tinyproxy) is not installed or did not start.
     public struct Unavailable: Error, CustomStringConvertible {
+        /// What went wrong, in a sentence for logs and error messages.
         public var description: String { "tinyproxy is not installed (apt-get install tinyproxy; make test does)" }
     }
 

@@ -21,15 +21,20 @@ public enum PeerPython {
 
     /// What a script printed, and how it ended.
     public struct Run: Sendable {
+        /// The script's exit status.
         public let status: Int32
+        /// What it wrote to standard output.
         public let standardOutput: String
+        /// What it wrote to standard error.
         public let standardError: String
 
         /// The standard output's lines.
         public var lines: [String] { standardOutput.split(separator: "\n").map(String.init) }
     }
 
+    /// The peer's Python environment is missing, saying how to make it.
     public struct Missing: Error, CustomStringConvertible {
+        /// What went wrong, in a sentence for logs and error messages.
         public var description: String { "no .build/test-venv: run scripts/test-venv.sh" }
     }
 

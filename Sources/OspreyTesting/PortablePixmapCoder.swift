@@ -17,10 +17,13 @@ public struct PortablePixmapCoder: ImageDecoding, ImageEncoding {
     /// `ppm`, `image/x-portable-pixmap`.
     public static let format = ImageFormat(name: "ppm", mimeType: "image/x-portable-pixmap", fileExtension: "ppm")
 
+    /// Makes the coder.
     public init() {}
 
+    /// PPM.
     public var format: ImageFormat { Self.format }
 
+    /// The `P6` and the whitespace after it.
     public var signatureLength: Int { 3 }
 
     /// `P6` or `P5` and a whitespace character.
@@ -30,11 +33,13 @@ public struct PortablePixmapCoder: ImageDecoding, ImageEncoding {
             && Self.isSpace(prefix[2])
     }
 
+    /// What `data`'s header says (format, size, frames, orientation), read without decoding pixels.
     public func header(of data: UnsafeRawBufferPointer) throws(CodecError) -> ImageHeader {
         let header = try Header(data)
         return ImageHeader(format: Self.format, width: header.width, height: header.height)
     }
 
+    /// Decodes `data` as `options` ask (size, limits, frames, colour handling).
     public func decode(_ data: UnsafeRawBufferPointer, options: DecodingOptions) throws(CodecError) -> Image {
         let header = try Header(data)
         let count = header.width * header.height * header.channels

@@ -1,7 +1,9 @@
 /// EXIF (TIFF) structures built byte by byte, in either byte order, for the tests of what Osprey reads from them.
 public struct SyntheticEXIF: Sendable {
+    /// Whether the TIFF structure is written little-endian (`II`) or big-endian (`MM`).
     public let littleEndian: Bool
 
+    /// Makes an empty EXIF block in the given byte order.
     public init(littleEndian: Bool) {
         self.littleEndian = littleEndian
     }
@@ -16,6 +18,7 @@ public struct SyntheticEXIF: Sendable {
         return littleEndian ? low + high : high + low
     }
 
+    /// A value of an entry: its TIFF type follows from the case.
     public enum Value {
         case ascii(String)
         case short(Int)

@@ -26,6 +26,7 @@ public enum TaggedImages {
         return tiff + make + artist + copyright
     }()
 
+    /// An XMP packet that names a creator and a rating.
     public static let xmp = Array(
         """
         <x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#">\

@@ -58,6 +58,7 @@ public enum TestDataError: Error, CustomStringConvertible {
     /// `MANIFEST.tsv` is not what this parser expects.
     case malformedManifest(String)
 
+    /// What went wrong, in a sentence for logs and error messages.
     public var description: String {
         switch self {
         case .missing:

@@ -57,7 +57,9 @@ public struct ImageInfo: Sendable, Hashable, Codable {
 
     /// A colour of the palette and the share of the pixels it stands for (0 to 1, to 4 decimals).
     public struct Swatch: Sendable, Hashable, Codable {
+        /// A colour, `#rrggbb`.
         public var color: String
+        /// Its share of the image's pixels, 0–1.
         public var weight: Double
     }
 

@@ -46,6 +46,7 @@ public enum ImageQuality {
     public struct Reference: Sendable {
         /// The reference's width and height.
         public let width: Int
+        /// The height both images share.
         public let height: Int
         /// The prepared scales per background its alpha is blended over (0.5 alone for an opaque reference).
         private let prepared: [Float: [PreparedScale]]
@@ -127,6 +128,7 @@ public enum ImageQualityError: Error, Equatable, Sendable, CustomStringConvertib
     /// An image under 8 pixels on a side, which the metric's first scale cannot measure.
     case tooSmall(width: Int, height: Int)
 
+    /// What went wrong, in a sentence for logs and error messages.
     public var description: String {
         switch self {
         case .sizesDiffer(let reference, let distorted):

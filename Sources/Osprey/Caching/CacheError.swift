@@ -16,6 +16,7 @@ public enum CacheError: Error, Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// What went wrong, in a sentence for logs and error messages.
     public var description: String {
         switch self {
         case .diskFull(let key): "cannot cache '\(key)': the disk is full"

@@ -59,6 +59,8 @@ public struct DefaultCacheSerializer: CacheSerializer {
     /// Makes the default serializer.
     public init() {}
 
+    /// `original` when given, else `image` encoded in its source format (PNG when it has alpha that format would drop,
+    /// no known format, or one `coders` cannot write).
     public func data(for image: Image, original: [UInt8]?, coders: ImageCoderRegistry) throws -> [UInt8] {
         if let original { return original }
         var options = EncodingOptions()
@@ -92,6 +94,7 @@ public struct FormatCacheSerializer: CacheSerializer {
         self.options = options
     }
 
+    /// `original` when it is already in ``format``, else `image` encoded as ``format`` with ``options`` and `coders`.
     public func data(for image: Image, original: [UInt8]?, coders: ImageCoderRegistry) throws -> [UInt8] {
         if let original, ImageFormat(sniffing: original) == format { return original }
         var options = options

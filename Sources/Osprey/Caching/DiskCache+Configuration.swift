@@ -170,6 +170,7 @@ public struct UnixTime: Sendable, Hashable, Comparable {
         return UnixTime(seconds: Double(time.tv_sec) + Double(time.tv_nsec) / 1e9)
     }
 
+    /// Whether `lhs` is earlier than `rhs`.
     public static func < (lhs: UnixTime, rhs: UnixTime) -> Bool { lhs.seconds < rhs.seconds }
 
     /// This time moved by `duration`.

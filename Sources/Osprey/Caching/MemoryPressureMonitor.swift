@@ -10,8 +10,10 @@ public enum MemoryPressure: Int, Sendable, Comparable, CustomStringConvertible {
     /// Under 5% left: caches shed everything.
     case critical
 
+    /// Whether `lhs` is milder than `rhs`.
     public static func < (lhs: MemoryPressure, rhs: MemoryPressure) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The value as logs and messages print it.
     public var description: String {
         switch self {
         case .normal: "normal"

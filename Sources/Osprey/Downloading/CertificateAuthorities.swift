@@ -16,6 +16,7 @@ public struct CertificateAuthorities: Sendable, CustomStringConvertible {
         /// Why it gave no certificate.
         public let reason: String
 
+        /// What went wrong, in a sentence for logs and error messages.
         public var description: String { "cannot read certificate authorities from '\(path)': \(reason)" }
     }
 
@@ -56,6 +57,7 @@ public struct CertificateAuthorities: Sendable, CustomStringConvertible {
         return nil
     }
 
+    /// The value as logs and messages print it.
     public var description: String { path ?? "the system's certificate authorities" }
 
     /// A client TLS configuration that trusts these.

@@ -97,6 +97,7 @@ public enum DownloadError: Error, Sendable, CustomStringConvertible {
         }
     }
 
+    /// What went wrong, in a sentence for logs and error messages.
     public var description: String {
         switch self {
         case .cancelled: "the download was cancelled"

@@ -9,8 +9,10 @@ public enum DownloadPriority: Int, Sendable, Hashable, Comparable, CaseIterable,
     case high = 3
     case veryHigh = 4
 
+    /// Whether `lhs` is lower than `rhs`.
     public static func < (lhs: DownloadPriority, rhs: DownloadPriority) -> Bool { lhs.rawValue < rhs.rawValue }
 
+    /// The value as logs and messages print it.
     public var description: String {
         switch self {
         case .veryLow: "veryLow"

@@ -18,11 +18,16 @@ public struct EgressProxies: Sendable, Hashable {
     /// One proxy: an `http://` URL's host and port (1080 when it names none, as curl's default), and the
     /// credentials it carries, sent as `Proxy-Authorization: Basic`.
     public struct Proxy: Sendable, Hashable, CustomStringConvertible {
+        /// The proxy's host name or address.
         public var host: String
+        /// The proxy's port.
         public var port: Int
+        /// The user name of the proxy's Basic authentication, if it asks for one.
         public var user: String?
+        /// The password of the proxy's Basic authentication.
         public var password: String?
 
+        /// Makes a proxy at `host`:`port`, with credentials when given.
         public init(host: String, port: Int = 1080, user: String? = nil, password: String? = nil) {
             self.host = host
             self.port = port
@@ -59,14 +64,18 @@ public struct EgressProxies: Sendable, Hashable {
             return ImageDownloader.basicAuthorization(user, password ?? "")
         }
 
+        /// The value as logs and messages print it.
         public var description: String { "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
     }
 
     /// A proxy setting that cannot be used, naming it and why.
     public struct ParseError: Error, Sendable, CustomStringConvertible {
+        /// The setting as given.
         public let value: String
+        /// Why it is not a proxy URL.
         public let reason: String
 
+        /// What went wrong, in a sentence for logs and error messages.
         public var description: String { "cannot use the proxy '\(value)': \(reason)" }
     }
 
@@ -78,6 +87,7 @@ public struct EgressProxies: Sendable, Hashable {
     /// IP address, or an IPv4 or IPv6 network in CIDR form.
     public var exclusions: [String]
 
+    /// Makes the proxies for `http` and `https` destinations, and the hosts that bypass them (`no_proxy`'s forms).
     public init(http: Proxy? = nil, https: Proxy? = nil, exclusions: [String] = []) {
         self.http = http
         self.https = https

@@ -29,6 +29,7 @@ public final class MemoryBudget: Sendable {
         /// The waiting task was cancelled.
         case cancelled
 
+        /// What went wrong, in a sentence for logs and error messages.
         public var description: String {
             switch self {
             case .exceedsBudget(let required, let budget):

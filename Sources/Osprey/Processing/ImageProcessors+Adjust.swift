@@ -55,6 +55,7 @@ extension ImageProcessors {
             self.blue = finite(blue, 0, range: -255...255)
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String {
             var parts: [String] = []
             if brightness != 0 { parts.append("brightness=\(brightness)") }
@@ -70,6 +71,7 @@ extension ImageProcessors {
             brightness == 0 && red == 0 && green == 0 && blue == 0 && contrast == 1 && gamma == 1 && saturation == 1
         }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             guard !isIdentity else { return image }
             let offsets = [red, green, blue]
@@ -101,8 +103,10 @@ extension ImageProcessors {
             self.size = size
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "pixelate(\(size))" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             guard size > 1 else { return image }
             return try image.mappingFrames { try $0.pixelated(size) }

@@ -14,8 +14,10 @@ extension ImageProcessors {
             self.radius = max(radius, 0)
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "blur(\(radius))" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             let boxes = Self.boxWidths(sigma: radius)
             guard boxes.contains(where: { $0 > 1 }) else { return image }

@@ -21,8 +21,10 @@ extension ImageProcessors {
             self.color = color
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "pad(\(top),\(right),\(bottom),\(left),\(color))" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             guard top > 0 || right > 0 || bottom > 0 || left > 0 else { return image }
             return try image.mappingFrames { pixels in
@@ -60,11 +62,13 @@ extension ImageProcessors {
             (self.offsetX, self.offsetY) = (offsetX.isFinite ? offsetX : 0, offsetY.isFinite ? offsetY : 0)
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String {
             let offset = offsetX != 0 || offsetY != 0 ? ",offset=\(offsetX):\(offsetY)" : ""
             return "extend(\(width)x\(height),anchor=\(anchor),\(color)\(offset))"
         }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             let (w, h) = image.uprightSize
             guard width > w || height > h else { return image }
@@ -99,11 +103,13 @@ extension ImageProcessors {
             (self.offsetX, self.offsetY) = (offsetX.isFinite ? offsetX : 0, offsetY.isFinite ? offsetY : 0)
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String {
             let offset = offsetX != 0 || offsetY != 0 ? ",offset=\(offsetX):\(offsetY)" : ""
             return "extendratio(\(width):\(height),anchor=\(anchor),\(color)\(offset))"
         }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             guard width > 0, height > 0 else { return image }
             let (w, h) = image.uprightSize

@@ -7,8 +7,10 @@ extension ImageProcessors {
         /// Makes the processor.
         public init() {}
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "grayscale" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             let target: PixelFormat = image.pixelFormat.hasAlpha ? .grayAlpha8 : .gray8
             return try image.mappingFrames { try $0.converted(to: target) }
@@ -26,8 +28,10 @@ extension ImageProcessors {
             self.color = color
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "tint(\(color))" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             try image.blending(color) { _, paint in paint }
         }
@@ -44,8 +48,10 @@ extension ImageProcessors {
             self.color = color
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "overlay(\(color))" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             try image.blending(color) { base, top in
                 base < 128 ? (2 * base * top + 127) / 255 : 255 - (2 * (255 - base) * (255 - top) + 127) / 255

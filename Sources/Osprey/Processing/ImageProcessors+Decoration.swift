@@ -21,6 +21,7 @@ extension ImageProcessors {
             self.color = color
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String {
             var text = "roundCorners(\(radius)"
             if let verticalRadius, verticalRadius != radius { text += "|\(verticalRadius)" }
@@ -28,6 +29,7 @@ extension ImageProcessors {
             return text + ")"
         }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             let vertical = verticalRadius ?? radius
             guard radius > 0, vertical > 0 else { return image }
@@ -43,8 +45,10 @@ extension ImageProcessors {
         /// Makes the processor.
         public init() {}
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "circle" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             let (w, h) = image.uprightSize
             let side = min(w, h)
@@ -70,8 +74,10 @@ extension ImageProcessors {
             self.color = color
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "border(\(width),\(color))" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             guard width > 0 else { return image }
             return try image.mappingFrames { pixels in

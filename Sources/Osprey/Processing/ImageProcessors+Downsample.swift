@@ -27,6 +27,7 @@ extension ImageProcessors {
                 reducingGap: reducingGap)
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "downsample" + resize.identifier.dropFirst("resize".count) }
 
         /// Resizes an image, decoded at ``decodingSize(for:)`` or at full size.

@@ -22,8 +22,10 @@ extension ImageProcessors {
             self.vertically = vertically
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "flip(horizontal=\(horizontally),vertical=\(vertically))" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             let orientation: ImageOrientation =
                 switch (horizontally, vertically) {
@@ -52,8 +54,10 @@ extension ImageProcessors {
             self.init(quarterTurns: degrees / 90)
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "rotate(\(quarterTurns * 90))" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             // EXIF's orientations name the turn that displays a stored image upright: 6 (.right) is a quarter
             // turn clockwise.
@@ -89,6 +93,7 @@ extension ImageProcessors {
             self.region = region
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String {
             switch region {
             case .rect(let x, let y, let width, let height): "crop(\(width)x\(height)+\(x)+\(y))"
@@ -146,6 +151,7 @@ extension ImageProcessors {
             }
         }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             let (w, h) = image.uprightSize
             let rect = try rect(inWidth: w, height: h)

@@ -15,6 +15,7 @@ extension ImageProcessors {
             /// of the image before stretching (thumbor's `blur` uses 50).
             case blurred(sigma: Double)
 
+            /// The value as logs and messages print it.
             public var description: String {
                 switch self {
                 case .color(let color): "\(color)"
@@ -39,10 +40,12 @@ extension ImageProcessors {
             (self.width, self.height, self.fill, self.fillsTransparency) = (width, height, fill, fillsTransparency)
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String {
             "letterbox(\(width)x\(height),\(fill)" + (fillsTransparency ? ",transparent)" : ")")
         }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             let (w, h) = image.uprightSize
             let (canvasWidth, canvasHeight) = (max(width, w), max(height, h))

@@ -16,8 +16,10 @@ extension ImageProcessors {
             self.amount = max(amount, 0)
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "sharpen(\(sigma),\(amount))" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             let boxes = Blur.boxWidths(sigma: sigma)
             guard amount > 0, boxes.contains(where: { $0 > 1 }) else { return image }

@@ -16,8 +16,10 @@ extension ImageProcessors {
             (self.width, self.height) = (width, height)
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { "smartcover(\(width)x\(height))" }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             let anchor = try Self.anchor(for: image, width: width, height: height)
             return try Resize(width: width, height: height, fit: .cover, anchor: anchor).process(image)

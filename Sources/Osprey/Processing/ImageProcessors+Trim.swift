@@ -16,6 +16,7 @@ extension ImageProcessors {
             /// A colour given (its alpha ignored).
             case color(PixelColor)
 
+            /// The value as logs and messages print it.
             public var description: String {
                 switch self {
                 case .topLeft: "top-left"
@@ -47,10 +48,12 @@ extension ImageProcessors {
             self.equalVertical = equalVertical
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String {
             "trim(\(background),threshold=\(threshold),equal=\(equalHorizontal ? "h" : "")\(equalVertical ? "v" : ""))"
         }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             let first = image.orientation == .up ? image.pixels : try image.pixels.applying(image.orientation)
             guard var box = try first.contentBox(background: background, threshold: threshold) else { return image }

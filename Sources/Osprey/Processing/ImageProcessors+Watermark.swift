@@ -36,11 +36,13 @@ extension ImageProcessors {
             self.tiled = tiled
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String {
             "watermark(\(name),opacity=\(opacity),anchor=\(anchor),offset=\(offsetX):\(offsetY),"
                 + "scale=\(scale.map { "\($0)" } ?? "none")" + (tiled ? ",tiled)" : ")")
         }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             guard opacity > 0 else { return image }
             let (width, height) = image.uprightSize

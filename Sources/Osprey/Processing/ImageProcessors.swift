@@ -28,6 +28,7 @@ public struct ImageProcessingError: Error, Sendable, Equatable, CustomStringConv
         self.reason = reason
     }
 
+    /// What went wrong, in a sentence for logs and error messages.
     public var description: String { "\(processor): \(reason)" }
 }
 
@@ -122,8 +123,10 @@ extension ImageProcessors {
             self.processors = processors
         }
 
+        /// The processor's name and parameters: part of the cache key of what it makes.
         public var identifier: String { processors.compositeIdentifier }
 
+        /// Applies the processor to `image`.
         public func process(_ image: Image) throws -> Image {
             try processors.reduce(image) { image, processor in
                 try Task.checkCancellation()

@@ -22,6 +22,8 @@ public struct ClientHintsConfiguration: Sendable, Hashable {
     /// The quality for `Save-Data: on` (when the URL gives none). 50 by default.
     public var saveDataQuality = 50
 
+    /// Makes the policy: widths rounded up to multiples of `widthStep`, and `saveDataQuality` for clients that ask to
+    /// save data.
     public init(widthStep: Int = 100, saveDataQuality: Int = 50) {
         self.widthStep = max(widthStep, 1)
         self.saveDataQuality = min(max(saveDataQuality, 1), 100)

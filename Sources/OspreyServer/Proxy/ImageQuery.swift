@@ -10,6 +10,7 @@ public struct InvalidImageQuery: Error, Sendable, Equatable, CustomStringConvert
         self.message = message
     }
 
+    /// What went wrong, in a sentence for logs and error messages.
     public var description: String { message }
 }
 

@@ -35,6 +35,7 @@ public struct HostPattern: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The value as logs and messages print it.
     public var description: String { (matchesSubdomains ? "*." : "") + domain }
 
     private static func normalized(_ name: String) -> String {

@@ -40,6 +40,7 @@ public struct IPAddress: Hashable, Sendable, CustomStringConvertible {
     /// Whether it is an IPv4 address (four bytes).
     public var isIPv4: Bool { bytes.count == 4 }
 
+    /// The value as logs and messages print it.
     public var description: String {
         var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
         let family = isIPv4 ? AF_INET : AF_INET6
