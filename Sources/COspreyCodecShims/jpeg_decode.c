@@ -11,16 +11,23 @@
 
 // Stops a progressive file whose scan count passes the limit: every scan re-decodes the whole coefficient buffer,
 // so a small file with thousands of scans costs minutes of CPU (libjpeg-turbo's own fuzzers cap scans the same way).
+// Stops a cancelled decode too: libjpeg calls the monitor for every row group of every scan it reads and every batch
+// of rows it outputs, so a cancelled decode ends within one row group's work.
 typedef struct {
     struct jpeg_progress_mgr base;
     uint32_t maxScans;
+    const int32_t *cancelled;
 } osprey_jpeg_progress;
 
 static void osprey_jpeg_progress_monitor(j_common_ptr common) {
     j_decompress_ptr info = (j_decompress_ptr)common;
     osprey_jpeg_progress *progress = (osprey_jpeg_progress *)common->progress;
+    osprey_jpeg_error *error = (osprey_jpeg_error *)common->err;
+    if (progress->cancelled != NULL && osprey_cancel_get(progress->cancelled)) {
+        snprintf(error->message, OSPREY_MESSAGE_CAPACITY, "cancelled");
+        longjmp(error->jump, 4);
+    }
     if (info->is_decompressor && progress->maxScans > 0 && (uint32_t)info->input_scan_number > progress->maxScans) {
-        osprey_jpeg_error *error = (osprey_jpeg_error *)common->err;
         snprintf(error->message, OSPREY_MESSAGE_CAPACITY, "more than %u progressive scans", progress->maxScans);
         longjmp(error->jump, 2);
     }
@@ -215,7 +222,7 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
         free(cmykRow);
         jpeg_destroy_decompress(&info);
         free(dcOnly);
-        return jumped == 2 ? OSPREY_LIMIT_EXCEEDED : status;
+        return jumped == 2 ? OSPREY_LIMIT_EXCEEDED : jumped == 4 ? OSPREY_CANCELLED : status;
     }
     if (size == 0) {
         snprintf(message, OSPREY_MESSAGE_CAPACITY, "empty input");
@@ -226,6 +233,7 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     osprey_jpeg_coefficients_install(&coefficients, &info);
     progress.base.progress_monitor = osprey_jpeg_progress_monitor;
     progress.maxScans = request->maxScans;
+    progress.cancelled = request->cancelled;
     info.progress = &progress.base;
     jpeg_mem_src(&info, data, (unsigned long)size);
     jpeg_read_header(&info, TRUE);

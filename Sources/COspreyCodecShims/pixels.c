@@ -200,3 +200,11 @@ void *osprey_pixels_shrink(void *pixels, size_t size, size_t newSize) {
 void osprey_pixels_release_recycled(void) { osprey_pixel_pool_drain(&osprey_pool); }
 
 size_t osprey_pixels_recycled_bytes(void) { return osprey_pixel_pool_bytes(&osprey_pool); }
+
+void osprey_cancel_set(int32_t *flag) {
+    __atomic_store_n(flag, 1, __ATOMIC_RELAXED);
+}
+
+int32_t osprey_cancel_get(const int32_t *flag) {
+    return __atomic_load_n(flag, __ATOMIC_RELAXED);
+}

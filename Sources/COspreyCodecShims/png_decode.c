@@ -54,7 +54,7 @@ int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_
     volatile int status = OSPREY_ERROR;
 
     if (setjmp(png_jmpbuf(png))) {
-        if (pixels != NULL && rowsDone > 0 && request->allowPartial) {
+        if (pixels != NULL && rowsDone > 0 && request->allowPartial && status != OSPREY_CANCELLED) {
             // The data ended (or broke) mid-image: with allowPartial, keep the rows decoded so far.
             result->pixels = pixels;
             result->truncated = 1;
@@ -118,6 +118,11 @@ int osprey_png_decode(const uint8_t *data, size_t size, const osprey_png_decode_
     }
     for (int pass = 0; pass < passes; pass++) {
         for (png_uint_32 y = 0; y < height; y++) {
+            if (request->cancelled != NULL && osprey_cancel_get(request->cancelled)) {
+                snprintf(message, OSPREY_MESSAGE_CAPACITY, "cancelled");
+                status = OSPREY_CANCELLED;
+                png_longjmp(png, 1);
+            }
             png_read_row(png, pixels + (uint64_t)y * bytesPerRow, NULL);
             rowsDone++;
         }

@@ -38,7 +38,7 @@ public struct ClosureDataProvider: ImageDataProvider {
         self.load = load
     }
 
-    /// Reads the file's bytes (off the caller's task).
+    /// Calls the closure for the bytes.
     public func data() async throws -> [UInt8] {
         try await load()
     }
@@ -69,7 +69,7 @@ public struct LocalFileDataProvider: ImageDataProvider {
     /// `file:` and the path: a file is cached apart from any URL.
     public var cacheKey: String { "file:" + path }
 
-    /// Calls the closure for the bytes.
+    /// Reads the file's bytes (off the caller's task).
     public func data() async throws -> [UInt8] {
         let (path, limit) = (self.path, maximumSize)
         return try await Task.detached {

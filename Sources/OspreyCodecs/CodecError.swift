@@ -22,6 +22,8 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The C library that reads or writes `format` (libavif, libheif, libjxl: opened when first needed) cannot be
     /// loaded; `reason` says why (not installed, another version than Osprey was built with).
     case codecUnavailable(format: ImageFormat, reason: String)
+    /// The decode's ``DecodingOptions/cancellation`` was cancelled; it stopped at its decoder's next checkpoint.
+    case cancelled
 
     /// A label without associated values, for metrics and logs.
     public var shortDescription: String {
@@ -36,6 +38,7 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
         case .encodingFailed: "encodingFailed"
         case .outOfMemory: "outOfMemory"
         case .codecUnavailable: "codecUnavailable"
+        case .cancelled: "cancelled"
         }
     }
 
@@ -62,6 +65,7 @@ public enum CodecError: Error, Sendable, Hashable, CustomStringConvertible {
             "could not allocate \(byteCount) bytes of pixels"
         case .codecUnavailable(let format, let reason):
             "\(format.name.uppercased()) is not available: \(reason)"
+        case .cancelled: "the decode was cancelled"
         }
     }
 }

@@ -38,6 +38,9 @@ public struct DecodingOptions: Sendable, Hashable {
     /// default.
     public var coders = ImageCoderRegistry.shared
 
+    /// Stops the decode when cancelled (see ``DecodingCancellation``): `nil` (runs to its end) by default.
+    public var cancellation: DecodingCancellation?
+
     // MARK: Limits
 
     /// Limits checked before any pixel buffer is allocated.

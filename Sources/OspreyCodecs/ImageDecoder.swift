@@ -37,6 +37,7 @@ public enum ImageDecoder {
 
     private static func decode(_ bytes: UnsafeRawBufferPointer, options: DecodingOptions) -> Result<Image, CodecError> {
         Result { () throws(CodecError) -> Image in
+            if options.cancellation?.isCancelled == true { throw .cancelled }
             guard let decoder = options.coders.decoder(recognizing: bytes) else { throw .unsupportedFormat }
             guard decoder is any BuiltInCoder else { return try decodeRegistered(bytes, decoder, options: options) }
             // A header that cannot be read is left to the decoder, which reports it in its own words.

@@ -34,7 +34,9 @@ enum JPEGDecoder {
 
         _ = try SharedLibraries.jpeg  // opened here, so that a missing library is not reported as a malformed file
         var result = osprey_jpeg_decode_result()
-        let (status, message) = withExtendedLifetime(transform) {
+        let cancellation = options.cancellation
+        request.cancelled = UnsafePointer(cancellation?.flag)
+        let (status, message) = withExtendedLifetime((transform, cancellation)) {
             withMessageBuffer { message in
                 osprey_jpeg_decode(
                     bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &request, &result, message)
@@ -53,6 +55,8 @@ enum JPEGDecoder {
             throw .limitExceeded(format: .jpeg, reason: message)
         case OSPREY_TRUNCATED:
             throw .truncated(format: .jpeg)
+        case OSPREY_CANCELLED:
+            throw .cancelled
         default:
             throw .malformed(format: .jpeg, reason: message)
         }

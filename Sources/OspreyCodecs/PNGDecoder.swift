@@ -33,9 +33,13 @@ enum PNGDecoder {
         request.libpngOnly = usesLibpngOnly ? 1 : 0
         _ = try SharedLibraries.png  // opened here, so that a missing library is not reported as a malformed file
         var result = osprey_png_decode_result()
-        let (status, message) = withMessageBuffer { message in
-            osprey_png_decode(
-                bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &request, &result, message)
+        let cancellation = options.cancellation
+        request.cancelled = UnsafePointer(cancellation?.flag)
+        let (status, message) = withExtendedLifetime(cancellation) {
+            withMessageBuffer { message in
+                osprey_png_decode(
+                    bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, &request, &result, message)
+            }
         }
         switch status {
         case OSPREY_OK:
@@ -46,6 +50,8 @@ enum PNGDecoder {
                 width: header?.width ?? 0, height: header?.height ?? 0, limit: options.limits.maxPixelCount)
         case OSPREY_TRUNCATED:
             throw .truncated(format: .png)
+        case OSPREY_CANCELLED:
+            throw .cancelled
         default:
             throw .malformed(format: .png, reason: message)
         }

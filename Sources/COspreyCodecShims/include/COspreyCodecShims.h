@@ -121,6 +121,10 @@ typedef struct {
     /// components (a converter for RGB is not applied to a grayscale file).
     osprey_row_converter converter;
     uint32_t converterComponents;
+    /// When set, a flag the decode reads at each of libjpeg's progress checkpoints (every row group of every scan it
+    /// reads, every batch of output rows): once it is non-zero (osprey_cancel_set), the decode stops with
+    /// OSPREY_CANCELLED.
+    const int32_t *cancelled;
 } osprey_jpeg_decode_request;
 
 /// The outcome of a JPEG decode. `pixels` comes from osprey_pixels_allocate(`bytesPerRow` × `height`): the caller
@@ -148,6 +152,12 @@ typedef struct {
 #define OSPREY_ERROR -1
 #define OSPREY_LIMIT_EXCEEDED -2
 #define OSPREY_TRUNCATED -3
+#define OSPREY_CANCELLED -4
+
+/// Sets a decode's cancellation flag (an atomic store: another thread may be decoding).
+void osprey_cancel_set(int32_t *flag);
+/// Whether a cancellation flag is set (an atomic load).
+int32_t osprey_cancel_get(const int32_t *flag);
 
 /// CMYK (or Adobe's inverted CMYK) to RGB without a profile: what the decoder does unless asked to keep CMYK.
 void osprey_jpeg_cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, uint32_t width, int inverted);
@@ -168,6 +178,9 @@ typedef struct {
     int32_t allowPartial;
     /// 1: decode with libpng alone, never the libdeflate fast path (tests compare the two).
     int32_t libpngOnly;
+    /// When set, a flag libpng's path reads before each row (the fast path inflates in one call and does not): once
+    /// it is non-zero (osprey_cancel_set), the decode stops with OSPREY_CANCELLED.
+    const int32_t *cancelled;
 } osprey_png_decode_request;
 
 /// The outcome of a PNG decode: 8 bits per channel, gray (1), gray+alpha (2), RGB (3) or RGBA (4). `pixels` comes

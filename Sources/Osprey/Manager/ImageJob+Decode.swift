@@ -39,6 +39,8 @@ extension ImageJob {
         guard let queued else { return .failure(.cancelled) }
         switch queued {
         case .success(let image): decoded = image
+        case .failure(.cancelled):
+            return .failure(.cancelled)
         case .failure(let error):
             manager.failedURLs.record(source, failure: .decodingFailed(error))
             return .failure(.decodingFailed(error))
@@ -71,10 +73,10 @@ extension ImageJob {
     private func decode(_ bytes: [UInt8], keepsInMemory: Bool) async -> Result<Image, CodecError> {
         let decoder = self.decoder
         guard sharesDecodes else {
+            // A decode of its own, which the job leaves at once when cancelled, cancelling it.
             manager.sourceDecodes.countDecode()
-            return await withTaskExecutorPreference(manager.decodingPool) {
-                Result { () throws(CodecError) in try decoder.decode(bytes) }
-            }
+            let running = RunningDecode(bytes, options: decoder.options(for: bytes), on: manager.decodingPool) { _ in }
+            return await running.outcome(for: running.hold() ?? 0) ?? .failure(.cancelled)
         }
         let cache = self.cache
         let baseKey = self.baseKey

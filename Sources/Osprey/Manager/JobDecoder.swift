@@ -26,7 +26,7 @@ struct JobDecoder: Sendable {
     }
 
     /// The options a decode of `bytes` runs with.
-    private func options(for bytes: [UInt8]) -> DecodingOptions {
+    func options(for bytes: [UInt8]) -> DecodingOptions {
         hint?.decodingOptions(for: bytes, options: options) ?? options
     }
 

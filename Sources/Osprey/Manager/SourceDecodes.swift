@@ -14,6 +14,9 @@ import Synchronization
 /// The memory budget is reserved by each job for its own decode and processing, as if it decoded alone: the job
 /// that needs the largest size has reserved for it, so the shared image is covered once that job is past its
 /// reservation; until then the decode may run ahead of it by one image.
+///
+/// A job cancelled while it waits for a decode returns at once; when the last job waiting for a decode has left, the
+/// decode is cancelled (``RunningDecode``), and a job that comes later starts a decode of its own.
 final class SourceDecodes: Sendable {
     /// What must agree for two jobs to share a decode: the source, and the decoding options other than the size and
     /// the first-frame choice (which must agree too unless the source is a JPEG, one frame either way).
@@ -33,7 +36,7 @@ final class SourceDecodes: Sendable {
         let firstFrameOnly: Bool
         /// What it decodes: a job that downloaded other bytes (the source changed) decodes them itself.
         let bytes: [UInt8]
-        let task: Task<Decoded, Never>
+        let decode: RunningDecode
     }
 
     private struct Entry {
@@ -80,12 +83,12 @@ final class SourceDecodes: Sendable {
         let firstFrameOnly = decoder.options.firstFrameOnly
         // A JPEG is one frame: decodes that differ only in keeping the first frame give the same image.
         let framesAgree = { (other: Bool) in other == firstFrameOnly || header?.format == .jpeg }
-        let (task, isShared) = entries.withLock { entries -> (Task<Decoded, Never>, Bool) in
+        let (running, place, isShared) = entries.withLock { entries -> (RunningDecode, Int, Bool) in
             var entry = entries[key] ?? Entry()
             if let running = entry.running, Self.size(running.size, covers: needed), running.bytes == bytes,
-                framesAgree(running.firstFrameOnly)
+                framesAgree(running.firstFrameOnly), let place = running.decode.hold()
             {
-                return (running.task, true)
+                return (running.decode, place, true)
             }
             var size = needed
             if let header {
@@ -96,18 +99,18 @@ final class SourceDecodes: Sendable {
             var options = decoder.options
             options.targetSize = size
             decodes.wrappingAdd(1, ordering: .relaxed)
-            let task = Task(executorPreference: pool) { () -> Decoded in
-                let outcome = Result { () throws(CodecError) in try ImageDecoder.decode(bytes, options: options) }
-                if case .success(let image) = outcome, let header { decoded(image, header, size) }
-                return outcome
+            let asked = size
+            let running = RunningDecode(bytes, options: options, on: pool) { image in
+                if let header { decoded(image, header, asked) }
             }
-            entry.running = Running(size: size, firstFrameOnly: firstFrameOnly, bytes: bytes, task: task)
+            let place = running.hold() ?? 0  // A decode just made is not cancelled: the first place is always given.
+            entry.running = Running(size: size, firstFrameOnly: firstFrameOnly, bytes: bytes, decode: running)
             // A job that has not joined (none else will wait) keeps nothing here.
             if !entry.decoders.isEmpty { entries[key] = entry }
-            return (task, false)
+            return (running, place, false)
         }
         if isShared { shared.wrappingAdd(1, ordering: .relaxed) }
-        return await task.value
+        return await running.outcome(for: place) ?? .failure(.cancelled)
     }
 
     /// Whether an image decoded at `size` is large enough for a need of `needed` (`nil`: the full size).
@@ -121,6 +124,84 @@ final class SourceDecodes: Sendable {
     private static func larger(_ a: ImageSize?, _ b: ImageSize?) -> ImageSize? {
         guard let a, let b else { return nil }
         return ImageSize(width: max(a.width, b.width), height: max(a.height, b.height))
+    }
+}
+
+/// One decode under way on the decoding threads, and the jobs waiting for it: each holds a place
+/// (``hold()``) and waits in it (``outcome(for:)``); a job cancelled while it waits leaves at once, and when the last
+/// place is left before the decode ends, the decode is cancelled (its decoder stops at its next checkpoint, see
+/// ``DecodingCancellation``).
+final class RunningDecode: Sendable {
+    private let cancellation = DecodingCancellation()
+    private let state = Mutex(State())
+
+    private struct State {
+        var outcome: SourceDecodes.Decoded?
+        /// The places held, with the continuation of the job waiting in each (`nil` until it waits).
+        var places: [Int: CheckedContinuation<SourceDecodes.Decoded?, Never>?] = [:]
+        var nextPlace = 0
+    }
+
+    /// Starts decoding `bytes` with `options` on `pool`; `decoded` is called with a successful decode's image before
+    /// any waiting job is given it.
+    init(
+        _ bytes: [UInt8], options: DecodingOptions, on pool: WorkerPool,
+        decoded: @escaping @Sendable (Image) -> Void
+    ) {
+        var options = options
+        options.cancellation = cancellation
+        Task(executorPreference: pool) { [self] in
+            let outcome = Result { () throws(CodecError) in try ImageDecoder.decode(bytes, options: options) }
+            if case .success(let image) = outcome { decoded(image) }
+            let waiting = state.withLock { state in
+                state.outcome = outcome
+                defer { state.places = [:] }
+                return state.places.values.compactMap { $0 }
+            }
+            for waiter in waiting { waiter.resume(returning: outcome) }
+        }
+    }
+
+    /// A place to wait for the outcome in; `nil` when the decode was cancelled (every place was left), so that the
+    /// caller starts another.
+    func hold() -> Int? {
+        state.withLock { state in
+            guard !cancellation.isCancelled else { return nil }
+            state.nextPlace += 1
+            state.places[state.nextPlace] = .some(nil)
+            return state.nextPlace
+        }
+    }
+
+    /// The decode's outcome, waited for in `place`; `nil` when the calling task is cancelled first (it returns at
+    /// once, leaving the place).
+    func outcome(for place: Int) async -> SourceDecodes.Decoded? {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let now = state.withLock { state -> SourceDecodes.Decoded?? in
+                    if let outcome = state.outcome { return .some(outcome) }
+                    guard !Task.isCancelled, state.places[place] != nil else { return .some(nil) }
+                    state.places[place] = continuation
+                    return nil
+                }
+                if let now {
+                    if now == nil { leave(place) }
+                    continuation.resume(returning: now)
+                }
+            }
+        } onCancel: {
+            leave(place)
+        }
+    }
+
+    /// Leaves `place`, resuming its waiter with `nil`; the last place left before the outcome cancels the decode.
+    private func leave(_ place: Int) {
+        let (waiter, cancels) = state.withLock { state -> (CheckedContinuation<SourceDecodes.Decoded?, Never>?, Bool) in
+            guard state.outcome == nil, let held = state.places.removeValue(forKey: place) else { return (nil, false) }
+            return (held, state.places.isEmpty)
+        }
+        if cancels { cancellation.cancel() }
+        waiter?.resume(returning: nil)
     }
 }
 

@@ -111,7 +111,8 @@ enum ProxyError: Error, Sendable, Equatable {
         case .tooManyFrames: self = .tooLarge("the source has more than \(limits.maxFrames) frames")
         case .limitExceeded, .outOfMemory: self = .tooLarge("the source exceeds a decoding limit")
         case .invalidDimensions, .truncated, .malformed: self = .undecodable
-        case .encodingFailed: self = .internalError
+        // A decode is cancelled only when its client left: nobody reads the answer.
+        case .encodingFailed, .cancelled: self = .internalError
         }
     }
 }
