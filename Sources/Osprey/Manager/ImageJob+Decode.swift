@@ -75,7 +75,10 @@ extension ImageJob {
         guard sharesDecodes else {
             // A decode of its own, which the job leaves at once when cancelled, cancelling it.
             manager.sourceDecodes.countDecode()
-            let running = RunningDecode(bytes, options: decoder.options(for: bytes), on: manager.decodingPool) { _ in }
+            let decodes = manager.sourceDecodes
+            let running = RunningDecode(
+                bytes, options: decoder.options(for: bytes), on: manager.decodingPool, ended: decodes.ended
+            ) { _ in }
             return await running.outcome(for: running.hold() ?? 0) ?? .failure(.cancelled)
         }
         let cache = self.cache

@@ -47,11 +47,19 @@ final class SourceDecodes: Sendable {
     private let entries = Mutex<[Key: Entry]>([:])
     private let decodes = Atomic<Int>(0)
     private let shared = Atomic<Int>(0)
+    private let cancelled = Atomic<Int>(0)
 
     /// How many decodes ran (shared or not).
     var decodeCount: Int { decodes.load(ordering: .relaxed) }
     /// How many jobs used a decode another job ran.
     var sharedCount: Int { shared.load(ordering: .relaxed) }
+    /// How many decodes stopped early because every job waiting for them left (``CodecError/cancelled``).
+    var cancelledCount: Int { cancelled.load(ordering: .relaxed) }
+
+    /// Counts the end of a decode: a cancelled one among ``cancelledCount``.
+    func ended(_ outcome: Decoded) {
+        if case .failure(.cancelled) = outcome { cancelled.wrappingAdd(1, ordering: .relaxed) }
+    }
 
     /// Counts a decode that ran outside this table.
     func countDecode() {
@@ -100,7 +108,7 @@ final class SourceDecodes: Sendable {
             options.targetSize = size
             decodes.wrappingAdd(1, ordering: .relaxed)
             let asked = size
-            let running = RunningDecode(bytes, options: options, on: pool) { image in
+            let running = RunningDecode(bytes, options: options, on: pool, ended: ended) { image in
                 if let header { decoded(image, header, asked) }
             }
             let place = running.hold() ?? 0  // A decode just made is not cancelled: the first place is always given.
@@ -142,17 +150,18 @@ final class RunningDecode: Sendable {
         var nextPlace = 0
     }
 
-    /// Starts decoding `bytes` with `options` on `pool`; `decoded` is called with a successful decode's image before
-    /// any waiting job is given it.
+    /// Starts decoding `bytes` with `options` on `pool`; `decoded` is called with a successful decode's image, and
+    /// `ended` with every outcome, before any waiting job is given it.
     init(
         _ bytes: [UInt8], options: DecodingOptions, on pool: WorkerPool,
-        decoded: @escaping @Sendable (Image) -> Void
+        ended: @escaping @Sendable (SourceDecodes.Decoded) -> Void, decoded: @escaping @Sendable (Image) -> Void
     ) {
         var options = options
         options.cancellation = cancellation
         Task(executorPreference: pool) { [self] in
             let outcome = Result { () throws(CodecError) in try ImageDecoder.decode(bytes, options: options) }
             if case .success(let image) = outcome { decoded(image) }
+            ended(outcome)
             let waiting = state.withLock { state in
                 state.outcome = outcome
                 defer { state.places = [:] }
