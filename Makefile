@@ -136,7 +136,7 @@ test-asan: deps
 test-tsan: deps
 	$(TSAN) $(SWIFT) build --build-tests
 	$(TSAN) $(SWIFT) test --skip-build --no-parallel \
-		--filter 'ImageManager|CacheSeams|ImagePrefetcher|PublicAPI|ImageDownloaderTests|ImageDownloaderHTTPTests|HTTPConnectionsTests|EgressProxyTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget|WorkerPoolTests|concurrentConversionsMatchSequentialOnes'
+		--filter 'ImageManager|CacheSeams|ImagePrefetcher|PublicAPI|ImageDownloaderTests|ImageDownloaderHTTPTests|HTTPConnectionsTests|EgressProxyTests|DownloadQueueStateMachineTests|MemoryCacheTests|DiskCacheStagingTests|MemoryBudget|WorkerPoolTests|concurrentConversionsMatchSequentialOnes|cancellingALoadDoesNotWaitForADecoderWithoutCheckpoints'
 
 ## test-otlp: osprey built with the OTLP trait against an OpenTelemetry collector stand-in and an origin: the
 ## client's traceparent continued and sent on to the origin, the spans exported over OTLP/HTTP (scripts/otlp-demo.py)
