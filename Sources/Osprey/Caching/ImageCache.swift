@@ -152,16 +152,25 @@ public final class ImageCache: Sendable {
         if let original, keepsOriginalBytes {
             bytes = original  // The default keeps an original's bytes: no hop to the pool for nothing.
         } else {
-            let serialized = try? await NIOThreadPool.singleton.runIfActive {
-                Result { try serializer.wrap(serializer.data(for: image, original: original, coders: coders)) }
+            let serialized = try await serialized(forKey: key) {
+                try serializer.wrap(serializer.data(for: image, original: original, coders: coders))
             }
-            switch serialized {
-            case .success(let serialized): bytes = serialized
-            case .failure(let error): throw .cacheWriteFailed(key: key, reason: "\(error)")
-            case nil: return
-            }
+            guard let serialized else { return }
+            bytes = serialized
         }
         try await dataCache.storeData(bytes, forKey: key, validators: validators, expiration: expiration)
+    }
+
+    /// What `make` gives, run on NIO's thread pool (a serializer may take its time); its error as the store's, and
+    /// `nil` when the pool is shut down (nothing is stored).
+    private func serialized(
+        forKey key: String, _ make: @escaping @Sendable () throws -> [UInt8]
+    ) async throws(CacheError) -> [UInt8]? {
+        switch try? await NIOThreadPool.singleton.runIfActive({ Result { try make() } }) {
+        case .success(let bytes): return bytes
+        case .failure(let error): throw .cacheWriteFailed(key: key, reason: "\(error)")
+        case nil: return nil
+        }
     }
 
     /// Whether the serializer keeps an original's bytes as they are, so the manager may stage them before delivering
@@ -181,11 +190,8 @@ public final class ImageCache: Sendable {
             wrapped = bytes
         } else {
             let serializer = configuration.serializer
-            switch try? await NIOThreadPool.singleton.runIfActive({ Result { try serializer.wrap(bytes) } }) {
-            case .success(let bytes): wrapped = bytes
-            case .failure(let error): throw .cacheWriteFailed(key: key, reason: "\(error)")
-            case nil: return
-            }
+            guard let serialized = try await serialized(forKey: key, { try serializer.wrap(bytes) }) else { return }
+            wrapped = serialized
         }
         try await dataCache.storeData(wrapped, forKey: key, validators: validators, expiration: expiration)
     }
@@ -286,16 +292,21 @@ public final class ImageCache: Sendable {
     /// I/O: call it from a thread of its own (the manager's decoding threads), or use ``storedData(forKey:)-async``.
     func blockingStoredData(forKey key: String) -> StoredData? {
         if let bytes = dataInMemory(forKey: key) { return StoredData(bytes: bytes, cacheType: .memory) }
-        guard let stored = dataCache.cachedData(forKey: key) else { return nil }
-        return (try? configuration.serializer.unwrap(stored)).map { StoredData(bytes: $0, cacheType: .disk) }
+        return storedOnDisk(forKey: key)
     }
 
     /// ``blockingStoredData(forKey:)`` off the caller's task: a memory hit at once, the disk level on NIO's thread
     /// pool. `nil` on a miss or when the task is cancelled.
     func storedData(forKey key: String) async -> StoredData? {
         if let bytes = dataInMemory(forKey: key) { return StoredData(bytes: bytes, cacheType: .memory) }
-        let found = try? await NIOThreadPool.singleton.runIfActive { self.blockingStoredData(forKey: key) }
+        let found = try? await NIOThreadPool.singleton.runIfActive { self.storedOnDisk(forKey: key) }
         return found ?? nil
+    }
+
+    /// The image file the disk level keeps for `key`, unwrapped by the serializer; blocks on its I/O.
+    private func storedOnDisk(forKey key: String) -> StoredData? {
+        guard let stored = dataCache.cachedData(forKey: key) else { return nil }
+        return (try? configuration.serializer.unwrap(stored)).map { StoredData(bytes: $0, cacheType: .disk) }
     }
 
     /// The image for `key`: from memory, else from disk (read and decoded by the serializer with `decoding` off the

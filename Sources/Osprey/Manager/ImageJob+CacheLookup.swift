@@ -88,12 +88,9 @@ extension ImageJob {
                 width: image.width, height: image.height, channels: image.pixelFormat.bytesPerPixel,
                 frameCount: image.frames.count, imageBytes: 0, peakBytes: 0)
             let bytes = Self.processingBytes(after: estimate, processors: request.processors, transforms: false)
-            do throws(MemoryBudget.Refusal) {
-                reservation = try await budget.reserve(bytes)
-            } catch .cancelled {
-                return .failure(.cancelled)
-            } catch {
-                return .failure(.insufficientMemory(error))
+            switch await Self.reserve(bytes, of: budget) {
+            case .success(let granted): reservation = granted
+            case .failure(let error): return .failure(error)
             }
         }
         defer { reservation?.release() }
@@ -153,12 +150,9 @@ extension ImageJob {
         case .needsMemory(let stored, let count):
             guard let budget else { return .miss }
             let reservation: MemoryBudget.Reservation
-            do throws(MemoryBudget.Refusal) {
-                reservation = try await budget.reserve(count)
-            } catch .cancelled {
-                return .failure(.cancelled)
-            } catch {
-                return .failure(.insufficientMemory(error))
+            switch await Self.reserve(count, of: budget) {
+            case .success(let granted): reservation = granted
+            case .failure(let error): return .failure(error)
             }
             manager.sourceDecodes.countDecode()
             let image = await withTaskExecutorPreference(manager.decodingPool) {

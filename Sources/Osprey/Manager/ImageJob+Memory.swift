@@ -10,8 +10,14 @@ extension ImageJob {
         guard let budget = manager.configuration.memoryBudget, let bytesNeeded = memoryNeeded(for: bytes) else {
             return .success(nil)
         }
+        return await Self.reserve(bytesNeeded, of: budget).map { $0 }
+    }
+
+    /// `count` bytes of `budget`, waited for while others hold it; its refusal as the load's error (a cancelled wait
+    /// is a cancelled load).
+    static func reserve(_ count: Int, of budget: MemoryBudget) async -> Result<MemoryBudget.Reservation, ImageError> {
         do throws(MemoryBudget.Refusal) {
-            return .success(try await budget.reserve(bytesNeeded))
+            return .success(try await budget.reserve(count))
         } catch .cancelled {
             return .failure(.cancelled)
         } catch {
