@@ -142,6 +142,7 @@ let package = Package(
         .target(
             name: "OspreyTesting",
             dependencies: [
+                "Osprey",
                 "OspreyCodecs",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

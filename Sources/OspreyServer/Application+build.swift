@@ -274,9 +274,10 @@ struct HealthResponse: ResponseEncodable {
         /// Encoded results in memory, and their bytes.
         let resultsInMemory: Int
         let resultsInMemoryBytes: Int
-        /// Entries on disk (sources and rendered results), and their bytes.
-        let entriesOnDisk: Int
-        let entriesOnDiskBytes: Int
+        /// Entries on disk (sources and rendered results), and their bytes; absent when the cache's store cannot
+        /// count them cheaply (one plugged in instead of the disk cache).
+        let entriesOnDisk: Int?
+        let entriesOnDiskBytes: Int?
     }
 
     let status: String
@@ -289,9 +290,9 @@ struct HealthResponse: ResponseEncodable {
         version = OspreyVersion.current
         requestsInFlight = proxy.requestsInFlight
         let memory = proxy.manager.cache.encodedMemoryTotals
-        let disk = await proxy.manager.cache.diskCache?.totals() ?? (size: 0, count: 0)
+        let disk = await proxy.manager.cache.storedTotals()
         cache = CacheStats(
-            resultsInMemory: memory.count, resultsInMemoryBytes: memory.bytes, entriesOnDisk: disk.count,
-            entriesOnDiskBytes: disk.size)
+            resultsInMemory: memory.count, resultsInMemoryBytes: memory.bytes, entriesOnDisk: disk?.count,
+            entriesOnDiskBytes: disk?.size)
     }
 }

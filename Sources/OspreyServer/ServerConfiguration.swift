@@ -155,6 +155,11 @@ public struct ServerConfiguration: Sendable {
     /// The directory holding the disk caches of sources and of rendered results; the library's default
     /// (`$XDG_CACHE_HOME`, else `~/.cache`) by default.
     public var cacheDirectory: String = DiskCache.Configuration.platformCacheDirectory
+
+    /// A store of its own for the sources and rendered results the proxy keeps, instead of a `DiskCache` in
+    /// ``cacheDirectory`` (which ``diskCacheLimit`` then does not apply to): a volume shared by several instances, an
+    /// object store. `nil` by default. Memory keeps what it keeps either way (decoded sources and encoded results).
+    public var dataCache: (any DataCaching)?
     /// The most bytes the rendered results kept in memory may take. 256 MiB by default.
     public var resultMemoryLimit = 256 << 20
     /// The most bytes each disk cache (sources, results) may take. 1 GiB by default.

@@ -6,77 +6,6 @@ import Testing
 
 @testable import Osprey
 
-/// A store of bytes of a user's own: a dictionary, counting what the manager asks of it.
-final class DictionaryDataCache: DataCaching {
-    struct Entry {
-        var bytes: [UInt8]
-        var validators: HTTPValidators
-        var expiration: CacheExpiration?
-        var extendedData: [UInt8]?
-    }
-
-    let entries = Mutex<[String: Entry]>([:])
-    let reads = Atomic<Int>(0)
-    let writes = Atomic<Int>(0)
-    /// When set, every store fails as a full disk would.
-    let failsStores = Atomic<Bool>(false)
-
-    func cachedData(forKey key: String) -> [UInt8]? {
-        reads.wrappingAdd(1, ordering: .relaxed)
-        return entries.withLock { $0[key]?.bytes }
-    }
-
-    func validators(forKey key: String) async -> HTTPValidators? {
-        entries.withLock { $0[key]?.validators }
-    }
-
-    func storeData(
-        _ data: [UInt8], forKey key: String, validators: HTTPValidators, expiration: CacheExpiration?
-    ) async throws(CacheError) {
-        guard !failsStores.load(ordering: .relaxed) else { throw .diskFull(key: key) }
-        writes.wrappingAdd(1, ordering: .relaxed)
-        entries.withLock { $0[key] = Entry(bytes: data, validators: validators, expiration: expiration) }
-    }
-
-    func extendedData(forKey key: String) async -> [UInt8]? {
-        entries.withLock { $0[key]?.extendedData }
-    }
-
-    func setExtendedData(_ data: [UInt8]?, forKey key: String) async -> Bool {
-        entries.withLock { entries in
-            guard entries[key] != nil else { return false }
-            entries[key]?.extendedData = data
-            return true
-        }
-    }
-
-    func removeData(forKey key: String) async {
-        _ = entries.withLock { $0.removeValue(forKey: key) }
-    }
-
-    func containsData(forKey key: String) async -> Bool {
-        entries.withLock { $0[key] != nil }
-    }
-
-    func removeAllData() async {
-        entries.withLock { $0 = [:] }
-    }
-
-    var keys: Set<String> { entries.withLock { Set($0.keys) } }
-}
-
-/// A memory store of a user's own: a dictionary without limits.
-final class DictionaryImageCache: ImageCaching {
-    let images = Mutex<[String: Image]>([:])
-
-    func cachedImage(forKey key: String) -> Image? { images.withLock { $0[key] } }
-    func storeImage(_ image: Image, forKey key: String, expiration: CacheExpiration?) {
-        images.withLock { $0[key] = image }
-    }
-    func removeImage(forKey key: String) { _ = images.withLock { $0.removeValue(forKey: key) } }
-    func removeAllImages() { images.withLock { $0 = [:] } }
-}
-
 /// The manager talks to its caches only through `DataCaching` and `ImageCaching`: stores of the user's own work in
 /// place of `DiskCache` and `MemoryCache`, for every kind of load.
 @Suite("Cache seams", .timeLimit(.minutes(2)))
@@ -107,9 +36,9 @@ struct CacheSeamsTests {
             // When memory is emptied, an image load reads the byte store (the "disk"), not the origin
             images.removeAllImages()
             cache.clearMemory()
-            let readsBefore = data.reads.load(ordering: .relaxed)
+            let readsBefore = data.reads
             #expect(try await manager.image(for: url).cacheType == .disk)
-            #expect(data.reads.load(ordering: .relaxed) > readsBefore)
+            #expect(data.reads > readsBefore)
             // A data load is answered by it too
             let bytes = try await manager.data(for: try ImageRequest(url: url))
             #expect(bytes.cacheType == .disk)
@@ -125,6 +54,57 @@ struct CacheSeamsTests {
             cache.clearMemory()
             #expect(try await manager.encodedImage(for: request, as: output).cacheType == .disk)
             #expect(harness.server.requestCount("/a.jpg") == 1)
+            await manager.shutdown()
+        }
+    }
+
+    @Test("a cold load asks each store once per key and builds its keys once; an encoded one looks for no image")
+    func aColdLoadAsksEachStoreOnce() async throws {
+        try await withManager { harness in
+            harness.server.route("/a.jpg", .ok(try ManagerFixtures.jpeg(width: 64, height: 48)))
+            harness.server.route("/b.jpg", .ok(try ManagerFixtures.jpeg(width: 48, height: 64)))
+            let data = DictionaryDataCache()
+            let images = DictionaryImageCache()
+            let keysMade = Mutex<[String: Int]>([:])
+            var configuration = ImageManager.Configuration()
+            configuration.storesProcessedImagesOnDisk = true
+            configuration.cacheKeyFilter = { url in
+                keysMade.withLock { $0[url.path, default: 0] += 1 }
+                return url.absoluteString
+            }
+            let cache = ImageCache(memoryCache: images, dataCache: data)
+            let manager = ImageManager(cache: cache, downloader: harness.loader, configuration: configuration)
+
+            // When an encoded variant is loaded cold, as the proxy loads one
+            let request = try ImageRequest(url: harness.url("/a.jpg"), processors: [.downsample(width: 16)])
+            let output = ImageOutput(.format(.webp))
+            #expect(try await manager.encodedImage(for: request, as: output).cacheType == .notCached)
+            await manager.waitForJobs()
+            // Then its keys were made once; the byte store was read once for the output and once for the source,
+            // the encoded and decoded-source levels once each, and the image store not at all (an encoded load
+            // neither keeps nor looks for its final image)
+            #expect(keysMade.withLock { $0 } == ["/a.jpg": 1])
+            let outputKey = manager.cacheKey(for: request, as: output)
+            let baseKey = manager.cacheKey(for: harness.url("/a.jpg"))
+            #expect(data.readsByKey.withLock { $0 } == [outputKey: 1, baseKey: 1])
+            #expect(data.keys == [outputKey, baseKey])
+            #expect(cache.encodedImages.lookups == 1)
+            #expect(cache.decodedSources.lookups == 1)
+            #expect(images.lookups == 0)
+
+            // When an image is loaded cold with processors (kept as a variant on disk)
+            let sized = try ImageRequest(url: harness.url("/b.jpg"), processors: [.downsample(width: 16)])
+            _ = try await manager.image(for: sized)
+            await manager.waitForJobs()
+            // Then memory was asked for the image once, the byte store once for the variant and once for the source,
+            // and the keys were made once
+            #expect(keysMade.withLock { $0["/b.jpg"] } == 1)
+            let variantKey = manager.cacheKey(for: sized)
+            let otherBase = manager.cacheKey(for: harness.url("/b.jpg"))
+            #expect(images.lookupsByKey.withLock { $0 } == [variantKey: 1])
+            #expect(data.readsByKey.withLock { ($0[variantKey], $0[otherBase]) } == (1, 1))
+            #expect(cache.decodedSources.lookups == 2)
+            #expect(harness.server.requestCount() == 2)
             await manager.shutdown()
         }
     }

@@ -56,6 +56,14 @@ public protocol DataCaching: AnyObject, Sendable {
 
     /// Removes every entry.
     func removeAllData() async
+
+    /// The entries' total size in bytes and their count, when the store can tell without reading every entry
+    /// (`GET /health` reports them); `nil` by default.
+    func storedTotals() async -> (size: Int, count: Int)?
+
+    /// Finishes what the store has under way and lets go of what it holds open (files, connections), for a process
+    /// about to exit; the store may still answer afterwards, from memory or not at all. Nothing by default.
+    func close() async
 }
 
 /// The write that finishes a store begun by `DataCaching.stageData(_:forKey:validators:)`.
@@ -79,6 +87,12 @@ extension DataCaching {
             try await self.storeData(data, forKey: key, validators: validators, expiration: expiration)
         }
     }
+
+    /// `nil`: a store that cannot count its entries cheaply says nothing.
+    public func storedTotals() async -> (size: Int, count: Int)? { nil }
+
+    /// Nothing to finish or close.
+    public func close() async {}
 
     /// Stores `data` for `key` under the store's own expiration policy.
     public func storeData(_ data: [UInt8], forKey key: String, validators: HTTPValidators) async throws(CacheError) {
@@ -123,5 +137,10 @@ extension DiskCache: DataCaching {
     /// ``removeAll()``.
     public func removeAllData() async {
         await removeAll()
+    }
+
+    /// ``totals()``: one indexed row.
+    public func storedTotals() async -> (size: Int, count: Int)? {
+        await totals()
     }
 }

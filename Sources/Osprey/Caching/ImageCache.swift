@@ -267,12 +267,9 @@ public final class ImageCache: Sendable {
     /// Keeps `source` in memory for the base key `key` until `expiration`, unless a larger decode of it is there.
     func storeDecodedSource(_ source: DecodedSource, forKey key: String, expiration: CacheExpiration? = nil) {
         guard configuration.storesInMemory, configuration.decodeImages else { return }
-        if let kept = decodedSources.value(forKey: key), kept.header == source.header, kept.size != source.size,
-            kept.covers(source)
-        {
-            return
+        decodedSources.setValue(source, forKey: key, cost: source.image.cost, expiration: expiration) { kept in
+            kept.header == source.header && kept.size != source.size && kept.covers(source)
         }
-        decodedSources.setValue(source, forKey: key, cost: source.image.cost, expiration: expiration)
     }
 
     /// The bytes in memory for `key` when memory keeps bytes (``Configuration/decodeImages`` off).
@@ -303,8 +300,9 @@ public final class ImageCache: Sendable {
         return found ?? nil
     }
 
-    /// The image file the disk level keeps for `key`, unwrapped by the serializer; blocks on its I/O.
-    private func storedOnDisk(forKey key: String) -> StoredData? {
+    /// The image file the disk level keeps for `key`, unwrapped by the serializer; blocks on its I/O. For a key
+    /// whose bytes memory cannot hold, or whose memory lookup was made already.
+    func storedOnDisk(forKey key: String) -> StoredData? {
         guard let stored = dataCache.cachedData(forKey: key) else { return nil }
         return (try? configuration.serializer.unwrap(stored)).map { StoredData(bytes: $0, cacheType: .disk) }
     }
@@ -379,6 +377,18 @@ public final class ImageCache: Sendable {
     /// Empties the disk level.
     public func clearDisk() async {
         await dataCache.removeAllData()
+    }
+
+    /// The disk level's entries, their total size in bytes and count, when its store can tell (a ``DiskCache`` does:
+    /// one indexed row); `nil` otherwise.
+    public func storedTotals() async -> (size: Int, count: Int)? {
+        await dataCache.storedTotals()
+    }
+
+    /// Closes the disk level's store (``DataCaching/close()``: a ``DiskCache`` records its pending access times and
+    /// leaves its directory complete for any reader), for a process about to exit.
+    public func close() async {
+        await dataCache.close()
     }
 
     /// Applies the disk level's limits now when it is a ``DiskCache``; returns what it removed.

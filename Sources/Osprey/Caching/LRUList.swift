@@ -81,9 +81,14 @@ struct LRUList<Key: Hashable, Value> {
 
     /// Whether `key` has an entry, without touching its recency (expired entries count as absent).
     @inlinable func contains(_ key: Key, now: () -> Double) -> Bool {
-        guard let index = indices[key] else { return false }
-        if let rule = nodes[index].expiry, rule.hasExpired(at: now()) { return false }
-        return true
+        peek(key, now: now) != nil
+    }
+
+    /// The unexpired value for `key`, without touching its recency.
+    @inlinable func peek(_ key: Key, now: () -> Double) -> Value? {
+        guard let index = indices[key] else { return nil }
+        if let rule = nodes[index].expiry, rule.hasExpired(at: now()) { return nil }
+        return nodes[index].value
     }
 
     // MARK: Writing

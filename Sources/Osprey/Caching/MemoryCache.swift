@@ -50,6 +50,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @usableFromInline let currentCountLimit: Atomic<Int>
     /// Time on the cache's clock in seconds, for entry lifetimes.
     @usableFromInline let now: @Sendable () -> Double
+    /// How many times an entry was looked up (read, or checked for), hit or not: what a test of the manager counts
+    /// to see that a load asks each cache once.
+    @usableFromInline let lookupCount = Atomic<Int>(0)
 
     /// One lock's worth of entries. Its tail stamp is readable without the lock, to pick which shard to evict from.
     @usableFromInline
@@ -99,6 +102,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// entry is removed).
     @inlinable
     public func value(forKey key: Key) -> Value? {
+        lookupCount.wrappingAdd(1, ordering: .relaxed)
         let shard = shard(for: key)
         let lookup = shard.list.withLock { list in
             let lookup = list.value(forKey: key, stamp: nextStamp(), now: now)
@@ -115,8 +119,12 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Whether `key` has an unexpired entry; does not make it more recently used.
     @inlinable
     public func containsValue(forKey key: Key) -> Bool {
-        shard(for: key).list.withLock { $0.contains(key, now: now) }
+        lookupCount.wrappingAdd(1, ordering: .relaxed)
+        return shard(for: key).list.withLock { $0.contains(key, now: now) }
     }
+
+    /// How many lookups (``value(forKey:)``, ``containsValue(forKey:)``) the cache has answered.
+    var lookups: Int { lookupCount.load(ordering: .relaxed) }
 
     // MARK: Writing
 
@@ -129,25 +137,48 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         _ value: Value, forKey key: Key, cost: Int = 1, expiration: CacheExpiration? = nil,
         extension renewal: ExpirationExtension? = nil
     ) {
+        store(value, forKey: key, cost: cost, expiration: expiration, extension: renewal, unless: nil)
+    }
+
+    /// Stores `value` for `key` as ``setValue(_:forKey:cost:expiration:extension:)`` does, unless the unexpired value
+    /// `key` holds satisfies `keeps`: one look at the entry, under the lock that writes it. Returns whether `value`
+    /// was stored.
+    @discardableResult
+    func setValue(
+        _ value: Value, forKey key: Key, cost: Int, expiration: CacheExpiration?, unless keeps: (Value) -> Bool
+    ) -> Bool {
+        withoutActuallyEscaping(keeps) { keeps in
+            store(value, forKey: key, cost: cost, expiration: expiration, extension: nil, unless: keeps)
+        }
+    }
+
+    @inlinable @discardableResult
+    func store(
+        _ value: Value, forKey key: Key, cost: Int, expiration: CacheExpiration?,
+        extension renewal: ExpirationExtension?,
+        unless keeps: ((Value) -> Bool)?
+    ) -> Bool {
         let (costLimit, countLimit) = (self.costLimit, self.countLimit)
         guard cost >= 0, cost <= configuration.maximumEntryCost(of: costLimit), countLimit > 0 else {
             removeValue(forKey: key)
-            return
+            return false
         }
         let expiry = expiryRule(expiration ?? configuration.expiration, renewal ?? configuration.expirationExtension)
         if let expiry, expiry.hasExpired(at: now()) {
             removeValue(forKey: key)  // Already past (a date gone by): not kept, and the old value goes.
-            return
+            return false
         }
         let shard = shard(for: key)
-        let replaced = shard.list.withLock { list in
+        let replaced = shard.list.withLock { list -> LRUList<Key, Value>.Removed?? in
+            if let keeps, let kept = list.peek(key, now: now), keeps(kept) { return .none }
             let replaced = list.setValue(value, forKey: key, cost: cost, expiry: expiry, stamp: nextStamp())
             account(cost: cost - (replaced?.cost ?? 0), count: replaced == nil ? 1 : 0)
             shard.tailStamp.store(list.tailStamp ?? .max, ordering: .relaxed)
-            return replaced
+            return .some(replaced)
         }
-        _ = replaced  // Released outside the lock.
+        guard replaced != nil else { return false }  // What was replaced is released here, outside the lock.
         trim(toCost: costLimit, count: countLimit)
+        return true
     }
 
     /// Removes the entry for `key`; returns its value.

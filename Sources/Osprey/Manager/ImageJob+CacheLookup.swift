@@ -9,7 +9,11 @@ extension ImageJob {
     /// tried); a budget that refuses the decode fails the load.
     func lookUp() async -> Result<Cached?, ImageError> {
         let variantKey = key.variantKey
-        if let image = cache.imageInMemory(forKey: variantKey) {
+        // The manager looked memory up before the job began, except for a revalidation; a request that does not keep
+        // its final image (an encoded load's) does not look for one.
+        if request.keepsVariant, request.options.contains(.refreshCached),
+            let image = cache.imageInMemory(forKey: variantKey)
+        {
             return .success(
                 await preparedForRevalidation(
                     Cached(result: ImageResult(image: image, data: nil, cacheType: .memory, url: request.url))))
@@ -30,10 +34,10 @@ extension ImageJob {
         let readsVariant =
             manager.configuration.storesProcessedImagesOnDisk && variantKey != baseKey && request.keepsVariant
         // The original's bytes in memory (when memory keeps bytes) come first, then a stored variant, then the
-        // original on disk; the cache's one lookup reads memory before the disk.
-        var sources: [CachedSource] = cache.dataInMemory(forKey: baseKey) != nil ? [.original] : []
+        // original on disk: memory is looked up once, the disk once per key.
+        var sources: [CachedSource] = cache.dataInMemory(forKey: baseKey).map { [.originalInMemory($0)] } ?? []
         if readsVariant { sources.append(.variant) }
-        if sources.last != .original { sources.append(.original) }
+        sources.append(.originalOnDisk)
         for source in sources {
             guard !Task.isCancelled else { return .success(nil) }
             let found: (image: Image, stored: ImageCache.StoredData, reservation: MemoryBudget.Reservation?)
@@ -45,7 +49,7 @@ extension ImageJob {
             // The reservation covers the processors too: it goes once the final image is made.
             defer { found.reservation?.release() }
             var image = found.image
-            let isVariant = source == .variant
+            let isVariant = source.isVariant
             if !isVariant, sharesDecodes,
                 let header = try? ImageHeader(reading: found.stored.bytes, coders: decoding.coders)
             {
@@ -99,11 +103,17 @@ extension ImageJob {
     }
 
     /// What a cached image may be made from.
-    private enum CachedSource: Equatable {
+    private enum CachedSource {
         /// The processed variant on disk (``ImageManager/Configuration/storesProcessedImagesOnDisk``).
         case variant
-        /// The original's bytes, in memory or on disk.
-        case original
+        /// The original's bytes in memory (memory keeps bytes), found already.
+        case originalInMemory([UInt8])
+        /// The original's bytes on disk.
+        case originalOnDisk
+
+        var isVariant: Bool {
+            if case .variant = self { true } else { false }
+        }
     }
 
     private enum CachedDecode {
@@ -118,11 +128,12 @@ extension ImageJob {
     /// keeps its reservation for the caller to release after processing.
     private func decodeCached(_ source: CachedSource) async -> CachedDecode {
         // A variant is stored processed: decoded plainly, with nothing to process after.
-        let decoder = source == .variant ? JobDecoder(options: manager.configuration.decoding) : self.decoder
-        let key = source == .variant ? self.key.variantKey : baseKey
+        let isVariant = source.isVariant
+        let decoder = isVariant ? JobDecoder(options: manager.configuration.decoding) : self.decoder
+        let key = isVariant ? self.key.variantKey : baseKey
         let budget = manager.configuration.memoryBudget
         let needed: @Sendable ([UInt8]) -> Int? = { [self] bytes in
-            source == .variant ? decoder.estimate(bytes)?.peakBytes : memoryNeeded(for: bytes)
+            isVariant ? decoder.estimate(bytes)?.peakBytes : memoryNeeded(for: bytes)
         }
         enum Attempt {
             case done(CachedDecode)
@@ -131,7 +142,12 @@ extension ImageJob {
         let cache = self.cache
         let serializer = cache.configuration.serializer
         let attempt = await withTaskExecutorPreference(manager.decodingPool) { () -> Attempt in
-            guard let stored = cache.blockingStoredData(forKey: key) else { return .done(.miss) }
+            let stored: ImageCache.StoredData?
+            switch source {
+            case .originalInMemory(let bytes): stored = ImageCache.StoredData(bytes: bytes, cacheType: .memory)
+            case .variant, .originalOnDisk: stored = cache.storedOnDisk(forKey: key)
+            }
+            guard let stored else { return .done(.miss) }
             var reservation: MemoryBudget.Reservation?
             if let budget, let count = needed(stored.bytes) {
                 guard let granted = budget.reserveIfFree(count) else { return .needsMemory(stored, count) }

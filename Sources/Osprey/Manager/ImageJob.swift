@@ -45,14 +45,14 @@ final class ImageJob: Sendable {
     /// stage leaves).
     private let preview = Mutex<Task<Void, Never>?>(nil)
 
-    init(id: ImageManager.Jobs.JobID, key: Key, request: ImageRequest, manager: ImageManager) {
+    init(id: ImageManager.Jobs.JobID, key: Key, baseKey: String, request: ImageRequest, manager: ImageManager) {
         self.id = id
         self.key = key
         self.request = request
         self.manager = manager
         self.cache = request.cache ?? manager.cache
         self.loader = request.loader ?? manager.loader
-        self.baseKey = manager.cacheKey(for: request.url)
+        self.baseKey = baseKey
         self.decoding = manager.decodingOptions(for: request)
     }
 

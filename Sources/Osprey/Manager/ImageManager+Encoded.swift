@@ -23,20 +23,20 @@ extension ImageManager {
     nonisolated(nonsending) public func encodedImage(
         for request: ImageRequest, as output: ImageOutput
     ) async throws(ImageError) -> EncodedResult {
+        let keys = cacheKeys(for: request, output: output)
         let immediate = await tracing.withSpan("osprey.cache.lookup") { span in
-            let immediate = immediateOutcome(for: request, as: output)
+            let immediate = immediateOutcome(for: request, key: keys.variant)
             if case .success = immediate { span.set("osprey.cache.result", "memory") }
             return immediate
         }
         if let immediate { return try immediate.get() }
-        let variantKey = cacheKey(for: request, as: output)
-        let jobKey = self.jobKey(for: request, variantKey: variantKey)
+        let jobKey = self.jobKey(for: request, keys: keys)
         let subscribed = subscribeEncoded(
             to: jobKey, priority: request.priority, detached: request.options.contains(.detached))
         guard let subscribed else { throw .cancelled }
         if let job = subscribed.new {
             run(job) { [self] in
-                let (outcome, store) = await produce(request, as: output, key: variantKey)
+                let (outcome, store) = await produce(request, as: output, keys: keys)
                 deliverEncoded(outcome, from: job)
                 // After the delivery, still as part of the job: shutdown waits for the write.
                 _ = await store?()
@@ -48,20 +48,19 @@ extension ImageManager {
     /// The key ``encodedImage(for:as:)`` caches `request`'s image encoded as `output` under, in memory and on disk:
     /// the request's variant key and the output's identifier. `nil` output: the key of the image itself.
     public func cacheKey(for request: ImageRequest, as output: ImageOutput? = nil) -> String {
-        variantKey(for: request, output: output)
+        cacheKeys(for: request, output: output).variant
     }
 
-    /// The outcome an encoded load has before any work: shut down, a URL on the failed list, or bytes in memory.
-    private func immediateOutcome(
-        for request: ImageRequest, as output: ImageOutput
-    ) -> Result<EncodedResult, ImageError>? {
+    /// The outcome an encoded load has before any work: shut down, a URL on the failed list, or bytes in memory under
+    /// `key`.
+    private func immediateOutcome(for request: ImageRequest, key: String) -> Result<EncodedResult, ImageError>? {
         if isShutDown { return .failure(.cancelled) }
         if hasNoSourceLeft(request) {
             return .failure(.previouslyFailed(request.url, reason: failedURLs.failure(for: request.url)))
         }
         guard request.options.isDisjoint(with: [.fromLoaderOnly, .refreshCached]) else { return nil }
         let cache = request.cache ?? self.cache
-        guard let encoded = cache.encodedImage(forKey: cacheKey(for: request, as: output)) else { return nil }
+        guard let encoded = cache.encodedImage(forKey: key) else { return nil }
         return .success(
             EncodedResult(
                 encoded: encoded, cacheType: .memory, imageCacheType: nil, url: request.url,
@@ -85,11 +84,12 @@ extension ImageManager {
         }
     }
 
-    /// The work of one encoded variant: the bytes on disk, else the image encoded now and stored. Returns the outcome
-    /// and, when nobody waits for it, the disk store still to do.
+    /// The work of one encoded variant, cached under `keys`: the bytes on disk, else the image encoded now and
+    /// stored. Returns the outcome and, when nobody waits for it, the disk store still to do.
     private func produce(
-        _ request: ImageRequest, as output: ImageOutput, key: String
+        _ request: ImageRequest, as output: ImageOutput, keys: CacheKeys
     ) async -> (Result<EncodedResult, ImageError>, (@Sendable () async -> DiskStoreOutcome)?) {
+        let key = keys.variant
         let cache = request.cache ?? self.cache
         let options = request.options
         let storesOnDisk = configuration.storesProcessedImagesOnDisk && !options.contains(.cacheMemoryOnly)
@@ -113,7 +113,7 @@ extension ImageManager {
         imageRequest.keepsVariant = false
         let loaded: ImageResult
         do throws(ImageError) {
-            loaded = try await image(for: imageRequest)
+            loaded = try await image(for: imageRequest, keys: keys.withoutOutput)
         } catch {
             return (.failure(error), nil)
         }
@@ -185,7 +185,8 @@ extension ImageManager {
         forKey key: String, cache: ImageCache, output: ImageOutput
     ) async -> EncodedImage? {
         let found = await withTaskExecutorPreference(decodingPool) { () -> ([UInt8], ImageFormat)? in
-            guard let bytes = cache.blockingStoredData(forKey: key)?.bytes else { return nil }
+            // Memory keeps encoded outputs in a level of their own, looked up before the job began.
+            guard let bytes = cache.storedOnDisk(forKey: key)?.bytes else { return nil }
             let format = output.options.coders.format(of: bytes)
             return format == .unknown ? nil : (bytes, format)
         }

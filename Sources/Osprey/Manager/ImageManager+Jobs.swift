@@ -56,14 +56,15 @@ extension ImageManager {
 
     // MARK: Image loads
 
-    /// Starts `task`: answers it at once when it can, else subscribes it to the job for its key, starting one.
-    func start(_ task: ImageTask) {
-        if let immediate = immediateOutcome(for: task.request) {
+    /// Starts `task`, whose request is cached under `keys`: answers it at once when it can (unless its memory was
+    /// looked up already, `memoryChecked`), else subscribes it to the job for its key, starting one.
+    func start(_ task: ImageTask, keys: CacheKeys, memoryChecked: Bool = false) {
+        if !memoryChecked, let immediate = immediateOutcome(for: task.request, keys: keys) {
             task.deliver(.finished(immediate))
             return
         }
         let request = task.request
-        let key = jobKey(for: request)
+        let key = jobKey(for: request, keys: keys)
         enum Start {
             case cancelledMeanwhile
             case shutDown
@@ -81,7 +82,7 @@ extension ImageManager {
                 return .joined(Self.downloadMove(subscribed.job, to: subscribed.priority, in: state))
             }
             state.work[subscribed.job] = JobWork()
-            return .new(ImageJob(id: subscribed.job, key: key, request: request, manager: self))
+            return .new(ImageJob(id: subscribed.job, key: key, baseKey: keys.base, request: request, manager: self))
         }
         switch start {
         case .cancelledMeanwhile: return

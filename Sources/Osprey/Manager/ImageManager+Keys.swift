@@ -13,9 +13,26 @@ extension ImageManager {
     /// What separates a variant key's suffix from its base key: a space, never in a URL's absolute string.
     static let variantSeparator = " osprey:"
 
-    /// The key a request's result is cached under: the base key, plus the decode size and processors when any, and
-    /// the output it is encoded as.
-    func variantKey(for request: ImageRequest, output: ImageOutput? = nil) -> String {
+    /// The keys one load is cached under, made once when it starts and handed down its stages.
+    struct CacheKeys: Sendable {
+        /// The original bytes': the key filter's, else the URL's absolute string.
+        let base: String
+        /// The final image's: `base` plus what shapes the image (size, budget, frame, processors), or `base` when
+        /// nothing does.
+        let image: String
+        /// The encoded output's, for a load of encoded bytes: `image` plus the output's identifier.
+        let output: String?
+
+        /// What the load's result is cached under: its output's key, else its image's.
+        var variant: String { output ?? image }
+
+        /// The keys of the image an encoded load encodes.
+        var withoutOutput: CacheKeys { CacheKeys(base: base, image: image, output: nil) }
+    }
+
+    /// The keys `request`'s load is cached under, encoded as `output` when given: the base key, the image's (the base
+    /// key plus a canonical suffix for its size, pixel budget, first-frame choice and processors) and the output's.
+    func cacheKeys(for request: ImageRequest, output: ImageOutput? = nil) -> CacheKeys {
         let base = cacheKey(for: request.url)
         let decoding = decodingOptions(for: request)
         var parts: [String] = []
@@ -27,8 +44,14 @@ extension ImageManager {
         if case .some(let hint) = request.explicitHint, request.targetSize == nil {
             parts.append("hint=\(hint?.identifier ?? "none")")
         }
-        if let output { parts.append(output.identifier) }
-        return parts.isEmpty ? base : base + Self.variantSeparator + parts.joined(separator: ";")
+        let image = parts.isEmpty ? base : base + Self.variantSeparator + parts.joined(separator: ";")
+        let output = output.map { image + (parts.isEmpty ? Self.variantSeparator : ";") + $0.identifier }
+        return CacheKeys(base: base, image: image, output: output)
+    }
+
+    /// The key a request's result is cached under: ``CacheKeys/variant``.
+    func variantKey(for request: ImageRequest, output: ImageOutput? = nil) -> String {
+        cacheKeys(for: request, output: output).variant
     }
 
     /// The manager's decoding options with the request's size, budget and first-frame choice on top.
@@ -49,12 +72,11 @@ extension ImageManager {
         JobDecoder(options: decodingOptions(for: request), request: request)
     }
 
-    /// What makes two loads one job: the same variant (the request's, or `variantKey` for an encoded output), the
-    /// same result-shaping options, the same cache, loader and alternative sources.
-    func jobKey(for request: ImageRequest, variantKey: String? = nil) -> ImageJob.Key {
+    /// What makes two loads one job: the same variant (``CacheKeys/variant``: the image's, or the output's for an
+    /// encoded load), the same result-shaping options, the same cache, loader and alternative sources.
+    func jobKey(for request: ImageRequest, keys: CacheKeys) -> ImageJob.Key {
         ImageJob.Key(
-            variantKey: variantKey ?? self.variantKey(for: request),
-            options: request.options.intersection(.shapingResult),
+            variantKey: keys.variant, options: request.options.intersection(.shapingResult),
             cache: request.cache.map(ObjectIdentifier.init),
             loader: request.loader.map { ObjectIdentifier($0 as AnyObject) }, keepsVariant: request.keepsVariant,
             alternatives: request.alternativeURLs.map(\.absoluteString))

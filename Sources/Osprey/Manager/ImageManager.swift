@@ -102,9 +102,18 @@ public final class ImageManager: Sendable {
     /// asked: the cached image when unchanged, else the new one (the early delivery is for ``task(for:)`` and the
     /// callback form).
     nonisolated(nonsending) public func image(for request: ImageRequest) async throws(ImageError) -> ImageResult {
-        if let immediate = immediateOutcome(for: request) { return try immediate.get() }
+        try await image(for: request, keys: cacheKeys(for: request))
+    }
+
+    /// ``image(for:)-(ImageRequest)`` with the request's keys made already (an encoded load's).
+    nonisolated(nonsending) func image(
+        for request: ImageRequest, keys: CacheKeys
+    ) async throws(ImageError)
+        -> ImageResult
+    {
+        if let immediate = immediateOutcome(for: request, keys: keys) { return try immediate.get() }
         let task = makeTask(request, sink: .waiter)
-        return try await task.wait { start(task) }.get()
+        return try await task.wait { start(task, keys: keys, memoryChecked: true) }.get()
     }
 
     // MARK: Loading: callbacks
@@ -171,7 +180,7 @@ public final class ImageManager: Sendable {
 
     private func loadImage(with request: ImageRequest, callbacks: ImageTask.Callbacks) -> ImageTask {
         let task = makeTask(request, sink: .callbacks(callbacks))
-        start(task)
+        start(task, keys: cacheKeys(for: request))
         return task
     }
 
@@ -194,7 +203,7 @@ public final class ImageManager: Sendable {
         continuation.onTermination = { [weak task] termination in
             if case .cancelled = termination { task?.cancel() }
         }
-        start(task)
+        start(task, keys: cacheKeys(for: request))
         return task
     }
 
@@ -318,15 +327,18 @@ public final class ImageManager: Sendable {
         }
     }
 
-    /// The outcome a load has before any job: a URL on the failed list, or a memory hit.
-    func immediateOutcome(for request: ImageRequest) -> Result<ImageResult, ImageError>? {
+    /// The outcome a load has before any job: a URL on the failed list, or a memory hit (looked up only when the
+    /// request keeps its final image: an encoded load keeps the encoded bytes instead).
+    func immediateOutcome(for request: ImageRequest, keys: CacheKeys) -> Result<ImageResult, ImageError>? {
         if isShutDown { return .failure(.cancelled) }
         if hasNoSourceLeft(request) {
             return .failure(.previouslyFailed(request.url, reason: failedURLs.failure(for: request.url)))
         }
-        guard request.options.isDisjoint(with: [.fromLoaderOnly, .refreshCached]) else { return nil }
+        guard request.keepsVariant, request.options.isDisjoint(with: [.fromLoaderOnly, .refreshCached]) else {
+            return nil
+        }
         let cache = request.cache ?? self.cache
-        guard let image = cache.imageInMemory(forKey: variantKey(for: request)) else { return nil }
+        guard let image = cache.imageInMemory(forKey: keys.image) else { return nil }
         return .success(ImageResult(image: image, data: nil, cacheType: .memory, url: request.url))
     }
 }

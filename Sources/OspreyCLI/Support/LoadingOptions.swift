@@ -11,6 +11,11 @@ import OspreyCommandLine
 /// Flags override the environment (`OSPREY_CACHE_DIR`, `OSPREY_MAX_CONCURRENT`, `OSPREY_TIMEOUT`), which overrides
 /// the defaults: the library's cache directory, 6 downloads at once, 15 s.
 struct LoadingOptions: ParsableArguments {
+    /// A store of bytes to use instead of the disk cache in the cache directory: set only by a test that runs a
+    /// command in-process with a store of its own, to see that the commands reach the cache through the library's
+    /// `DataCaching` alone.
+    @TaskLocal static var dataStore: (any DataCaching)?
+
     /// How many loads `fetch` and `prefetch` keep under way; the downloader's queue decides which transfers run
     /// (`--max-concurrent`, `--lifo`), so a load waiting for its disk write does not hold a download back.
     static let loadsUnderWay = 256
@@ -153,7 +158,7 @@ struct LoadingOptions: ParsableArguments {
         managerLogger.logLevel = verbose ? .debug : .warning
         configuration.logger = managerLogger
         return ImageManager(
-            cache: ImageCache(configuration: cacheConfiguration(settings)),
+            cache: ImageCache(configuration: cacheConfiguration(settings), dataCache: Self.dataStore),
             downloader: ImageDownloader(configuration: downloading), configuration: configuration)
     }
 
@@ -180,6 +185,6 @@ extension ImageManager {
     /// delivered), stops the manager, and closes the disk cache, leaving its directory complete for any reader.
     func finishRun() async {
         await shutdown()
-        await cache.diskCache?.close()
+        await cache.close()
     }
 }

@@ -152,7 +152,8 @@ final class ImageProxy: Sendable {
         // Its caches serve every client: a `private` source is kept in none of them, like a `no-store` one.
         managing.isSharedCache = true
         manager = ImageManager(
-            cache: ImageCache(configuration: caching), downloader: ImageDownloader(configuration: downloading),
+            cache: ImageCache(configuration: caching, dataCache: configuration.dataCache),
+            downloader: ImageDownloader(configuration: downloading),
             configuration: managing)
 
         var known = MemoryCache<String, KnownQuery>.Configuration()
