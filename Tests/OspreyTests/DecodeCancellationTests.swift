@@ -61,7 +61,7 @@ struct DecodeCancellationTests {
             let smallRequest = ImageRequest(provider: ClosureDataProvider(cacheKey: "small") { small })
             let smallResult = try await manager.image(for: smallRequest)
             #expect(smallResult.image.width == 16)
-            #expect(manager.sourceDecodes.cancelledCount == 1)
+            #expect(manager.decodeCounts.cancelledCount == 1)
         }
     }
 

@@ -1,10 +1,11 @@
+import OspreyCodecs
 import Testing
 
 @testable import Osprey
 
 @Suite("The manager's job table")
 struct JobTableTests {
-    typealias Table = JobTable<String>
+    typealias Table = JobTable<String, String>
 
     private func id(_ number: Int) -> Table.SubscriberID { Table.SubscriberID(rawValue: number) }
 
@@ -145,7 +146,7 @@ struct JobTableTests {
     // MARK: Invariants under random events
 
     @Test(arguments: 1...20)
-    func invariantsHoldUnderRandomEvents(seed: UInt64) {
+    func invariantsHoldUnderRandomEvents(seed: UInt64) throws {
         // Given a seeded random sequence of every event, on few keys so that subscribers often share jobs
         var random = SplitMix64(seed: seed)
         var table = Table()
@@ -156,8 +157,17 @@ struct JobTableTests {
         var cancelled: Set<Table.JobID> = []
         var detachedJobs: Set<Table.JobID> = []
         var jobKeys: [Table.JobID: String] = [:]
+        // The decode stage, as the I/O layer drives it: which source each job joined, which decode it waits for, and
+        // the decodes whose decoder runs (started, its end not reported)
+        var joined: [Table.JobID: String] = [:]
+        var waitingIn: [Table.JobID: Table.DecodeID] = [:]
+        var decoding: Set<Table.DecodeID> = []
+        let header = try ImageHeader(
+            reading: ImageEncoder.encode(
+                Image(pixels: PixelBuffer(width: 4, height: 4, format: .rgb8, bytes: [UInt8](repeating: 7, count: 48))),
+                as: .png))
         for step in 0..<3_000 {
-            let event = random.next() % 10
+            let event = random.next() % 15
             switch event {
             case 0, 1, 2, 3:
                 nextSubscriber += 1
@@ -215,12 +225,64 @@ struct JobTableTests {
                     #expect(wasWaiting, "\(subscriber) delivered twice or after leaving")
                 }
             case 8:
-                // A delivered or cancelled job's work ends (a running one delivers first)
+                // A delivered or cancelled job's work ends (a running one delivers first), leaving its decode and its
+                // source first, as the job's stages do on the way out
                 guard let job = started.filter({ table.phase(of: $0) != .running }).randomElement(using: &random)
                 else { continue }
+                if let decode = waitingIn.removeValue(forKey: job) { _ = table.stopWaiting(job, for: decode) }
+                if let source = joined.removeValue(forKey: job) { _ = table.leaveSource(source, job: job) }
                 started.remove(job)
                 #expect(table.end(job) == started.isEmpty)
                 #expect(table.phase(of: job) == nil)
+            case 10:
+                // A job will decode a source
+                guard let job = started.filter({ joined[$0] == nil }).randomElement(using: &random) else { continue }
+                let source = "s\(random.next() % 2)"
+                joined[job] = source
+                table.joinSource(source, job: job, decoder: Self.decoder(Self.side(&random)))
+            case 11:
+                // A job has bytes: of its source (or, one time in four, a decode of its own), of one of two contents
+                guard let job = started.filter({ waitingIn[$0] == nil }).randomElement(using: &random) else { continue }
+                let source = random.next() % 4 == 0 ? nil : joined[job]
+                let ask = DecodeAsk(
+                    bytes: [UInt8(random.next() % 2)],
+                    size: Self.side(&random).map { ImageSize(width: $0, height: $0) },
+                    firstFrameOnly: random.next() % 2 == 0, isOneFrame: random.next() % 4 == 0)
+                switch table.decode(for: job, source: source, ask: ask, header: header) {
+                case .share(let decode):
+                    // Shared only by a job of its source, and only what serves it
+                    let entry = try #require(table.decodes[decode])
+                    #expect(source != nil && entry.source == source && entry.ask.serves(ask))
+                    if entry.phase == .running { waitingIn[job] = decode } else { #expect(entry.phase == .ended) }
+                case .start(let decode, let asked, let forgotten):
+                    #expect(asked.serves(ask), "a decode started for \(job) does not serve it")
+                    #expect(decoding.insert(decode).inserted)
+                    waitingIn[job] = decode
+                    for old in forgotten { #expect(table.decodes[old] == nil && !decoding.contains(old)) }
+                }
+            case 12:
+                // A job stops waiting for its decode (its load was cancelled)
+                guard let (job, decode) = waitingIn.randomElement(using: &random) else { continue }
+                waitingIn[job] = nil
+                let others = waitingIn.values.contains(decode)
+                #expect(table.stopWaiting(job, for: decode) == !others, "cancelled with others waiting, or not at all")
+            case 13:
+                // A decoder returns: the jobs waiting get its outcome
+                guard let decode = decoding.randomElement(using: &random) else { continue }
+                decoding.remove(decode)
+                let expected = waitingIn.filter { $0.value == decode }.keys.sorted()
+                let ended = table.endDecode(decode)
+                #expect(ended.waiting == expected)
+                for job in expected { waitingIn[job] = nil }
+                if !ended.keepsOutcome { #expect(table.decodes[decode] == nil) }
+            case 14:
+                // A job is past its decode and leaves its source
+                guard let (job, source) = joined.randomElement(using: &random), waitingIn[job] == nil else { continue }
+                joined[job] = nil
+                for forgotten in table.leaveSource(source, job: job) {
+                    #expect(!joined.values.contains(source), "\(source)'s outcome let go while a job of it remains")
+                    #expect(table.decodes[forgotten] == nil)
+                }
             default:
                 guard random.next() % 25 == 0 else { continue }
                 let all = step % 2 == 0 ? table.cancelAll() : table.shutDown()
@@ -233,6 +295,49 @@ struct JobTableTests {
                 }
             }
             checkInvariants(table, waiting: waiting, started: started, detachedJobs: detachedJobs)
+            checkDecodeInvariants(table, joined: joined, waitingIn: waitingIn, decoding: decoding)
+        }
+    }
+
+    private static func side(_ random: inout SplitMix64) -> Int? {
+        [nil, 32, 64][Int(random.next() % 3)]
+    }
+
+    private static func decoder(_ side: Int?) -> JobDecoder {
+        var options = DecodingOptions()
+        options.targetSize = side.map { ImageSize(width: $0, height: $0) }
+        return JobDecoder(options: options)
+    }
+
+    /// What must hold of the decodes after every event.
+    private func checkDecodeInvariants(
+        _ table: Table, joined: [Table.JobID: String], waitingIn: [Table.JobID: Table.DecodeID],
+        decoding: Set<Table.DecodeID>
+    ) {
+        // Every job waiting for a decode, or joined to a source, is a job of the table
+        for job in Set(joined.keys).union(waitingIn.keys) { #expect(table.jobs[job] != nil, "\(job) left the table") }
+        // A decode whose decoder runs stays in the table until it returns
+        for decode in decoding { #expect(table.decodes[decode] != nil, "\(decode) lost while decoding") }
+        for (id, decode) in table.decodes {
+            #expect(decode.waiting == Set(waitingIn.filter { $0.value == id }.keys))
+            let latest = decode.source.flatMap { table.sources[$0]?.latest }
+            switch decode.phase {
+            case .running:
+                // Someone waits for a running decode; the last to leave cancels it
+                #expect(!decode.waiting.isEmpty && decoding.contains(id))
+            case .cancelled:
+                // Nobody waits for a cancelled decode, and nobody new will
+                #expect(decode.waiting.isEmpty && decoding.contains(id) && latest != id)
+            case .ended:
+                // An ended decode is kept only as its source's latest, for jobs still to come
+                #expect(decode.waiting.isEmpty && !decoding.contains(id) && latest == id)
+            }
+        }
+        // A source is known while a job of it remains, with exactly those jobs
+        #expect(Set(table.sources.keys) == Set(joined.values))
+        for (source, entry) in table.sources {
+            #expect(Set(entry.joined.keys) == Set(joined.filter { $0.value == source }.keys))
+            if let latest = entry.latest { #expect(table.decodes[latest].map { $0.phase != .cancelled } == true) }
         }
     }
 

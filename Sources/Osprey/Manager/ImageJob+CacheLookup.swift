@@ -153,7 +153,7 @@ extension ImageJob {
                 guard let granted = budget.reserveIfFree(count) else { return .needsMemory(stored, count) }
                 reservation = granted
             }
-            manager.sourceDecodes.countDecode()
+            manager.decodeCounts.countDecode()
             guard let image = try? decoder.decodeStored(stored.bytes, serializer: serializer) else {
                 reservation?.release()
                 return .done(.miss)
@@ -170,7 +170,7 @@ extension ImageJob {
             case .success(let granted): reservation = granted
             case .failure(let error): return .failure(error)
             }
-            manager.sourceDecodes.countDecode()
+            manager.decodeCounts.countDecode()
             let image = await withTaskExecutorPreference(manager.decodingPool) {
                 try? decoder.decodeStored(stored.bytes, serializer: serializer)
             }

@@ -3,7 +3,7 @@ import Logging
 import OspreyCodecs
 
 // A job's decode and processing of downloaded bytes: the decode shared with the other variants of the source
-// (SourceDecodes), the transform hook, the processors, on the manager's decoding and processing threads.
+// (in the manager's job table), the transform hook, the processors, on the manager's decoding and processing threads.
 extension ImageJob {
     /// Decodes downloaded `bytes` and runs the transform hook and the processors, holding what the memory budget
     /// grants for it until the final image is made; returns the decoded image, the transformed one (`nil` when the
@@ -63,34 +63,26 @@ extension ImageJob {
     var sharesDecodes: Bool { manager.configuration.transformDownloadedImage == nil }
 
     /// What makes the job's decode shareable with another's.
-    var sourceDecodeKey: SourceDecodes.Key {
-        SourceDecodes.Key(
-            baseKey: baseKey, pixelBudget: decoding.pixelBudget, loader: ObjectIdentifier(loader as AnyObject))
+    var decodeSource: DecodeSource {
+        DecodeSource(baseKey: baseKey, pixelBudget: decoding.pixelBudget, loader: ObjectIdentifier(loader as AnyObject))
     }
 
-    /// Downloaded `bytes` decoded: by the decode the other variants of the source share (keeping its image in memory
-    /// for the variants that follow, when `keepsInMemory`), or alone on the decoding threads.
+    /// Downloaded `bytes` decoded, by the manager's job table: by the decode the other variants of the source share
+    /// (keeping its image in memory for the variants that follow, when `keepsInMemory`), or alone on the decoding
+    /// threads. The job leaves at once when cancelled; the decode is cancelled when no other job waits for it.
     private func decode(_ bytes: [UInt8], keepsInMemory: Bool) async -> Result<Image, CodecError> {
-        let decoder = self.decoder
-        guard sharesDecodes else {
-            // A decode of its own, which the job leaves at once when cancelled, cancelling it.
-            manager.sourceDecodes.countDecode()
-            let decodes = manager.sourceDecodes
-            let running = RunningDecode(
-                bytes, options: decoder.options(for: bytes), on: manager.decodingPool, ended: decodes.ended
-            ) { _ in }
-            return await running.outcome(for: running.hold() ?? 0) ?? .failure(.cancelled)
-        }
+        let shares = sharesDecodes
         let cache = self.cache
-        let baseKey = self.baseKey
-        return await manager.sourceDecodes.decode(
-            bytes, key: sourceDecodeKey, job: ObjectIdentifier(self), decoder: decoder, on: manager.decodingPool
+        let (baseKey, decoding, expiration) = (self.baseKey, self.decoding, request.memoryCacheExpiration)
+        let outcome = await manager.decode(
+            bytes, for: id, source: shares ? decodeSource : nil, decoder: decoder
         ) { image, header, size in
-            guard keepsInMemory else { return }
+            guard shares, keepsInMemory else { return }
             cache.storeDecodedSource(
-                DecodedSource(image: image, header: header, size: size, options: self.decoding), forKey: baseKey,
-                expiration: self.request.memoryCacheExpiration)
+                DecodedSource(image: image, header: header, size: size, options: decoding), forKey: baseKey,
+                expiration: expiration)
         }
+        return outcome ?? .failure(.cancelled)
     }
 
     /// Runs the transform hook (unless the image is animated and the request did not ask) and the processors;

@@ -55,10 +55,8 @@ extension ImageJob {
         guard !Task.isCancelled else { return (.failure(.cancelled), nil) }
         // Said before the download, so that the first of the source's jobs to decode decodes for all of them.
         let joinsDecode = sharesDecodes
-        if joinsDecode {
-            manager.sourceDecodes.join(sourceDecodeKey, job: ObjectIdentifier(self), decoder: decoder)
-        }
-        defer { if joinsDecode { manager.sourceDecodes.leave(sourceDecodeKey, job: ObjectIdentifier(self)) } }
+        if joinsDecode { manager.joinSource(decodeSource, job: id, decoder: decoder) }
+        defer { if joinsDecode { manager.leaveSource(decodeSource, job: id) } }
         let response: DownloadResponse
         switch await download(validators: cached?.validators) {
         case .success(let downloaded): response = downloaded

@@ -11,7 +11,7 @@ extension ImageManager {
         case encoded(ImageJob.Key)
     }
 
-    typealias Jobs = JobTable<JobKey>
+    typealias Jobs = JobTable<JobKey, DecodeSource>
 
     /// Everything the manager coordinates.
     struct State {
@@ -22,6 +22,8 @@ extension ImageManager {
         var encodedLoads: [Int: EncodedLoad] = [:]
         /// What each job in the table runs.
         var work: [Jobs.JobID: JobWork] = [:]
+        /// What each decode in the table runs, and who waits for it (ImageManager+Decodes.swift).
+        var decodeWork: [Jobs.DecodeID: DecodeWork] = [:]
         /// Numbers loads and subscribers; one sequence for both kinds of load.
         var nextLoad = 0
         /// Callers of ``waitForJobs()``, resumed once no job is left.

@@ -45,8 +45,8 @@ public final class ImageManager: Sendable {
     public let processingQueue = StageQueue(name: "processing")
 
     let decodingPool: WorkerPool
-    /// The decodes the variants of a source share.
-    let sourceDecodes = SourceDecodes()
+    /// How many decodes ran, were shared and were cancelled (the decodes themselves are jobs of the table).
+    let decodeCounts = DecodeCounts()
     /// How many images ``encodedImage(for:as:)`` encoded.
     let encodeCount = Atomic<Int>(0)
     let processingPool: WorkerPool
@@ -265,7 +265,7 @@ public final class ImageManager: Sendable {
     /// What the manager has done so far.
     public var statistics: Statistics {
         Statistics(
-            decodes: sourceDecodes.decodeCount, sharedDecodes: sourceDecodes.sharedCount,
+            decodes: decodeCounts.decodeCount, sharedDecodes: decodeCounts.sharedCount,
             encodes: encodeCount.load(ordering: .relaxed))
     }
 

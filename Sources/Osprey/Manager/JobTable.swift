@@ -13,12 +13,18 @@
 /// manager knows what still runs (``ImageManager/shutdown()`` waits for it); the key it held is free as soon as it
 /// stops taking subscribers.
 ///
+/// Jobs share decodes too (`JobTable+Decodes.swift`): a job says, before its download, that it will decode its
+/// `Source`; the first to have the bytes starts one decode at the largest size the jobs of the source need, the others
+/// wait for it, and the last to stop waiting cancels it.
+///
 /// Every event returns what the I/O layer must do: start a job's work, cancel it, move its download's priority,
-/// deliver to subscribers.
-struct JobTable<Key: Hashable> {
+/// deliver to subscribers, start or cancel a decode, resume the jobs waiting for one.
+struct JobTable<Key: Hashable, Source: Hashable> {
     enum JobKind: StateMachineIDKind { static var name: String { "job" } }
     enum SubscriberKind: StateMachineIDKind { static var name: String { "subscriber" } }
+    enum DecodeKind: StateMachineIDKind { static var name: String { "decode" } }
     typealias JobID = StateMachineID<JobKind>
+    typealias DecodeID = StateMachineID<DecodeKind>
     /// A subscriber's number is the caller's: the manager uses its loads' numbers.
     typealias SubscriberID = StateMachineID<SubscriberKind>
 
@@ -81,6 +87,11 @@ struct JobTable<Key: Hashable> {
     private var joinable: [Key: JobID] = [:]
     private var subscriberJobs: [SubscriberID: JobID] = [:]
     private var nextJob = 0
+    /// Decodes running, and ended ones whose outcome a job of their source may still take.
+    var decodes: [DecodeID: Decode] = [:]
+    /// The sources jobs said they will decode, while one of those jobs remains.
+    var sources: [Source: SourceEntry] = [:]
+    var nextDecode = 0
     /// Set by ``shutDown()``: nobody subscribes any more.
     private(set) var isShutDown = false
 
@@ -157,6 +168,8 @@ struct JobTable<Key: Hashable> {
 
     /// The job's work is over, whatever its phase: it leaves the table. Returns whether the table is now idle.
     mutating func end(_ id: JobID) -> Bool {
+        assert(!decodes.values.contains { $0.waiting.contains(id) }, "\(id) ended while waiting for a decode")
+        assert(!sources.values.contains { $0.joined[id] != nil }, "\(id) ended without leaving its source")
         guard let job = jobs.removeValue(forKey: id) else { return jobs.isEmpty }
         if joinable[job.key] == id { joinable[job.key] = nil }
         for subscriber in job.subscribers.keys { subscriberJobs[subscriber] = nil }
