@@ -2,6 +2,14 @@ public import Osprey
 public import OspreyCodecs
 public import Synchronization
 
+// The ThreadSanitizer build's `Osprey.Mutex` (a lock TSan sees) beside the standard library's: named here, so that
+// the two never meet unqualified.
+#if OSPREY_TSAN
+private typealias Lock<Value> = Osprey.Mutex<Value>
+#else
+private typealias Lock<Value> = Synchronization.Mutex<Value>
+#endif
+
 /// A store of bytes of a user's own, plugged into an `ImageCache` in place of its `DiskCache`: a dictionary that
 /// counts what it is asked, key by key, so that a test sees which loads reach it and how often.
 public final class DictionaryDataCache: DataCaching {
@@ -17,10 +25,8 @@ public final class DictionaryDataCache: DataCaching {
         public var extendedData: [UInt8]?
     }
 
-    /// The entries, by key.
-    public let entries = Mutex<[String: Entry]>([:])
-    /// The reads of stored bytes (`cachedData(forKey:)`), by key.
-    public let readsByKey = Mutex<[String: Int]>([:])
+    private let entries = Lock<[String: Entry]>([:])
+    private let reads = Lock<[String: Int]>([:])
     /// How many stores were made.
     public let writes = Atomic<Int>(0)
     /// When set, every store fails as a full disk would.
@@ -31,15 +37,26 @@ public final class DictionaryDataCache: DataCaching {
     /// An empty store.
     public init() {}
 
+    /// The entries, by key.
+    public var allEntries: [String: Entry] { entries.withLock { $0 } }
+
+    /// The reads of stored bytes (`cachedData(forKey:)`), by key.
+    public var readsByKey: [String: Int] { reads.withLock { $0 } }
+
     /// How many reads of stored bytes there were, all keys together.
-    public var reads: Int { readsByKey.withLock { $0.values.reduce(0, +) } }
+    public var readCount: Int { reads.withLock { $0.values.reduce(0, +) } }
 
     /// The keys stored.
     public var keys: Set<String> { entries.withLock { Set($0.keys) } }
 
+    /// The bytes stored for `key`, not counted as a read.
+    public func bytes(forKey key: String) -> [UInt8]? {
+        entries.withLock { $0[key]?.bytes }
+    }
+
     /// The entry's bytes, counted as a read of `key`.
     public func cachedData(forKey key: String) -> [UInt8]? {
-        readsByKey.withLock { $0[key, default: 0] += 1 }
+        reads.withLock { $0[key, default: 0] += 1 }
         return entries.withLock { $0[key]?.bytes }
     }
 
@@ -100,20 +117,21 @@ public final class DictionaryDataCache: DataCaching {
 /// A memory store of a user's own, plugged into an `ImageCache` in place of its `MemoryCache`: a dictionary without
 /// limits that counts its lookups, key by key.
 public final class DictionaryImageCache: ImageCaching {
-    /// The images, by key.
-    public let images = Mutex<[String: Image]>([:])
-    /// The lookups (`cachedImage(forKey:)`, `containsImage(forKey:)`), by key.
-    public let lookupsByKey = Mutex<[String: Int]>([:])
+    private let images = Lock<[String: Image]>([:])
+    private let lookups = Lock<[String: Int]>([:])
 
     /// An empty store.
     public init() {}
 
+    /// The lookups (`cachedImage(forKey:)`, `containsImage(forKey:)`), by key.
+    public var lookupsByKey: [String: Int] { lookups.withLock { $0 } }
+
     /// How many lookups there were, all keys together.
-    public var lookups: Int { lookupsByKey.withLock { $0.values.reduce(0, +) } }
+    public var lookupCount: Int { lookups.withLock { $0.values.reduce(0, +) } }
 
     /// The image for `key`, counted as a lookup.
     public func cachedImage(forKey key: String) -> Image? {
-        lookupsByKey.withLock { $0[key, default: 0] += 1 }
+        lookups.withLock { $0[key, default: 0] += 1 }
         return images.withLock { $0[key] }
     }
 
@@ -124,7 +142,7 @@ public final class DictionaryImageCache: ImageCaching {
 
     /// Whether `key` has an image, counted as a lookup.
     public func containsImage(forKey key: String) -> Bool {
-        lookupsByKey.withLock { $0[key, default: 0] += 1 }
+        lookups.withLock { $0[key, default: 0] += 1 }
         return images.withLock { $0[key] != nil }
     }
 

@@ -34,7 +34,7 @@ struct CommandCacheStoreTests {
         // Then the image's bytes are in the store, once, and the run closed it
         let key = origin.url("/a.jpg")
         #expect(store.keys == [key])
-        #expect(store.entries.withLock { $0[key]?.bytes } == jpeg)
+        #expect(store.bytes(forKey: key) == jpeg)
         #expect(store.closeCount.load(ordering: .relaxed) == 1)
 
         // When fetch runs on the same store
@@ -47,7 +47,7 @@ struct CommandCacheStoreTests {
         let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: output + "/" + written[0])))
         #expect(bytes == jpeg)
         #expect(origin.requestCount("/a.jpg") == 1)
-        #expect(store.readsByKey.withLock { $0[key] } == 1)
+        #expect(store.readsByKey[key] == 1)
         #expect(store.closeCount.load(ordering: .relaxed) == 2)
         #expect(!FileManager.default.fileExists(atPath: cacheDirectory))
     }

@@ -35,11 +35,11 @@ struct ProxyCacheStoreTests {
                 let rendered = answered.withLock { $0 }
                 // Then the store was asked for the result and the source once each, and holds both: nothing went to
                 // the cache directory
-                let reads = store.readsByKey.withLock { $0 }
+                let reads = store.readsByKey
                 #expect(reads.count == 2)
                 #expect(reads.values.allSatisfy { $0 == 1 })
                 #expect(store.keys == Set(reads.keys))
-                #expect(store.entries.withLock { $0.values.contains { $0.bytes == rendered } })
+                #expect(store.allEntries.values.contains { $0.bytes == rendered })
                 let files = try FileManager.default.subpathsOfDirectory(atPath: directory)
                 #expect(files.isEmpty, "\(files)")
                 #expect(origin.requestCount("/photo.jpg") == 1)
@@ -52,12 +52,12 @@ struct ProxyCacheStoreTests {
                     // Then /health counts the store's entries, as the store tells them
                     let health = try await client.execute(uri: "/health", method: .get).json()
                     let cache = try #require(health["cache"] as? [String: Int])
-                    let totals = store.entries.withLock { ($0.count, $0.values.reduce(0) { $0 + $1.bytes.count }) }
+                    let totals = (store.allEntries.count, store.allEntries.values.reduce(0) { $0 + $1.bytes.count })
                     #expect(cache["entriesOnDisk"] == totals.0)
                     #expect(cache["entriesOnDiskBytes"] == totals.1)
                 }
                 // Then it answered from the stored result: one more read of it, none of the source, no origin request
-                #expect(store.reads == 3)
+                #expect(store.readCount == 3)
                 #expect(origin.requestCount("/photo.jpg") == 1)
                 #expect(store.closeCount.load(ordering: .relaxed) == 0)
             }

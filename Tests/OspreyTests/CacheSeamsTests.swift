@@ -36,13 +36,13 @@ struct CacheSeamsTests {
             // When memory is emptied, an image load reads the byte store (the "disk"), not the origin
             images.removeAllImages()
             cache.clearMemory()
-            let readsBefore = data.reads
+            let readsBefore = data.readCount
             #expect(try await manager.image(for: url).cacheType == .disk)
-            #expect(data.reads > readsBefore)
+            #expect(data.readCount > readsBefore)
             // A data load is answered by it too
             let bytes = try await manager.data(for: try ImageRequest(url: url))
             #expect(bytes.cacheType == .disk)
-            #expect(bytes.data == data.entries.withLock { $0[baseKey]?.bytes })
+            #expect(bytes.data == data.bytes(forKey: baseKey))
 
             // An encoded variant is written to it under the variant's key, and read back from it after memory goes
             let request = try ImageRequest(url: url, processors: [.downsample(width: 16)])
@@ -50,7 +50,7 @@ struct CacheSeamsTests {
             let encoded = try await manager.encodedImage(for: request, as: output)
             await manager.waitForJobs()
             let variantKey = manager.cacheKey(for: request, as: output)
-            #expect(data.entries.withLock { $0[variantKey]?.bytes } == encoded.encoded.bytes)
+            #expect(data.bytes(forKey: variantKey) == encoded.encoded.bytes)
             cache.clearMemory()
             #expect(try await manager.encodedImage(for: request, as: output).cacheType == .disk)
             #expect(harness.server.requestCount("/a.jpg") == 1)
@@ -86,11 +86,11 @@ struct CacheSeamsTests {
             #expect(keysMade.withLock { $0 } == ["/a.jpg": 1])
             let outputKey = manager.cacheKey(for: request, as: output)
             let baseKey = manager.cacheKey(for: harness.url("/a.jpg"))
-            #expect(data.readsByKey.withLock { $0 } == [outputKey: 1, baseKey: 1])
+            #expect(data.readsByKey == [outputKey: 1, baseKey: 1])
             #expect(data.keys == [outputKey, baseKey])
             #expect(cache.encodedImages.lookups == 1)
             #expect(cache.decodedSources.lookups == 1)
-            #expect(images.lookups == 0)
+            #expect(images.lookupCount == 0)
 
             // When an image is loaded cold with processors (kept as a variant on disk)
             let sized = try ImageRequest(url: harness.url("/b.jpg"), processors: [.downsample(width: 16)])
@@ -101,8 +101,8 @@ struct CacheSeamsTests {
             #expect(keysMade.withLock { $0["/b.jpg"] } == 1)
             let variantKey = manager.cacheKey(for: sized)
             let otherBase = manager.cacheKey(for: harness.url("/b.jpg"))
-            #expect(images.lookupsByKey.withLock { $0 } == [variantKey: 1])
-            #expect(data.readsByKey.withLock { ($0[variantKey], $0[otherBase]) } == (1, 1))
+            #expect(images.lookupsByKey == [variantKey: 1])
+            #expect((data.readsByKey[variantKey], data.readsByKey[otherBase]) == (1, 1))
             #expect(cache.decodedSources.lookups == 2)
             #expect(harness.server.requestCount() == 2)
             await manager.shutdown()

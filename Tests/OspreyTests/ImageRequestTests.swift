@@ -85,15 +85,10 @@ import Testing
         #expect(
             Self.invalidURL { () throws(ImageError) in try ImageRequest(url: url) }
                 == InvalidURL(url.absoluteString, .invalidPort))
-        // The request, the validation alone and the downloader's check throw the one error type.
+        // The request and the validation alone throw the one error type.
         #expect(
             Self.invalidURL { () throws(ImageError) in
                 try ImageRequest.validate(url)
-                return try ImageRequest(string: "http://example.com/")
-            } == InvalidURL(url.absoluteString, .invalidPort))
-        #expect(
-            Self.invalidURL { () throws(ImageError) in
-                try URLValidation.validate(url)
                 return try ImageRequest(string: "http://example.com/")
             } == InvalidURL(url.absoluteString, .invalidPort))
     }

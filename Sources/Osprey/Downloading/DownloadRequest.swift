@@ -4,8 +4,7 @@ public import HTTPTypes
 /// One download: the URL and how to fetch it.
 ///
 /// Requests that are the same *effective* request (same URL, headers, credentials, certificate policy, cookies,
-/// validators, modifier, response validator, data modifier, limits) while one of them is under way share one transfer: see
-/// ``coalescingKey``.
+/// validators, modifier, response validator, data modifier, limits) while one of them is under way share one transfer.
 ///
 /// ```swift
 /// var request = DownloadRequest(url: url)
@@ -62,7 +61,7 @@ public struct DownloadRequest: Sendable {
     }
 
     /// What makes two requests the same effective request: everything that can change what the origin answers.
-    public var coalescingKey: CoalescingKey {
+    var coalescingKey: CoalescingKey {
         let headerPairs = headers.map { "\($0.name.canonicalName):\($0.value)" }.sorted()
         return CoalescingKey(
             url: url.absoluteString,
@@ -81,7 +80,7 @@ public struct DownloadRequest: Sendable {
     }
 
     /// The identity of an effective request; see ``DownloadRequest/coalescingKey``.
-    public struct CoalescingKey: Sendable, Hashable {
+    struct CoalescingKey: Sendable, Hashable {
         let url: String
         let headers: [String]
         let credentials: String?

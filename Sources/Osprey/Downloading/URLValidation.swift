@@ -10,7 +10,7 @@ import Darwin
 
 /// What the downloader accepts as a URL, checked without any request type: the downloader validates with it, and
 /// ``ImageRequest`` does too, before a load reaches the network.
-public enum URLValidation {
+enum URLValidation {
     /// Checks that `url` can be sent to the network: scheme `http` or `https`, a host that is a DNS name (ASCII
     /// letters, digits, `-`, `_` and `.`, after percent-decoding) or an IP address, and no port, an empty one, or one
     /// in 1–65535.
@@ -20,7 +20,7 @@ public enum URLValidation {
     /// on the first and resolves the second as `evil`, while `*.example.com` would have matched it.
     ///
     /// - Throws: ``ImageError/invalidURL(_:reason:)`` saying what is wrong.
-    public static func validate(_ url: URL) throws(ImageError) {
+    static func validate(_ url: URL) throws(ImageError) {
         try validate(url, original: url.absoluteString)
     }
 
@@ -79,7 +79,11 @@ public enum URLValidation {
 }
 
 extension ImageRequest {
-    /// Checks that `url` can be sent to the network (see ``URLValidation/validate(_:)``).
+    /// Checks that `url` can be sent to the network, as every request and every redirect target is before it is: scheme
+    /// `http` or `https`, a host that is a DNS name (ASCII letters, digits, `-`, `_` and `.`, after percent-decoding)
+    /// or an IP address, and no port, an empty one, or one in 1–65535. (Foundation parses `http://host:99999/` and
+    /// `http://evil%00.example.com/` without complaint; an HTTP client may trap on the first and resolve the second
+    /// as `evil`, which `*.example.com` would have matched.)
     ///
     /// - Throws: ``ImageError/invalidURL(_:reason:)`` saying what is wrong.
     public static func validate(_ url: URL) throws(ImageError) {
