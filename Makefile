@@ -164,7 +164,8 @@ fuzz: deps
 ## fetch beside curl, then ImageManager's loads from memory, disk and nginx beside a requests + Pillow loop, the
 ## processors' thumbnail job and resize beside Pillow and pyvips, SSIMULACRA 2 beside its PyPI port, and osprey
 ## serve beside thumbor and nginx under wrk, then its memory budget under 64 concurrent 49 MP PNGs, then osprey's
-## start-up and one-process-per-image thumbnail loop beside djpeg and ImageMagick
+## start-up and one-process-per-image thumbnail loop beside djpeg and ImageMagick. Each script records its figures
+## and targets in Benchmarks/results/; the last step draws them, one SVG chart per comparison, in docs/charts/.
 bench: deps
 	cd Benchmarks && $(SWIFT) package --disable-sandbox benchmark
 	python3 Benchmarks/compare_codecs.py
@@ -181,6 +182,7 @@ bench: deps
 	python3 Benchmarks/compare_proxy.py
 	python3 Benchmarks/compare_memory.py
 	python3 Benchmarks/compare_startup.py
+	python3 Benchmarks/charts.py
 
 ## lint: check formatting and style with swift-format (configuration in .swift-format)
 lint:

@@ -47,3 +47,23 @@ def venv_python(modules, packages):
     if subprocess.run([str(python), "-c", "import " + ", ".join(modules)], capture_output=True).returncode != 0:
         sh(str(python), "-m", "pip", "install", "-q", *packages)
     return python
+
+
+RESULTS = HERE / "results"
+_recorded = {}
+
+
+def record(comparison, name, value, target, higher_is_better=True):
+    """Keeps one measured figure beside its target for `make bench`'s charts (charts.py): in
+    Benchmarks/results/<comparison>.json, which this run rewrites from its first figure on. Returns whether the figure
+    meets its target (at least `target`, or at most when not `higher_is_better`)."""
+    import json, time
+    ok = value >= target if higher_is_better else value <= target
+    if comparison not in _recorded:
+        _recorded[comparison] = {"comparison": comparison, "measured": time.strftime("%Y-%m-%d %H:%M"), "figures": []}
+    figures = _recorded[comparison]["figures"]
+    figures[:] = [figure for figure in figures if figure["name"] != name]
+    figures.append({"name": name, "value": value, "target": target, "higher_is_better": higher_is_better, "ok": ok})
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{comparison}.json").write_text(json.dumps(_recorded[comparison], indent=1) + "\n")
+    return ok

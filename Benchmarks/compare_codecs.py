@@ -17,7 +17,7 @@ PNG, WebP and GIF versions of the 4032x3024 photo (and of a 1024x768 reduction) 
 import json, os, shutil, subprocess, sys, time
 from pathlib import Path
 
-from benchkit import apt_install, build, sh, venv_python
+from benchkit import apt_install, build, record, sh, venv_python
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -153,10 +153,10 @@ def main():
         ratios = {k: row[k] / o["best"] for k in ("tool", "pillow", "pyvips") if row[k]}
         print(f"{label:28} {mp:6.1f} {rate(o['best']):11.1f} {rate(c_tool):8.1f} {rate(peers['pillow']):8.1f} "
               f"{rate(peers['pyvips']):8.1f}  " + "  ".join(f"{k} {v:.2f}x" for k, v in ratios.items()))
-        if c_tool and ratios["tool"] < 0.95:
+        if c_tool and not record("codecs", f"{label}: vs the C tool", ratios["tool"], 0.95):
             failures.append(f"{label}: {ratios['tool']:.2f}x the C tool (target 0.95x)")
         best_peer = min(peers["pillow"], peers["pyvips"])
-        if best_peer / o["best"] < 1.0:
+        if not record("codecs", f"{label}: vs Pillow/pyvips", best_peer / o["best"], 1.0):
             failures.append(f"{label}: {best_peer / o['best']:.2f}x the best of Pillow and pyvips (target 1.0x)")
         results.append((label, row))
         if "photo 4032" in label:
@@ -173,9 +173,9 @@ def main():
         print(f"\n1/8-scale decode of 7680x4320: {eighth['width']}x{eighth['height']} in {eighth['best'] * 1e3:.1f} ms "
               f"vs full {full['best'] * 1e3:.1f} ms: {speedup:.2f}x faster; peak RSS {eighth['maxRSSKiB'] / 1024:.0f} MiB "
               f"vs {full['maxRSSKiB'] / 1024:.0f} MiB ({memory:.2f} of the full decode's)")
-        if speedup < 1.5:
+        if not record("codecs", "1/8-scale decode speed-up", speedup, 1.5):
             failures.append(f"1/8-scale decode only {speedup:.2f}x faster (target 1.5x)")
-        if memory >= 0.25:
+        if not record("codecs", "1/8-scale decode peak memory share", memory, 0.25, higher_is_better=False):
             failures.append(f"1/8-scale decode peak memory {memory:.2f} of full (target < 0.25)")
     print("\ntargets: " + ("PASS" if not failures else "FAIL\n  " + "\n  ".join(failures)))
     return 0

@@ -26,7 +26,7 @@ Last, what a user runs: `osprey convert` of the P3 photo to JPEG, converting (th
 import ctypes, json, os, subprocess, sys, time
 from pathlib import Path
 
-from benchkit import build, build_osprey, sh, venv_python
+from benchkit import build, build_osprey, record, sh, venv_python
 from compare_codecs import corpus
 
 HERE = Path(__file__).resolve().parent
@@ -173,16 +173,16 @@ def main():
         print(f"{label:14} {on['best'] * 1e3:8.1f} {on['cpu'] * 1e3:8.1f} {off['best'] * 1e3:8.1f} "
               f"{off['cpu'] * 1e3:8.1f} {ratio:6.3f}x {vips_text}")
         if label == "display p3":
-            if ratio > 1.15:
+            if not record("colour", "Display P3 to sRGB cost vs no conversion", ratio, 1.15, higher_is_better=False):
                 failures.append(f"Display P3 to sRGB costs {ratio:.3f}x the decode without (target 1.15x)")
-            if vips / on["best"] < 1.0:
+            if not record("colour", "Display P3 to sRGB vs pyvips", vips / on["best"], 1.0):
                 failures.append(f"Display P3 to sRGB is {vips / on['best']:.2f}x pyvips (target 1.0x)")
-        elif ratio > 1.01:
+        elif not record("colour", f"{label} cost vs no colour management", ratio, 1.01, higher_is_better=False):
             failures.append(f"{label} decodes {ratio:.3f}x the decode without colour management (target 1.01x)")
         if old:
             before = on["best"] / old["best"]
             print(f"{'':14} before colour management: {old['best'] * 1e3:.1f} ms, now {before:.3f}x that")
-            if before > 1.01:
+            if not record("colour", f"{label} vs the decoder before", before, 1.01, higher_is_better=False):
                 failures.append(f"{label} decodes {before:.3f}x the decoder before colour management (target 1.01x)")
 
     osprey = build_osprey()

@@ -14,7 +14,7 @@ with PASS/FAIL:
 import json, os, random, shutil, socket, subprocess, tempfile, time
 from pathlib import Path
 
-from benchkit import apt_install, build, venv_python
+from benchkit import apt_install, build, record, venv_python
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -200,7 +200,7 @@ def main():
                       f" {ratio:>10}")
             for name, target in (("urlsession", 2.0), ("aiohttp", 1.0), ("curl", 0.8)):
                 ratio = ours / (DOWNLOADS / best[(name, concurrency)]["seconds"])
-                verdict = "PASS" if ratio >= target else "FAIL"
+                verdict = "PASS" if record("downloads", f"vs {name} at {concurrency}", ratio, target) else "FAIL"
                 if verdict == "FAIL":
                     failures.append(f"{name} at {concurrency}")
                 print(f"  target >= {target}x {name}: {ratio:.2f}x {verdict}")

@@ -26,7 +26,7 @@ loop. Only the manifest's decode-ok files are served, so both sides decode every
 import os, random, subprocess, tempfile
 from pathlib import Path
 
-from benchkit import build, venv_python
+from benchkit import build, record, venv_python
 from compare_downloads import content, ensure_peers, free_port, run_child, start_nginx
 
 HERE = Path(__file__).resolve().parent
@@ -169,8 +169,10 @@ def main():
 
         ratio = osprey / loop
         print("targets:")
-        print(f"  memory p50 {memory['p50_us']:.2f} us < 5 us: {'PASS' if memory['p50_us'] < 5 else 'FAIL'}")
-        print(f"  cold (first frames) {ratio:.2f}x requests+Pillow >= 3x: {'PASS' if ratio >= 3 else 'FAIL'}")
+        hit = record("manager", "memory hit p50 (us)", memory["p50_us"], 5, higher_is_better=False)
+        cold = record("manager", "cold load vs requests+Pillow", ratio, 3)
+        print(f"  memory p50 {memory['p50_us']:.2f} us < 5 us: {'PASS' if hit else 'FAIL'}")
+        print(f"  cold (first frames) {ratio:.2f}x requests+Pillow >= 3x: {'PASS' if cold else 'FAIL'}")
     finally:
         server.terminate()
         server.wait()

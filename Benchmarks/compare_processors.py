@@ -17,7 +17,7 @@ generated picture when the corpus is absent, into .build/bench-data/processors.
 import json, os, subprocess, sys, tempfile
 from pathlib import Path
 
-from benchkit import build, sh, venv_python
+from benchkit import build, record, sh, venv_python
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -158,7 +158,7 @@ def main():
             label = f"{w}x{h} {fmt}"
             print(f"{label:32} {ours * 1e3:8.2f} {peers['pillow'] * 1e3:8.2f} {peers['pyvips'] * 1e3:8.2f} "
                   f"{ratio:5.2f}x   {q[0]:6.2f} {q[1]:6.2f} {q[2]:6.2f}")
-            if ratio < 1.0:
+            if not record("processors", f"thumbnail {label} vs the faster peer", ratio, 1.0):
                 failures.append(f"thumbnail {label}: {ratio:.2f}x the faster peer (target 1.0x)")
             if q[0] < max(q[1], q[2]) - 1.0:
                 failures.append(f"thumbnail {label}: PSNR {q[0]:.2f} dB, peers {q[1]:.2f} / {q[2]:.2f} (target within 1 dB)")
@@ -176,7 +176,7 @@ def main():
     print(f"\nresize alone, 4000x3000 RGBA to 800 px wide, Lanczos-3: osprey {ours * 1e3:.1f} ms, "
           f"Pillow {pillow * 1e3:.1f} ms: {ratio:.2f}x (PSNR vs Pillow LANCZOS: osprey "
           f"{quality[out + '.osprey.png']:.2f} dB, Pillow's own output {quality[out + '.pillow.png']:.2f} dB)")
-    if ratio < 1.5:
+    if not record("processors", "resize alone vs Pillow", ratio, 1.5):
         failures.append(f"resize alone: {ratio:.2f}x Pillow (target 1.5x)")
     # gravity=smart against a centre crop of the same size (the proxy-features issue: at most 1.5x its cost), on the
     # photos this script made and on the corpus photos whose subject is off-centre.
@@ -193,7 +193,7 @@ def main():
                 times[mode] = min(times.get(mode, t), t)
         ratio = times["smart"] / times["cover"]
         print(f"  {path.name:32} centre {times['cover'] * 1e3:7.2f}  smart {times['smart'] * 1e3:7.2f}  {ratio:4.2f}x")
-        if ratio > 1.5:
+        if not record("processors", f"smart crop cost, {path.name}", ratio, 1.5, higher_is_better=False):
             failures.append(f"gravity=smart on {path.name}: {ratio:.2f}x a centre crop (target at most 1.5x)")
     print("\ntargets: " + ("PASS" if not failures else "FAIL\n  " + "\n  ".join(failures)))
     return 0

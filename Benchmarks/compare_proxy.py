@@ -52,7 +52,7 @@ import os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchkit import apt_install, build, build_osprey, venv_python  # noqa: E402
+from benchkit import apt_install, build, build_osprey, record, venv_python  # noqa: E402
 from compare_downloads import free_port, start_nginx  # noqa: E402
 from compare_modern import modern_source  # noqa: E402
 from compare_processors import DATA, MAKE_INPUTS, corpus_photo  # noqa: E402
@@ -601,7 +601,7 @@ HTTP_LOADER_CA_CERTS = '{authority}'
         print("ratios (target):")
         failed = 0
         for name, value, target in checks:
-            ok = value >= target
+            ok = record("proxy", name, value, target)
             failed += not ok
             print(f"  {name:52} {value:8.2f}  (>= {target})  {'PASS' if ok else 'FAIL'}")
         print("targets:", "PASS" if not failed else f"FAIL ({failed})")

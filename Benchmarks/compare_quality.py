@@ -30,7 +30,7 @@ bytes: the least any choice of quality per photo could send.
 import json, os, subprocess, sys, tempfile, time
 from pathlib import Path
 
-from benchkit import build, venv_python
+from benchkit import build, record, venv_python
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -131,8 +131,10 @@ def main():
     ratio = totals["reference"] / totals["osprey"]
     print(f"  total: reference {totals['reference']:.2f} s, osprey {totals['osprey']:.3f} s "
           f"({totals['candidate']:.3f} s per candidate against a prepared reference); worst difference {worst:.3f}")
-    print(f"  speed vs PyPI ssimulacra2: {ratio:.1f}x (target 3.0x) {'PASS' if ratio >= 3 else 'FAIL'}; "
-          f"scores within 1.0: {'PASS' if worst <= 1.0 else 'FAIL'}")
+    fast = record("quality", "SSIMULACRA 2 speed vs PyPI", ratio, 3)
+    close = record("quality", "SSIMULACRA 2 worst score difference", worst, 1.0, higher_is_better=False)
+    print(f"  speed vs PyPI ssimulacra2: {ratio:.1f}x (target 3.0x) {'PASS' if fast else 'FAIL'}; "
+          f"scores within 1.0: {'PASS' if close else 'FAIL'}")
 
 
 def auto(benchmark):
@@ -168,7 +170,8 @@ def auto(benchmark):
         cold = sum(r["prepare"] + r["best"] for r in fixed)
         cold_auto = sum(r["prepare"] + a["best"] for r, a in zip(fixed, automatic))
         ratio = auto_bytes / fixed_bytes
-        verdict = "PASS" if ratio <= 0.85 and worst_auto >= worst_fixed else "FAIL"
+        smaller = record("quality", f"q=auto bytes vs q{fixed_quality}, {form}", ratio, 0.85, higher_is_better=False)
+        verdict = "PASS" if smaller and worst_auto >= worst_fixed else "FAIL"
         print(f"  bytes: q=auto:{target} {auto_bytes} against q{fixed_quality} {fixed_bytes}: {ratio:.3f}x "
               f"(target 0.85x); worst score {worst_auto:.2f} against {worst_fixed:.2f}"
               + (f" {verdict}" if form == "webp" else ""))

@@ -102,16 +102,25 @@ public final class ImageManager: Sendable {
     /// asked: the cached image when unchanged, else the new one (the early delivery is for ``task(for:)`` and the
     /// callback form).
     nonisolated(nonsending) public func image(for request: ImageRequest) async throws(ImageError) -> ImageResult {
-        try await image(for: request, keys: cacheKeys(for: request))
+        // The memory hit is answered here, not through `image(for:keys:)`: another async call on the hottest path
+        // copies the request and the result into a frame of its own (0.65 µs a hit that way, 0.60 µs this way).
+        let keys = cacheKeys(for: request)
+        if let immediate = immediateOutcome(for: request, keys: keys) { return try immediate.get() }
+        return try await loadThroughJob(request, keys: keys)
     }
 
     /// ``image(for:)-(ImageRequest)`` with the request's keys made already (an encoded load's).
     nonisolated(nonsending) func image(
         for request: ImageRequest, keys: CacheKeys
-    ) async throws(ImageError)
-        -> ImageResult
-    {
+    ) async throws(ImageError) -> ImageResult {
         if let immediate = immediateOutcome(for: request, keys: keys) { return try immediate.get() }
+        return try await loadThroughJob(request, keys: keys)
+    }
+
+    /// A load that memory did not answer: a task of its own, subscribed to the job for its keys.
+    nonisolated(nonsending) private func loadThroughJob(
+        _ request: ImageRequest, keys: CacheKeys
+    ) async throws(ImageError) -> ImageResult {
         let task = makeTask(request, sink: .waiter)
         return try await task.wait { start(task, keys: keys, memoryChecked: true) }.get()
     }
