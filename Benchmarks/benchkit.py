@@ -50,20 +50,25 @@ def venv_python(modules, packages):
 
 
 RESULTS = HERE / "results"
-_recorded = {}
 
 
 def record(comparison, name, value, target, higher_is_better=True):
-    """Keeps one measured figure beside its target for `make bench`'s charts (charts.py): in
-    Benchmarks/results/<comparison>.json, which this run rewrites from its first figure on. Returns whether the figure
-    meets its target (at least `target`, or at most when not `higher_is_better`)."""
+    """Keeps one measured figure beside its target for `make bench`'s charts (charts.py), in
+    Benchmarks/results/<comparison>.json: the figure of the same name there is replaced, the others kept, so that a
+    run of some phases only (PROXY_BENCH_PHASES) leaves the other phases' last figures in place. Each figure carries
+    the time it was measured. Returns whether it meets its target (at least `target`, or at most when not
+    `higher_is_better`)."""
     import json, time
     ok = value >= target if higher_is_better else value <= target
-    if comparison not in _recorded:
-        _recorded[comparison] = {"comparison": comparison, "measured": time.strftime("%Y-%m-%d %H:%M"), "figures": []}
-    figures = _recorded[comparison]["figures"]
-    figures[:] = [figure for figure in figures if figure["name"] != name]
-    figures.append({"name": name, "value": value, "target": target, "higher_is_better": higher_is_better, "ok": ok})
+    path = RESULTS / f"{comparison}.json"
+    try:
+        results = json.loads(path.read_text())
+    except (OSError, ValueError):
+        results = {"comparison": comparison, "figures": []}
+    figures = [figure for figure in results.get("figures", []) if figure.get("name") != name]
+    figures.append({"name": name, "value": value, "target": target, "higher_is_better": higher_is_better, "ok": ok,
+                    "measured": time.strftime("%Y-%m-%d %H:%M")})
+    results["figures"] = figures
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / f"{comparison}.json").write_text(json.dumps(_recorded[comparison], indent=1) + "\n")
+    path.write_text(json.dumps(results, indent=1) + "\n")
     return ok

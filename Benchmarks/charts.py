@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The charts of docs/benchmarks.md, drawn from the figures the comparison scripts recorded (benchkit.record) in
-Benchmarks/results/*.json: one SVG per comparison in docs/charts/, each figure as a bar at its share of its target
+Benchmarks/results/*.json (each figure the last measured of its name): one SVG per comparison in docs/charts/, each figure as a bar at its share of its target
 (1.0 is the target: right of the line passes, whether the target is a floor or a ceiling), green when it passes and
 red when it does not, its value and target written beside it. `make bench` runs it last; run it alone to redraw from
 the results of the last run of each script.
@@ -33,7 +33,9 @@ def draw(results, pyplot):
     for row, share, f in zip(rows, drawn, figures):
         sign = ">=" if f["higher_is_better"] else "<="
         axis.text(share + 0.02, row, f"{f['value']:.3g} ({sign} {f['target']:.3g})", va="center", fontsize=7)
-    axis.set_title(f"{results['comparison']}, measured {results['measured']}", fontsize=9)
+    dates = sorted({f.get("measured", results.get("measured", "?"))[:10] for f in figures})
+    when = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    axis.set_title(f"{results['comparison']}, measured {when}", fontsize=9)
     axis.tick_params(axis="x", labelsize=7)
     fig.tight_layout()
     CHARTS.mkdir(parents=True, exist_ok=True)
