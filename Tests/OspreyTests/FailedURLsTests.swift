@@ -35,15 +35,16 @@ struct FailedURLsTests {
     @Test func anEntryStaysWithoutATimeToLiveAndGoesWhenRemoved() {
         let clock = TestClock()
         let failed = FailedURLs(clock: clock)
+        #expect(failed.isEmpty)
         failed.record(url, lastingFailure: true)
         failed.record(other, lastingFailure: true)
         clock.advance(by: .seconds(365 * 24 * 3600))
-        #expect(failed.contains(url))
+        #expect(failed.contains(url) && !failed.isEmpty)
         failed.remove(url)
         #expect(!failed.contains(url))
-        #expect(failed.contains(other))
+        #expect(failed.contains(other) && !failed.isEmpty)
         failed.removeAll()
-        #expect(failed.count == 0)
+        #expect(failed.count == 0 && failed.isEmpty)
     }
 
     @Test func anEntryExpiresAfterItsTimeToLive() {
@@ -54,7 +55,7 @@ struct FailedURLsTests {
         #expect(failed.contains(url))
         clock.advance(by: .seconds(1))
         #expect(!failed.contains(url))
-        #expect(failed.count == 0)
+        #expect(failed.count == 0 && failed.isEmpty)
         // A new failure starts a new lifetime
         failed.record(url, lastingFailure: true)
         clock.advance(by: .seconds(30))

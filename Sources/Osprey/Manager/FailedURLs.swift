@@ -26,6 +26,9 @@ public final class FailedURLs: Sendable {
 
     /// URL string → its failure.
     private let entries = Mutex<[String: Entry]>([:])
+    /// How many entries there are, kept beside them so that a check of an empty list takes no lock and reads no clock
+    /// (the manager checks the list on every load).
+    private let entryCount = Atomic<Int>(0)
 
     /// Makes an empty list whose entries expire `timeToLive` after the failure (never when `nil`), timed by `clock`.
     public init<C: Clock>(timeToLive: Duration? = nil, clock: C) where C.Duration == Duration {
@@ -59,8 +62,14 @@ public final class FailedURLs: Sendable {
 
     private func keep(_ url: URL, failure: ImageError?) {
         let entry = Entry(time: now(), failure: failure)
-        entries.withLock { $0[url.absoluteString] = entry }
+        entries.withLock { entries in
+            entries[url.absoluteString] = entry
+            entryCount.store(entries.count, ordering: .relaxed)
+        }
     }
+
+    /// Whether the list is empty (expired entries not yet noticed count as entries).
+    public var isEmpty: Bool { entryCount.load(ordering: .relaxed) == 0 }
 
     /// Why `url` is on the list, when it is and the failure was recorded with its reason; `nil` otherwise.
     public func failure(for url: URL) -> ImageError? {
@@ -70,12 +79,14 @@ public final class FailedURLs: Sendable {
 
     /// Whether `url` is on the list and has not expired. An expired entry is removed.
     public func contains(_ url: URL) -> Bool {
+        guard !isEmpty else { return false }
         let key = url.absoluteString
         let time = now()
         return entries.withLock { entries in
             guard let failed = entries[key]?.time else { return false }
             if let timeToLive, time - failed >= timeToLive {
                 entries[key] = nil
+                entryCount.store(entries.count, ordering: .relaxed)
                 return false
             }
             return true
@@ -84,12 +95,19 @@ public final class FailedURLs: Sendable {
 
     /// Takes `url` off the list (after it loaded, or when a caller asks).
     public func remove(_ url: URL) {
-        _ = entries.withLock { $0.removeValue(forKey: url.absoluteString) }
+        guard !isEmpty else { return }
+        entries.withLock { entries in
+            entries[url.absoluteString] = nil
+            entryCount.store(entries.count, ordering: .relaxed)
+        }
     }
 
     /// Empties the list.
     public func removeAll() {
-        entries.withLock { $0.removeAll() }
+        entries.withLock { entries in
+            entries.removeAll()
+            entryCount.store(0, ordering: .relaxed)
+        }
     }
 
     /// How many URLs are on the list, expired ones not yet noticed included.

@@ -11,7 +11,11 @@ extension ImageManager {
     /// Whether every source of `request` is on the failed list (and `retryFailed` does not ask to try them anyway):
     /// then the load fails at once with ``ImageError/previouslyFailed(_:reason:)`` for its URL.
     func hasNoSourceLeft(_ request: ImageRequest) -> Bool {
-        !request.options.contains(.retryFailed) && request.sources.allSatisfy(failedURLs.contains)
+        // On every load, memory hits included: no array of the sources is made, and an empty list answers at once.
+        guard !request.options.contains(.retryFailed), !failedURLs.isEmpty, failedURLs.contains(request.url) else {
+            return false
+        }
+        return request.alternativeURLs.allSatisfy(failedURLs.contains)
     }
 
     /// Downloads the first source of `request` that answers — its URL (or its data provider), then its alternatives in order, skipping those
