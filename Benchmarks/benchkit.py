@@ -50,6 +50,7 @@ def venv_python(modules, packages):
 
 
 RESULTS = HERE / "results"
+_results = {}
 
 
 def record(comparison, name, value, target, higher_is_better=True):
@@ -61,10 +62,12 @@ def record(comparison, name, value, target, higher_is_better=True):
     import json, time
     ok = value >= target if higher_is_better else value <= target
     path = RESULTS / f"{comparison}.json"
-    try:
-        results = json.loads(path.read_text())
-    except (OSError, ValueError):
-        results = {"comparison": comparison, "figures": []}
+    if comparison not in _results:  # Read once a run; written after each figure, so a run cut short keeps its own.
+        try:
+            _results[comparison] = json.loads(path.read_text())
+        except (OSError, ValueError):
+            _results[comparison] = {"comparison": comparison, "figures": []}
+    results = _results[comparison]
     figures = [figure for figure in results.get("figures", []) if figure.get("name") != name]
     figures.append({"name": name, "value": value, "target": target, "higher_is_better": higher_is_better, "ok": ok,
                     "measured": time.strftime("%Y-%m-%d %H:%M")})

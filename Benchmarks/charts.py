@@ -5,7 +5,7 @@ Benchmarks/results/*.json (each figure the last measured of its name): one SVG p
 red when it does not, its value and target written beside it. `make bench` runs it last; run it alone to redraw from
 the results of the last run of each script.
 """
-import json, sys
+import json, subprocess, sys
 from pathlib import Path
 
 from benchkit import HERE, RESULTS, venv_python
@@ -53,7 +53,7 @@ def main():
     if "--in-venv" not in sys.argv:
         # matplotlib comes from PyPI into Benchmarks/.venv, as the other Python peers do.
         python = venv_python(["matplotlib"], ["matplotlib"])
-        return __import__("subprocess").run([str(python), __file__, "--in-venv"]).returncode
+        return subprocess.run([str(python), __file__, "--in-venv"]).returncode
     import matplotlib
     matplotlib.use("Agg")
     matplotlib.rcParams["svg.hashsalt"] = "osprey"  # The same figures give the same file.

@@ -14,7 +14,8 @@ import Testing
 struct CommandCacheStoreTests {
     @Test("prefetch fills the store, fetch answers from it without the origin, and each run closes it")
     func commandsUseAPluggedInStore() async throws {
-        try await withOriginServer(testDataDirectory: nil) { origin in
+        // An https origin, as production's are, trusted with --ca-file.
+        try await withOriginServer(testDataDirectory: nil, tls: true) { origin in
             try await withTemporaryDirectory { directory in try await run(origin: origin, in: directory) }
         }
     }
@@ -27,9 +28,13 @@ struct CommandCacheStoreTests {
         let cacheDirectory = directory + "/cache"
         let output = directory + "/out"
         let store = DictionaryDataCache()
+        let authority = directory + "/origin-ca.pem"
+        try TestCertificate.certificatePEM.write(toFile: authority, atomically: true, encoding: .utf8)
 
         // When prefetch runs on the store
-        let prefetch = try PrefetchCommand.parse(["-i", list, "--cache-dir", cacheDirectory, "--quiet"])
+        let prefetch = try PrefetchCommand.parse([
+            "-i", list, "--cache-dir", cacheDirectory, "--ca-file", authority, "--quiet",
+        ])
         try await LoadingOptions.$dataStore.withValue(store) { try await prefetch.run() }
         // Then the image's bytes are in the store, once, and the run closed it
         let key = origin.url("/a.jpg")
@@ -38,7 +43,9 @@ struct CommandCacheStoreTests {
         #expect(store.closeCount.load(ordering: .relaxed) == 1)
 
         // When fetch runs on the same store
-        let fetch = try FetchCommand.parse([origin.url("/a.jpg"), "-o", output, "--cache-dir", cacheDirectory])
+        let fetch = try FetchCommand.parse([
+            origin.url("/a.jpg"), "-o", output, "--cache-dir", cacheDirectory, "--ca-file", authority,
+        ])
         try await LoadingOptions.$dataStore.withValue(store) { try await fetch.run() }
         // Then the file written is the stored bytes, the origin was asked once in all, and nothing was written to
         // the cache directory

@@ -15,13 +15,17 @@ import Testing
 struct ProxyCacheStoreTests {
     @Test("a cold /img reads the store once per key and keeps source and result there; a later proxy answers from it")
     func aPluggedInStoreServesTheProxy() async throws {
-        try await withOriginServer(testDataDirectory: nil) { origin in
+        // An https origin, as production's are, trusted through the test's own authority.
+        try await withOriginServer(testDataDirectory: nil, tls: true) { origin in
             origin.route("/photo.jpg", .ok(try Fixtures.jpeg()))
             let store = DictionaryDataCache()
             let uri = imageURI([("url", origin.url("/photo.jpg")), ("w", "50")])
             try await withTemporaryDirectory { directory in
                 var configuration = testConfiguration(cacheDirectory: directory)
                 configuration.dataCache = store
+                let authority = directory + "/origin-ca.pem"
+                try TestCertificate.certificatePEM.write(toFile: authority, atomically: true, encoding: .utf8)
+                configuration.certificateAuthorities = try CertificateAuthorities(pemFile: authority)
                 var logger = Logger(label: "osprey.serve.test")
                 logger.logLevel = .critical
 
@@ -40,7 +44,9 @@ struct ProxyCacheStoreTests {
                 #expect(reads.values.allSatisfy { $0 == 1 })
                 #expect(store.keys == Set(reads.keys))
                 #expect(store.allEntries.values.contains { $0.bytes == rendered })
-                let files = try FileManager.default.subpathsOfDirectory(atPath: directory)
+                let files = try FileManager.default.subpathsOfDirectory(atPath: directory).filter {
+                    $0 != "origin-ca.pem"
+                }
                 #expect(files.isEmpty, "\(files)")
                 #expect(origin.requestCount("/photo.jpg") == 1)
 

@@ -58,7 +58,7 @@ struct DecodingSizeHintTests {
             // A request's own target size wins over the hint, and the key does not name the hint then.
             var sized = explicit
             sized.targetSize = ImageSize(width: 800, height: 600)
-            #expect(!harness.manager.variantKey(for: sized).contains("hint="))
+            #expect(!harness.manager.cacheKey(for: sized).contains("hint="))
         }
     }
 }

@@ -197,7 +197,7 @@ struct ImageManagerTests {
         try await withManager { harness in
             harness.server.route("/a.png", .ok(ManagerFixtures.png))
             let resized = try ImageRequest(url: harness.url("/a.png"), processors: [.resize(width: 4)])
-            let variantKey = harness.manager.variantKey(for: resized)
+            let variantKey = harness.manager.cacheKey(for: resized)
             let source = harness.server.url("/a.png")
             let suffix = String(variantKey.dropFirst(source.count))
             let parts = suffix.dropFirst(ImageManager.variantSeparator.count)
@@ -316,7 +316,7 @@ struct ImageManagerTests {
 
             // The variant went to disk in its own format and decodes from there with the registry.
             #expect(await harness.cache.diskCache!.totals().count == 2)
-            let variantKey = harness.manager.variantKey(for: request)
+            let variantKey = harness.manager.cacheKey(for: request)
             let stored = try #require(await harness.cache.diskCache!.data(forKey: variantKey))
             #expect(stored == Array("P6\n2 1\n255\n".utf8) + samples[0..<6])
             harness.cache.clearMemory()

@@ -47,6 +47,9 @@ struct LRUList<Key: Hashable, Value> {
     /// The sum of the entries' costs.
     @usableFromInline var totalCost = 0
 
+    /// How many lookups the owner made (it counts them; the list only keeps the number under the owner's lock).
+    @usableFromInline var lookups = 0
+
     /// How many entries there are.
     @inlinable var count: Int { indices.count }
 

@@ -50,9 +50,6 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     @usableFromInline let currentCountLimit: Atomic<Int>
     /// Time on the cache's clock in seconds, for entry lifetimes.
     @usableFromInline let now: @Sendable () -> Double
-    /// How many times an entry was looked up (read, or checked for), hit or not: what a test of the manager counts
-    /// to see that a load asks each cache once.
-    @usableFromInline let lookupCount = Atomic<Int>(0)
 
     /// One lock's worth of entries. Its tail stamp is readable without the lock, to pick which shard to evict from.
     @usableFromInline
@@ -102,9 +99,9 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// entry is removed).
     @inlinable
     public func value(forKey key: Key) -> Value? {
-        lookupCount.wrappingAdd(1, ordering: .relaxed)
         let shard = shard(for: key)
         let lookup = shard.list.withLock { list in
+            list.lookups &+= 1
             let lookup = list.value(forKey: key, stamp: nextStamp(), now: now)
             if case .expired(let removed) = lookup {
                 account(cost: -removed.cost, count: -1)
@@ -119,12 +116,16 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Whether `key` has an unexpired entry; does not make it more recently used.
     @inlinable
     public func containsValue(forKey key: Key) -> Bool {
-        lookupCount.wrappingAdd(1, ordering: .relaxed)
-        return shard(for: key).list.withLock { $0.contains(key, now: now) }
+        shard(for: key).list.withLock { list in
+            list.lookups &+= 1
+            return list.contains(key, now: now)
+        }
     }
 
-    /// How many lookups (``value(forKey:)``, ``containsValue(forKey:)``) the cache has answered.
-    var lookups: Int { lookupCount.load(ordering: .relaxed) }
+    /// How many lookups (``value(forKey:)``, ``containsValue(forKey:)``) the cache has answered: what a test of the
+    /// manager counts to see that a load asks each cache once. Counted per shard under its lock, so a hit writes no
+    /// line other shards share.
+    var lookups: Int { shards.reduce(0) { total, shard in total + shard.list.withLock { $0.lookups } } }
 
     // MARK: Writing
 

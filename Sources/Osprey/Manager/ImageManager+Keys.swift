@@ -49,11 +49,6 @@ extension ImageManager {
         return CacheKeys(base: base, image: image, output: output)
     }
 
-    /// The key a request's result is cached under: ``CacheKeys/variant``.
-    func variantKey(for request: ImageRequest, output: ImageOutput? = nil) -> String {
-        cacheKeys(for: request, output: output).variant
-    }
-
     /// The manager's decoding options with the request's size, budget and first-frame choice on top.
     func decodingOptions(for request: ImageRequest) -> DecodingOptions {
         var options = configuration.decoding

@@ -11,10 +11,8 @@ extension ImageManager {
     /// Whether every source of `request` is on the failed list (and `retryFailed` does not ask to try them anyway):
     /// then the load fails at once with ``ImageError/previouslyFailed(_:reason:)`` for its URL.
     func hasNoSourceLeft(_ request: ImageRequest) -> Bool {
-        // On every load, memory hits included: no array of the sources is made, and an empty list answers at once.
-        guard !request.options.contains(.retryFailed), !failedURLs.isEmpty, failedURLs.contains(request.url) else {
-            return false
-        }
+        // On every load, memory hits included: no array of the sources is made (and an empty list answers at once).
+        guard !request.options.contains(.retryFailed), failedURLs.contains(request.url) else { return false }
         return request.alternativeURLs.allSatisfy(failedURLs.contains)
     }
 
