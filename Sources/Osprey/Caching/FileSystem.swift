@@ -92,15 +92,24 @@ package enum FileSystem {
     }
 
     /// Writes `bytes` to a new temporary file in `directory` and returns its path; the caller renames it into
-    /// place, so no reader ever sees a partial entry. On failure the temporary file is gone.
-    static func writeTemporary(_ bytes: some Collection<UInt8>, in directory: String) throws(Error) -> String {
+    /// place, so no reader ever sees a partial entry. On failure the temporary file is gone. A file of at least
+    /// ``directWriteMinimum`` bytes is written around the page cache when `direct` and the file system allow it
+    /// (FileSystem+DirectWrite.swift says why).
+    static func writeTemporary(
+        _ bytes: some Collection<UInt8>, in directory: String, direct: Bool = true
+    ) throws(Error) -> String {
         var random = SystemRandomNumberGenerator()
         let path = directory + "/.tmp-" + String(random.next() as UInt64, radix: 16)
         let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else { throw Error(operation: "create", path: path, code: errno) }
         var failure: Int32 = 0
         let written: Void? = bytes.withContiguousStorageIfAvailable { buffer in
-            failure = writeAll(descriptor, UnsafeRawBufferPointer(buffer))
+            let bytes = UnsafeRawBufferPointer(buffer)
+            if direct, bytes.count >= directWriteMinimum, let outcome = writeDirect(descriptor, bytes) {
+                failure = outcome
+            } else {
+                failure = writeAll(descriptor, bytes)
+            }
         }
         if written == nil {
             failure = Array(bytes).withUnsafeBytes { writeAll(descriptor, $0) }
