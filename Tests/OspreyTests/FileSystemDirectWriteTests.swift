@@ -67,12 +67,13 @@ import Darwin
     }
     #endif
 
-    @Test("the disk cache stores and reads back an entry written directly, from a new cache on the same directory")
+    @Test("a cache that writes around the page cache reads an entry back whole, from a new cache on the same directory")
     func aCacheEntryWrittenDirectlyReadsBack() async throws {
         // Given a cache whose large entries are files
         var configuration = DiskCache.Configuration(namespace: "direct")
         configuration.baseDirectory = temporary.path
         configuration.cleaningInterval = nil
+        configuration.writesAroundPageCache = true
         let bytes = Self.bytes(FileSystem.directBlockSize + 4099)
 
         // When an entry larger than the direct-write minimum is stored

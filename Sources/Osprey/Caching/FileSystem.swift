@@ -96,7 +96,7 @@ package enum FileSystem {
     /// ``directWriteMinimum`` bytes is written around the page cache when `direct` and the file system allow it
     /// (FileSystem+DirectWrite.swift says why).
     static func writeTemporary(
-        _ bytes: some Collection<UInt8>, in directory: String, direct: Bool = true
+        _ bytes: some Collection<UInt8>, in directory: String, direct: Bool = false
     ) throws(Error) -> String {
         var random = SystemRandomNumberGenerator()
         let path = directory + "/.tmp-" + String(random.next() as UInt64, radix: 16)

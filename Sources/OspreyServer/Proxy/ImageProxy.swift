@@ -119,6 +119,8 @@ final class ImageProxy: Sendable {
         caching.disk.baseDirectory = configuration.cacheDirectory
         caching.disk.sizeLimit = configuration.diskCacheLimit
         caching.disk.isShared = true
+        // No answer waits for its store, and decoded sources stay in memory: large files skip the page cache's copy.
+        caching.disk.writesAroundPageCache = true
         // Memory keeps the encoded results and the decoded sources their variants are made from; final images are
         // encoded, not kept.
         caching.memory.costLimit = memory.sources
