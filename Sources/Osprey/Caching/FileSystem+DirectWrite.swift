@@ -8,11 +8,13 @@ import Musl
 import Darwin
 #endif
 
-// Large cache files written around the page cache. A cache file is written once and seldom read soon after (the
-// proxy keeps what it decodes in memory), so copying it into the page cache first costs CPU on every store and
-// evicts pages that readers use: the copy into fresh page-cache pages was 1.5-2 ms of CPU a megabyte on the
-// benchmark machine (docs/benchmarks.md), against 0.2 ms for a direct write of the same bytes. Linux only: direct
-// I/O needs O_DIRECT; elsewhere, and on a file system that refuses it, files are written as any other.
+// Large cache files written around the page cache, for a cache that asks (`writesAroundPageCache`: the proxy's). Its
+// files are written once and seldom read soon after (it keeps what it decodes in memory), and no answer waits for a
+// store, so copying a file into the page cache first only costs CPU on every store and evicts pages that readers use:
+// 0.27 ms of CPU a megabyte into recycled pages, about 2 ms into pages new to the benchmark machine, against 0.06 ms
+// written directly (docs/benchmarks.md). A direct write waits for the device, which is why it is not the default.
+// Linux only: direct I/O needs O_DIRECT; elsewhere, and on a file system that refuses it, files are written as any
+// other.
 extension FileSystem {
     /// Files of at least this many bytes are written with `O_DIRECT` where the file system allows it.
     static let directWriteMinimum = 256 << 10
