@@ -112,8 +112,9 @@ ASAN = $(LIBRARY_TESTS) OSPREY_SANITIZER=address
 TSAN = $(LIBRARY_TESTS) OSPREY_SANITIZER=thread
 
 ## test-asan: the codec and test-support suites, the processors' hostile parameters, and the pixel loops of pad, extend,
-## sharpen, watermark, the smart crop, the resize (its C loops at both vector widths) and SSIMULACRA 2 (with
-## format=best's searches), under AddressSanitizer. The test-support suite runs on its own: its HTTP client follows
+## sharpen, watermark, the smart crop, the resize (its C loops at both vector widths), SSIMULACRA 2 (with
+## format=best's searches) and the disk cache's direct writes (aligned blocks, the padded last one), under
+## AddressSanitizer. The test-support suite runs on its own: its HTTP client follows
 ## redirects on the cooperative threads, which the corpus suites' synchronous loops hold for minutes under the
 ## sanitizer.
 ## Left out: the lossy encoders' quality on full-size photos (lossyQuality), over four minutes of CPU spent in the
@@ -121,7 +122,7 @@ TSAN = $(LIBRARY_TESTS) OSPREY_SANITIZER=thread
 test-asan: deps
 	$(ASAN) $(SWIFT) build --build-tests
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt $(ASAN) $(SWIFT) test --skip-build \
-		--filter 'OspreyCodecsTests|ProcessorParameterTests|CanvasProcessorTests|SmartCoverTests|ResizeTests|ImageQualityTests|BestFormatTests' \
+		--filter 'OspreyCodecsTests|ProcessorParameterTests|CanvasProcessorTests|SmartCoverTests|ResizeTests|ImageQualityTests|BestFormatTests|FileSystemDirectWriteTests' \
 		--skip 'lossyQuality'
 	LSAN_OPTIONS=suppressions=$(CURDIR)/scripts/lsan-suppressions.txt $(ASAN) $(SWIFT) test --skip-build \
 		--filter 'OspreyTestingTests'
