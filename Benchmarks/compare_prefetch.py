@@ -21,10 +21,10 @@ codec storing each body in Osprey's DiskCache from a task: what a prefetch on a 
 and `nio-fetch-floor`, the same then writing each body to a file of its own as curl does (no temporary name): what a
 fetch on such a client would cost at least, its bytes written twice, once into the cache and once into the file.
 """
-import contextlib, os, random, shutil, subprocess, sys, tempfile, time
+import os, random, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
-from benchkit import build, build_osprey, record, venv_python
+from benchkit import build, build_osprey, record, scratch_filesystem, venv_python
 from compare_downloads import ensure_peers, free_port, run_child, start_nginx
 
 HERE = Path(__file__).resolve().parent
@@ -68,45 +68,8 @@ for i in range(count):
             "mixed": (DATA, [f for f in files if f.startswith("1600-")])}
 
 
-@contextlib.contextmanager
-def output_filesystem():
-    """The directory the clients that write (curl into files, prefetch, fetch, the disk floor) write under, and what
-    it is: $PREFETCH_DISK_DIR when set; else, as root, an ext4 made for the run on a loop device, journaled as
-    mkfs.ext4 makes it by default; else a temporary directory.
-
-    Why not the temporary directory: an ext4 without a journal (this benchmark's machine's root filesystem is one)
-    skips, when it allocates an inode, every inode deleted in the last 60 to 360 seconds; after one round's files are
-    removed, the next round's creations scan past all of them. Measured with a C program creating 1,000 files of 39 KB
-    right after removing the last 1,000: 2,300 files/s on that root filesystem (436 ms of kernel CPU, 64% of it in
-    recently_deleted and the block look-ups it makes), 11,000-12,000 on a fresh ext4 without a journal, 25,000-29,000
-    on a fresh journaled one, 42,000 on tmpfs. That measures the filesystem's history, not the clients."""
-    configured = os.environ.get("PREFETCH_DISK_DIR")
-    if configured:
-        yield Path(configured), "PREFETCH_DISK_DIR"
-        return
-    work = Path(tempfile.mkdtemp(prefix="osprey-prefetch-disk-"))
-    mounted = False
-    try:
-        if os.geteuid() == 0 and shutil.which("mkfs.ext4"):
-            image = work / "ext4.img"
-            with open(image, "wb") as f:
-                f.truncate(8 << 30)
-            made = subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], capture_output=True)
-            (work / "mnt").mkdir()
-            mounted = made.returncode == 0 and subprocess.run(
-                ["mount", "-o", "loop", str(image), str(work / "mnt")], capture_output=True).returncode == 0
-        if mounted:
-            yield work / "mnt", "a journaled ext4 made for this run (loop device)"
-        else:
-            yield work, "the temporary directory (not root, or no mkfs.ext4: set PREFETCH_DISK_DIR to choose)"
-    finally:
-        if mounted:
-            subprocess.run(["umount", str(work / "mnt")], check=False)
-        shutil.rmtree(work, ignore_errors=True)
-
-
 def main():
-    with output_filesystem() as (disk, description):
+    with scratch_filesystem("PREFETCH_DISK_DIR") as (disk, description):
         print(f"files, disk caches and outputs written under {disk}: {description}")
         return measure(disk)
 

@@ -5,7 +5,9 @@ targets.
 
 thumbor (from PyPI, file storage and result storage on) runs in its documented production layout: two
 single-process instances behind nginx (`least_conn`, keep-alive to the upstreams) — not `--processes 2`, whose
-first child takes every keep-alive connection. osprey runs as one process (it uses every core itself).
+first child takes every keep-alive connection. osprey runs as one process (it uses every core itself). Both servers'
+caches and storage are on an ext4 made for the run, journaled as a server's disk is (run as root; PROXY_DISK_DIR
+names another directory), not on the machine's root filesystem (benchkit.scratch_filesystem says why).
 
 Phases (sources are photos made from the corpus's 4032x3024 photo, or a generated picture without the corpus):
 - hot: one rendered URL asked again and again (1920x1080 -> 256 px). Beside nginx serving the same bytes.
@@ -52,7 +54,7 @@ import os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchkit import apt_install, build, build_osprey, record, venv_python  # noqa: E402
+from benchkit import apt_install, build, build_osprey, record, scratch_filesystem, venv_python  # noqa: E402
 from compare_downloads import free_port, start_nginx  # noqa: E402
 from compare_modern import modern_source  # noqa: E402
 from compare_processors import DATA, MAKE_INPUTS, corpus_photo  # noqa: E402
@@ -250,6 +252,16 @@ def measure(name, pids, url, script=None, connections=CONNECTIONS, cold=False):
 
 
 def main():
+    # Both servers' caches (osprey's disk cache, thumbor's file storage and result storage) on a fresh journaled ext4,
+    # as a server's disk is: not the machine's root filesystem, which has no journal and, after earlier runs deleted
+    # their caches, made every file creation scan past the inodes deleted in the last minutes (recently_deleted: 60%
+    # of osprey's file-writing thread in a profile of 2026-11-30).
+    with scratch_filesystem("PROXY_DISK_DIR", size=64 << 30, direct_io=True) as (disk, description):
+        print(f"caches and storage written under {disk}: {description}", flush=True)
+        return run(disk)
+
+
+def run(disk):
     apt_install(["wrk", "nginx"] + ([] if shutil.which("avifenc") else ["libavif-bin"]))
     python = str(venv_python(["PIL", "thumbor"], ["Pillow", "thumbor"]))
     thumbor = Path(python).parent / "thumbor"
@@ -312,7 +324,7 @@ def main():
         authority = work / "nginx" / "origin-cert.pem"
 
         osprey_port = free_port()
-        server = start_osprey(osprey, work / "osprey-cache", osprey_port,
+        server = start_osprey(osprey, disk / "osprey-cache", osprey_port,
                               ["--watermark", str(root / "wm.png"), "--thumbor-path", "/thumbor",
                                "--ca-file", str(authority)])
         processes.append(server)
@@ -322,9 +334,9 @@ def main():
 ALLOW_UNSAFE_URL = True
 LOADER = 'thumbor.loaders.http_loader'
 STORAGE = 'thumbor.storages.file_storage'
-FILE_STORAGE_ROOT_PATH = '{work}/thumbor-storage'
+FILE_STORAGE_ROOT_PATH = '{disk}/thumbor-storage'
 RESULT_STORAGE = 'thumbor.result_storages.file_storage'
-RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '{work}/thumbor-results'
+RESULT_STORAGE_FILE_STORAGE_ROOT_PATH = '{disk}/thumbor-results'
 RESULT_STORAGE_STORES_UNSAFE = True
 AUTO_WEBP = False
 QUALITY = 80
@@ -341,7 +353,7 @@ HTTP_LOADER_CA_CERTS = '{authority}'
         before = None
         if before_binary:
             before_port = free_port()
-            before = start_osprey(before_binary, work / "before-cache", before_port)
+            before = start_osprey(before_binary, disk / "before-cache", before_port)
             processes.append(before)
             targets["before"] = (before_port, [before.pid])
 
