@@ -93,8 +93,8 @@ extension DiskCache {
         // A small entry goes into a pack file, under the index's write lock; a larger one is written to a temporary
         // file, outside it.
         let inIndex = configuration.keepsInIndex(size: bytes.count)
-        let temporary = inIndex ? nil : try FileSystem.writeTemporary(
-            bytes, in: directory, direct: configuration.writesAroundPageCache)
+        let direct = configuration.writesAroundPageCache
+        let temporary = inIndex ? nil : try FileSystem.writeTemporary(bytes, in: directory, direct: direct)
         // SQLite goes on writing to an index whose file was deleted (with its directory, say) as if nothing happened:
         // the caller reopens it, as it does when the temporary file cannot be created.
         let indexPath = directory + "/" + Self.indexName
@@ -164,12 +164,13 @@ extension DiskCache {
         var prepared: [Prepared] = []
         prepared.reserveCapacity(stores.count)
         let time = now().seconds
+        let direct = configuration.writesAroundPageCache
         do throws(FileSystem.Error) {
             for store in stores {
                 let inIndex = configuration.keepsInIndex(size: store.bytes.count)
                 let record = Self.record(of: store, name: Self.fileName(forKey: store.key), at: time)
-                let temporary = inIndex ? nil : try FileSystem.writeTemporary(
-                    store.bytes, in: directory, direct: configuration.writesAroundPageCache)
+                let temporary =
+                    inIndex ? nil : try FileSystem.writeTemporary(store.bytes, in: directory, direct: direct)
                 prepared.append(Prepared(record: record, store: store, temporary: temporary))
             }
         } catch {
