@@ -75,12 +75,11 @@ extension DiskCache {
         /// Whether files of 256 KiB or more are written around the page cache (`O_DIRECT` on Linux; an ordinary write
         /// where the file system refuses it, and on other systems). `false` by default; `osprey serve` sets it.
         ///
-        /// A file written through the page cache is first copied into it, which costs CPU on every store (on the
-        /// benchmark machine 0.27 ms a megabyte into recycled pages, about 2 ms into pages new to the machine) and
-        /// pushes out pages that readers use. Written directly, the copy is gone, but each write waits for the device:
-        /// right for a server whose answers do not wait for the store and which keeps what it decodes in memory,
-        /// wrong for a batch that waits for every write (a prefetch made 0.66× curl's files per second with it over
-        /// https at 32 connections, 0.89× without, on a loop-mounted ext4).
+        /// A file written through the page cache is first copied into it, which costs CPU on every store and pushes
+        /// out pages that readers use. Written directly, the copy is gone, but each write waits for the device: right
+        /// for a server whose answers do not wait for the store and which keeps what it decodes in memory, wrong for a
+        /// batch that waits for every write (`osprey prefetch` made fewer files a second with it). The measurements are
+        /// in docs/benchmarks.md, "Sources written around the page cache".
         public var writesAroundPageCache = false
 
         /// How often the cache cleans itself while it is in use. Every 10 minutes by default; `nil` cleans only

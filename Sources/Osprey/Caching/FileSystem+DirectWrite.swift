@@ -10,9 +10,9 @@ import Darwin
 
 // Large cache files written around the page cache, for a cache that asks (`writesAroundPageCache`: the proxy's). Its
 // files are written once and seldom read soon after (it keeps what it decodes in memory), and no answer waits for a
-// store, so copying a file into the page cache first only costs CPU on every store and evicts pages that readers use:
-// 0.27 ms of CPU a megabyte into recycled pages, about 2 ms into pages new to the benchmark machine, against 0.06 ms
-// written directly (docs/benchmarks.md). A direct write waits for the device, which is why it is not the default.
+// store, so copying a file into the page cache first only costs CPU on every store and evicts pages that readers use
+// (docs/benchmarks.md, "Sources written around the page cache"). A direct write waits for the device, which is why it
+// is not the default.
 // Linux only: direct I/O needs O_DIRECT; elsewhere, and on a file system that refuses it, files are written as any
 // other.
 extension FileSystem {
