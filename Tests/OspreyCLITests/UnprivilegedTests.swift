@@ -63,6 +63,15 @@ struct UnprivilegedTests {
 
     static let png = SyntheticImages.png(width: 48, height: 32)
 
+    /// A source larger than the proxy writes around the page cache (256 KiB): 320×240, stored uncompressed.
+    static let largePNG = SyntheticImages.png(width: 320, height: 240)
+
+    /// The files under `directory` whose bytes are `bytes`.
+    static func files(in directory: String, holding bytes: [UInt8]) -> [String] {
+        let names = FileManager.default.subpaths(atPath: directory) ?? []
+        return names.map { directory + "/" + $0 }.filter { FileManager.default.contents(atPath: $0) == Data(bytes) }
+    }
+
     @Test(
         "fetch, prefetch, info URL (with --hashes), convert and cache info work as the account, the cache and files owned by it"
     )
@@ -211,13 +220,14 @@ struct UnprivilegedTests {
     }
 
     @Test(
-        "osprey serve as the account answers /img from an http origin and, with --ca-file, /img and /info from an https one"
+        "osprey serve as the account answers /img from an http origin and, with --ca-file, /img and /info from an https one, storing a large source whole"
     )
     func serveOverHTTPAndHTTPS() async throws {
         try await withOriginServer(testDataDirectory: nil) { plain in
             try await withOriginServer(testDataDirectory: nil, tls: true) { secure in
                 plain.route("/a.png", .ok(Self.png, contentType: "image/png"))
                 secure.route("/s.png", .ok(Self.png, contentType: "image/png"))
+                secure.route("/large.png", .ok(Self.largePNG, contentType: "image/png"))
                 try await Self.withAccountDirectory { home in
                     let authority = try Self.originAuthority(in: home)
                     let client = HTTPClient(eventLoopGroupProvider: .singleton)
@@ -263,6 +273,10 @@ struct UnprivilegedTests {
                             }
                             let (bestStatus, best) = try await get(port, "/img?url=\(source)&format=best")
                             #expect(bestStatus == 200 && (try? ImageDecoder.decode(best)) != nil)
+                            // A source the proxy's cache writes around the page cache.
+                            let (largeStatus, large) = try await get(port, secure.url("/large.png"), width: 32)
+                            #expect(largeStatus == 200, "\(String(decoding: large, as: UTF8.self))")
+                            #expect(try ImageDecoder.decode(large).width == 32)
                         } else {
                             // Without the origin's authority its certificate is refused: a bad gateway, not a 500.
                             #expect(secureStatus == 502, "\(String(decoding: secureBody, as: UTF8.self))")
@@ -280,9 +294,17 @@ struct UnprivilegedTests {
                         #expect(try Self.owner(home + "/cache-\(trusts)") == Self.runningAccount)
                         server.terminate()
                         #expect(await server.exitStatus == 0)
+                        if trusts {
+                            // The large source's write ended with the server's jobs: in its cache, whole and exactly
+                            // its size (the direct write's padded last block cut off), owned by the account.
+                            let stored = Self.files(in: home + "/cache-true", holding: Self.largePNG)
+                            #expect(stored.count == 1, "\(stored)")
+                            for path in stored { #expect(try Self.owner(path) == Self.runningAccount) }
+                        }
                     }
                     #expect(plain.requestCount("/a.png") == 2)
                     #expect(secure.requestCount("/s.png") == 1)
+                    #expect(secure.requestCount("/large.png") == 1)
                 }
             }
         }
