@@ -16,7 +16,9 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
   thumbnail job's (processor-benchmark: decode scaled, fit 256x256, JPEG q80, one thread) on the same source.
 - many variants: each source asked in 30 variants (15 sizes x JPEG/WebP) at once, source after source (1920x1080).
   Target: osprey >= 3x thumbor. Beside it, the 30 encodes alone (processor-benchmark variants: one thread, no server)
-  give the CPU floor of a request, and so the highest ratio any server could reach over each peer's CPU per request. With OSPREY_BEFORE=<an older osprey binary>, the hot, cold 1920x1080 and many-variants
+  give the CPU floor of a request, and so the highest ratio any server could reach over each peer's CPU per request;
+  and the floor of the work itself: those encodes, one decode scaled for the largest variant and the 15 resizes from
+  it, which no server can do with less of. With OSPREY_BEFORE=<an older osprey binary>, the hot, cold 1920x1080 and many-variants
   phases also run against it (one at a time), for the "before" ratios (many variants >= 3x, hot within 5%).
 - AVIF, cold: a 1920x1080 AVIF source (avifenc, as compare_modern.py makes it) -> fit 256x256 JPEG, and the 1920x1080
   JPEG source -> fit 800x800 AVIF (quality 80, speed 8 on both: thumbor's AVIF_SPEED set to osprey's default).
@@ -550,6 +552,16 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                   f"{parts['resize'] * 1e3:.1f} ms); ceiling on CPU: "
                   + ", ".join(f"{results['variants', name]['cpu'] / encode_floor:.2f}x {name}"
                               for name in targets if name != "osprey"), flush=True)
+            # And what no server can do the work with: the encodes, plus one decode scaled for the largest variant
+            # and the 15 resizes from it (every server must decode and resize; none can do less of either).
+            work_floor = (parts["scaledDecode"] + parts["scaledResize"] + parts["encode"]) / parts["outputs"]
+            osprey_cpu = results["variants", "osprey"]["cpu"]
+            print(f"  the work itself: {work_floor * 1e3:.2f} ms CPU per variant (one decode scaled for the largest "
+                  f"{parts['scaledDecode'] * 1e3:.2f} ms, the {len(VARIANT_WIDTHS)} resizes from it "
+                  f"{parts['scaledResize'] * 1e3:.1f} ms, the encodes); osprey at {encode_floor / osprey_cpu:.2f}x "
+                  f"its encode floor, {work_floor / osprey_cpu:.2f}x the work's; the encode floor's target (0.9x, "
+                  f"{encode_floor / 0.9 * 1e3:.2f} ms) is {'below' if encode_floor / 0.9 < work_floor else 'above'} "
+                  f"the work's floor", flush=True)
 
         def ratio(a, b, key="rps"):
             return a[key] / b[key]

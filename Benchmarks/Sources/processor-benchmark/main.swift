@@ -10,8 +10,11 @@
 //                                                      one full decode, fit inside WxW for 15 widths (64…736),
 //                                                      then each of the 15 encoded as JPEG and as WebP at q80 (the
 //                                                      proxy's default); prints each part's best time, so that the
-//                                                      encodes' share bounds what sharing decodes can gain; the
-//                                                      largest WebP is written to OUT
+//                                                      encodes' share bounds what sharing decodes can gain; and the
+//                                                      least any server decodes and resizes for the 15: one decode
+//                                                      scaled for the largest ("scaledDecode", JPEG's DCT scaling)
+//                                                      and the 15 resizes from it ("scaledResize"); the largest
+//                                                      WebP is written to OUT
 // processor-benchmark encode-avif FILE ITERATIONS OUT [QUALITY [SPEED]]
 //                                                      FILE decoded once, then encoded as AVIF at QUALITY (80) and
 //                                                      SPEED (EncodingOptions' default), 4:2:0 below quality 90; the
@@ -161,10 +164,26 @@ case "variants":
         encodes.append(seconds(since: start))
         return largest
     }
+    // What no server can do with less: one decode scaled for the largest variant (every smaller one is covered by
+    // it), and each variant resized from that.
+    let largestFit = ImageProcessors.Downsample(width: widths.max()!, height: widths.max()!)
+    var scaledDecodes: [Double] = []
+    var scaledResizes: [Double] = []
+    for _ in 0..<iterations {
+        var start = DispatchTime.now().uptimeNanoseconds
+        let source = try largestFit.decode(bytes)
+        scaledDecodes.append(seconds(since: start))
+        start = DispatchTime.now().uptimeNanoseconds
+        for width in widths {
+            _ = try ImageProcessors.Downsample(width: width, height: width).process(source)
+        }
+        scaledResizes.append(seconds(since: start))
+    }
     try Data(timed.output).write(to: URL(fileURLWithPath: outputPath))
     print(
         #"{"best":\#(timed.times[0]),"median":\#(timed.times[timed.times.count / 2]),"decode":\#(decodes.min()!),"#
-            + #""resize":\#(resizes.min()!),"encode":\#(encodes.min()!),"outputs":\#(widths.count * 2)}"#)
+            + #""resize":\#(resizes.min()!),"encode":\#(encodes.min()!),"outputs":\#(widths.count * 2),"#
+            + #""scaledDecode":\#(scaledDecodes.min()!),"scaledResize":\#(scaledResizes.min()!)}"#)
     exit(0)
 case "ssimulacra2":
     let reference = try ImageDecoder.decode(bytes)
