@@ -433,4 +433,97 @@ extension ImageDownloaderHTTPTests {
             }
         }
     }
+    /// Bodies larger than HTTP/2's windows arrive whole: the stream's window (8 MiB) and then the connection's (32 MiB)
+    /// are opened again as they are read. Without the updates, the origin stops at the window and the read times out.
+    @Test func http2BodiesLargerThanTheWindowsArriveWhole() async throws {
+        try await withOriginServer(http2: true) { server in
+            try await withImageDownloader { downloader in
+                let bodies = (0..<3).map { index in
+                    (0..<(14 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761 &+ index) >> 11) }
+                }
+                for (index, body) in bodies.enumerated() {
+                    server.route("/large-\(index).jpg", .ok(body))
+                    var large = request(server, "/large-\(index).jpg")
+                    large.allowsInvalidCertificates = true
+                    let data = try await downloader.data(for: large)
+                    #expect(data.body == body)
+                }
+                #expect(server.connectionCount == 1)
+            }
+        }
+    }
+
+    /// One stream falls silent: it times out alone, while another on the same connection completes, and the
+    /// connection serves the next download.
+    @Test func aSilentHTTP2StreamTimesOutAloneOnItsConnection() async throws {
+        let gate = OriginGate()
+        defer { gate.open() }
+        try await withOriginServer(http2: true) { server in
+            // Long enough that the other streams never stay silent for it on a machine busy with the whole suite.
+            var configuration = ImageDownloader.Configuration()
+            configuration.timeout = .seconds(2)
+            try await withImageDownloader(configuration: configuration) { downloader in
+                server.route("/silent.jpg", .ok(Self.body).pausing(afterBodyBytes: 1_000, until: gate))
+                server.route("/fine.jpg", .ok(Self.body))
+                var (silent, fine) = (request(server, "/silent.jpg"), request(server, "/fine.jpg"))
+                silent.allowsInvalidCertificates = true
+                fine.allowsInvalidCertificates = true
+                _ = try await downloader.data(for: fine)
+                async let stalled = failure(silent, on: downloader)
+                let other = try await downloader.data(for: fine)
+                #expect(other.body == Self.body)
+                let error = try #require(await stalled)
+                guard case .timedOut = error else {
+                    Issue.record("expected a timeout, got \(error)")
+                    return
+                }
+                #expect(try await downloader.data(for: fine).body == Self.body)
+                #expect(server.connectionCount == 1)
+            }
+        }
+    }
+
+    /// The origin resets a stream mid-body: that download fails (transiently), the connection goes on.
+    @Test func anHTTP2StreamResetByTheOriginFailsAloneAndTheConnectionGoesOn() async throws {
+        try await withOriginServer(http2: true) { server in
+            var configuration = ImageDownloader.Configuration()
+            configuration.retryStrategy = nil
+            try await withImageDownloader(configuration: configuration) { downloader in
+                server.route("/reset.jpg", .ok(Self.body).resettingAfter(bytes: 10_000))
+                server.route("/fine.jpg", .ok(Self.body))
+                var (reset, fine) = (request(server, "/reset.jpg"), request(server, "/fine.jpg"))
+                reset.allowsInvalidCertificates = true
+                fine.allowsInvalidCertificates = true
+                _ = try await downloader.data(for: fine)
+                let error = try #require(await failure(reset, on: downloader))
+                #expect(error.isTransient)
+                #expect(try await downloader.data(for: fine).body == Self.body)
+                #expect(server.connectionCount == 1)
+            }
+        }
+    }
+
+    /// A download cancelled mid-body ends its stream; the connection serves the next one.
+    @Test func aCancelledHTTP2DownloadEndsItsStreamOnly() async throws {
+        let gate = OriginGate()
+        defer { gate.open() }
+        try await withOriginServer(http2: true) { server in
+            try await withImageDownloader { downloader in
+                server.route("/held.jpg", .ok(Self.body).pausing(afterBodyBytes: 1_000, until: gate))
+                server.route("/fine.jpg", .ok(Self.body))
+                var (held, fine) = (request(server, "/held.jpg"), request(server, "/fine.jpg"))
+                held.allowsInvalidCertificates = true
+                fine.allowsInvalidCertificates = true
+                _ = try await downloader.data(for: fine)
+                // Once the first of the body has come, the download is cancelled.
+                let (begun, began) = AsyncStream.makeStream(of: Void.self)
+                let task = downloader.download(held) { _ in began.yield() }
+                for await _ in begun { break }
+                task.cancel()
+                await #expect(throws: (any Error).self) { try await task.response.body }
+                #expect(try await downloader.data(for: fine).body == Self.body)
+                #expect(server.connectionCount == 1)
+            }
+        }
+    }
 }

@@ -1,34 +1,41 @@
 import NIOCore
 import NIOHTTP1
 
-/// One keep-alive HTTP/1.1 connection of ``HTTPConnections``, or one stream of an HTTP/2 connection, which speaks
-/// HTTP/1.1's parts through NIO's translating codec.
+/// One keep-alive HTTP/1.1 connection of ``HTTPConnections``, or one stream of an HTTP/2 connection
+/// (``HTTP2Streams``), whose frames its exchange handler takes as HTTP/1.1's parts.
 final class HTTP1Connection: Sendable {
     let origin: HTTPConnections.Origin
+    /// The connection's channel (for a stream, its HTTP/2 connection's).
     let channel: any Channel
-    let handler: NIOLoopBound<HTTP1ExchangeHandler>
-    /// A stream of an HTTP/2 connection: it carries one exchange, then closes.
-    let isStream: Bool
+    let handler: NIOLoopBoundBox<HTTP1ExchangeHandler>
+    /// For a stream of an HTTP/2 connection, the connection's streams: it carries one exchange, then ends.
+    private let streams: NIOLoopBoundBox<HTTP2Streams>?
     private let pool: HTTPConnections
 
     init(
-        origin: HTTPConnections.Origin, channel: any Channel, handler: NIOLoopBound<HTTP1ExchangeHandler>,
-        pool: HTTPConnections, isStream: Bool = false
+        origin: HTTPConnections.Origin, channel: any Channel, handler: NIOLoopBoundBox<HTTP1ExchangeHandler>,
+        pool: HTTPConnections, streams: NIOLoopBoundBox<HTTP2Streams>? = nil
     ) {
         self.origin = origin
         self.channel = channel
         self.handler = handler
         self.pool = pool
-        self.isStream = isStream
+        self.streams = streams
     }
 
-    /// Sends `request` and waits for the answer's head.
+    /// A stream of an HTTP/2 connection: it carries one exchange, then ends.
+    var isStream: Bool { streams != nil }
+
+    /// Sends `request` (on a stream, opening the stream) and waits for the answer's head.
     ///
     /// - Throws: ``HTTP1Exchange/NotAnswered`` when the connection failed before any of the answer came.
     func exchange(_ request: HTTP1Exchange.Request) async throws -> HTTP1Exchange {
-        let handler = handler
+        let (handler, streams) = (handler, streams)
         let answer = try await withTaskCancellationHandler {
-            try await channel.eventLoop.flatSubmit { handler.value.send(request, on: self.channel) }.get()
+            try await channel.eventLoop.flatSubmit {
+                if let streams { return streams.value.open(request, exchange: handler.value) }
+                return handler.value.send(request, on: self.channel)
+            }.get()
         } onCancel: {
             close()
         }
@@ -69,7 +76,12 @@ final class HTTP1Connection: Sendable {
     }
 
     func close() {
-        channel.close(promise: nil)
+        guard let streams else {
+            channel.close(promise: nil)
+            return
+        }
+        let handler = handler
+        channel.eventLoop.execute { streams.value.reset(handler.value) }
     }
 }
 
@@ -163,18 +175,30 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     func send(_ request: HTTP1Exchange.Request, on channel: any Channel) -> EventLoopFuture<HTTP1Exchange.Answer> {
-        let promise = channel.eventLoop.makePromise(of: HTTP1Exchange.Answer.self)
-        guard case .idle = state, channel.isActive else {
+        let (answer, started) = begin(request, eventLoop: channel.eventLoop, isOpen: channel.isActive)
+        if started {
+            channel.write(HTTPClientRequestPart.head(request.head), promise: nil)
+            channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+        }
+        return answer
+    }
+
+    /// Starts `request`'s exchange, whose request the caller then sends: the answer to come, and whether it started
+    /// (else the answer has failed with ``HTTP1Exchange/NotAnswered``: the handler is busy or its transport closed).
+    func begin(
+        _ request: HTTP1Exchange.Request, eventLoop: any EventLoop, isOpen: Bool
+    ) -> (answer: EventLoopFuture<HTTP1Exchange.Answer>, started: Bool) {
+        currentEventLoop = currentEventLoop ?? eventLoop
+        let promise = eventLoop.makePromise(of: HTTP1Exchange.Answer.self)
+        guard case .idle = state, isOpen else {
             promise.fail(HTTP1Exchange.NotAnswered(underlying: ChannelError.ioOnClosedChannel))
-            return promise.futureResult
+            return (promise.futureResult, false)
         }
         generation += 1
         idleClose?.cancel()
         idleClose = nil
         state = .awaitingHead(promise, request)
-        channel.write(HTTPClientRequestPart.head(request.head), promise: nil)
-        channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
-        return promise.futureResult
+        return (promise.futureResult, true)
     }
 
     func collect(report: @escaping @Sendable ([UInt8], Int, Int?) -> Void) -> EventLoopFuture<[UInt8]> {
@@ -249,7 +273,13 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        switch (unwrapInboundIn(data), state) {
+        receive(unwrapInboundIn(data)) { context.close(promise: nil) }
+    }
+
+    /// Takes a part of the answer, from the channel or from an HTTP/2 stream; `close` ends the transport (the
+    /// connection, or the stream) when the exchange cannot go on.
+    func receive(_ part: HTTPClientResponsePart, close: () -> Void) {
+        switch (part, state) {
         case (.head(let head), .awaitingHead(let promise, let request)):
             // An interim answer (100 Continue and its kind) is followed by the real one.
             if head.status.code >= 100 && head.status.code < 200 { return }
@@ -277,7 +307,7 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
                 // Refused from its announced length, before a byte of it is read.
                 state = .failed(DownloadError.tooLarge(limit: request.limit))
                 promise.fail(DownloadError.tooLarge(limit: request.limit))
-                context.close(promise: nil)
+                close()
                 return
             }
             receiving.report = request.report
@@ -289,7 +319,7 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
                 guard receiving.discarded <= discardLimit else {
                     state = .failed(ChannelError.outputClosed)
                     receiving.discarder?.succeed(false)
-                    context.close(promise: nil)
+                    close()
                     return
                 }
                 return
@@ -299,7 +329,7 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
                 let error = DownloadError.tooLarge(limit: receiving.limit)
                 fail(receiving, error)
                 state = .failed(error)
-                context.close(promise: nil)
+                close()
                 return
             }
             buffer.withUnsafeReadableBytes { receiving.body.append(contentsOf: $0) }
@@ -322,7 +352,7 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
         default:
             // Bytes outside an exchange: the connection cannot be trusted with another.
             failAll(HTTPParserError.invalidInternalState)
-            context.close(promise: nil)
+            close()
         }
     }
 
@@ -331,13 +361,25 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
             context.fireUserInboundEventTriggered(event)
             return
         }
+        if timedOut() { context.close(promise: nil) }
+    }
+
+    /// The transport stayed silent for the read timeout: an exchange under way fails with
+    /// ``DownloadError/timedOut``; whether one was (and the transport is to be closed).
+    func timedOut() -> Bool {
         switch state {
         case .awaitingHead, .receiving:
             failAll(DownloadError.timedOut)
-            context.close(promise: nil)
+            return true
         case .idle, .failed:
-            break
+            return false
         }
+    }
+
+    /// The transport failed or closed with `error`: whatever waits on the exchange fails (a request not answered
+    /// yet, as ``HTTP1Exchange/NotAnswered``); a body read whole stays readable.
+    func transportFailed(_ error: any Error) {
+        failAll(error)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

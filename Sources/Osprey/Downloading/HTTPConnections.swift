@@ -172,7 +172,7 @@ final class HTTPConnections: Sendable {
     /// A connection to `origin` that is open already: a stream of its HTTP/2 connection, or an idle HTTP/1.1 one.
     private func reusable(_ origin: Origin) async throws -> HTTP1Connection? {
         if let multiplexed = state.withLock({ $0.multiplexed[origin] }) {
-            if let stream = try? await multiplexed.stream(pool: self) { return stream }
+            if let stream = try? multiplexed.stream(pool: self) { return stream }
             forget(multiplexed)
         }
         return state.withLock { state in
@@ -241,7 +241,7 @@ final class HTTPConnections: Sendable {
                 self?.state.withLock { $0.open[ObjectIdentifier(channel)] = nil }
                 self?.forget(multiplexed)
             }
-            return try await multiplexed.stream(pool: self)
+            return try multiplexed.stream(pool: self)
         }
     }
 
@@ -269,7 +269,7 @@ final class HTTPConnections: Sendable {
     private func open(_ origin: Origin) async throws -> Opened {
         if state.withLock({ $0.isShutDown }) { throw DownloadError.shutDown }
         let tls = origin.isSecure ? try tlsContext(verifying: origin.verifiesCertificate) : nil
-        let readTimeout = readTimeout
+        let (readTimeout, idleTimeout) = (readTimeout, idleTimeout)
         let loop = loop(of: origin)
         let handshake = tls.map { _ in loop.makePromise(of: TLSHandshakeHandler.Negotiated.self) }
         let channel: any Channel
@@ -288,7 +288,9 @@ final class HTTPConnections: Sendable {
                             let name = origin.host.isIPAddress ? nil : origin.host
                             let addTLS = { @Sendable (pipeline: ChannelPipeline.SynchronousOperations) throws in
                                 try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: name))
-                                try pipeline.addHandler(TLSHandshakeHandler(promise: handshake))
+                                try pipeline.addHandler(
+                                    TLSHandshakeHandler(
+                                        promise: handshake, readTimeout: readTimeout, idleTimeout: idleTimeout))
                             }
                             if let proxy = origin.proxy {
                                 // TLS starts once the proxy has opened the tunnel.
@@ -318,11 +320,9 @@ final class HTTPConnections: Sendable {
                 } catch {
                     throw Self.handshakeFailure(error, host: origin.host, authorities: certificateAuthorities)
                 }
-                if case .http2(let multiplexer) = negotiated {
+                if case .http2(let streams, let admission) = negotiated {
                     return .http2(
-                        HTTP2Connection(
-                            origin: origin, channel: channel, multiplexer: multiplexer, readTimeout: readTimeout,
-                            idleTimeout: idleTimeout))
+                        HTTP2Connection(origin: origin, channel: channel, streams: streams, admission: admission))
                 }
             }
             return .http1(try await http1(on: channel, to: origin))
@@ -334,7 +334,7 @@ final class HTTPConnections: Sendable {
 
     private func http1(on channel: any Channel, to origin: Origin) async throws -> HTTP1Connection {
         let handler = try await channel.eventLoop.submit {
-            NIOLoopBound(
+            NIOLoopBoundBox(
                 try channel.pipeline.syncOperations.handler(type: HTTP1ExchangeHandler.self),
                 eventLoop: channel.eventLoop)
         }.get()
