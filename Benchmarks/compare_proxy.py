@@ -214,7 +214,7 @@ http {{
 def start_osprey(binary, cache, port, arguments=()):
     env = dict(os.environ, OSPREY_CACHE_DIR=str(cache))
     process = subprocess.Popen([str(binary), "serve", "--port", str(port), "--allow-unsigned",
-                                "--allow-private-networks", "--log-level", os.environ.get("OSPREY_LOG_LEVEL", "warning"), "--max-in-flight", "1024",
+                                "--allow-private-networks", "--log-level", "warning", "--max-in-flight", "1024",
                                 *arguments],
                                env=env, stderr=subprocess.DEVNULL)
     wait_port(port, process)
