@@ -433,6 +433,18 @@ extension ImageDownloaderHTTPTests {
             }
         }
     }
+    /// Requests to the HTTP/2 test origin for `path`, answered with `response`, and for `/fine.jpg`, answered whole.
+    func http2Routes(
+        _ server: OriginServer, _ path: String, _ response: OriginResponse
+    ) -> (DownloadRequest, fine: DownloadRequest) {
+        server.route(path, response)
+        server.route("/fine.jpg", .ok(Self.body))
+        var (other, fine) = (request(server, path), request(server, "/fine.jpg"))
+        other.allowsInvalidCertificates = true
+        fine.allowsInvalidCertificates = true
+        return (other, fine)
+    }
+
     /// Bodies larger than HTTP/2's windows arrive whole: the stream's window (8 MiB) and then the connection's (32 MiB)
     /// are opened again as they are read. Without the updates, the origin stops at the window and the read times out.
     @Test func http2BodiesLargerThanTheWindowsArriveWhole() async throws {
@@ -463,11 +475,8 @@ extension ImageDownloaderHTTPTests {
             var configuration = ImageDownloader.Configuration()
             configuration.timeout = .seconds(2)
             try await withImageDownloader(configuration: configuration) { downloader in
-                server.route("/silent.jpg", .ok(Self.body).pausing(afterBodyBytes: 1_000, until: gate))
-                server.route("/fine.jpg", .ok(Self.body))
-                var (silent, fine) = (request(server, "/silent.jpg"), request(server, "/fine.jpg"))
-                silent.allowsInvalidCertificates = true
-                fine.allowsInvalidCertificates = true
+                let (silent, fine) = http2Routes(
+                    server, "/silent.jpg", .ok(Self.body).pausing(afterBodyBytes: 1_000, until: gate))
                 _ = try await downloader.data(for: fine)
                 async let stalled = failure(silent, on: downloader)
                 let other = try await downloader.data(for: fine)
@@ -489,11 +498,7 @@ extension ImageDownloaderHTTPTests {
             var configuration = ImageDownloader.Configuration()
             configuration.retryStrategy = nil
             try await withImageDownloader(configuration: configuration) { downloader in
-                server.route("/reset.jpg", .ok(Self.body).resettingAfter(bytes: 10_000))
-                server.route("/fine.jpg", .ok(Self.body))
-                var (reset, fine) = (request(server, "/reset.jpg"), request(server, "/fine.jpg"))
-                reset.allowsInvalidCertificates = true
-                fine.allowsInvalidCertificates = true
+                let (reset, fine) = http2Routes(server, "/reset.jpg", .ok(Self.body).resettingAfter(bytes: 10_000))
                 _ = try await downloader.data(for: fine)
                 let error = try #require(await failure(reset, on: downloader))
                 #expect(error.isTransient)
@@ -509,11 +514,8 @@ extension ImageDownloaderHTTPTests {
         defer { gate.open() }
         try await withOriginServer(http2: true) { server in
             try await withImageDownloader { downloader in
-                server.route("/held.jpg", .ok(Self.body).pausing(afterBodyBytes: 1_000, until: gate))
-                server.route("/fine.jpg", .ok(Self.body))
-                var (held, fine) = (request(server, "/held.jpg"), request(server, "/fine.jpg"))
-                held.allowsInvalidCertificates = true
-                fine.allowsInvalidCertificates = true
+                let (held, fine) = http2Routes(
+                    server, "/held.jpg", .ok(Self.body).pausing(afterBodyBytes: 1_000, until: gate))
                 _ = try await downloader.data(for: fine)
                 // Once the first of the body has come, the download is cancelled.
                 let (begun, began) = AsyncStream.makeStream(of: Void.self)
