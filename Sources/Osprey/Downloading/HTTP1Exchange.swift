@@ -361,18 +361,12 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
             context.fireUserInboundEventTriggered(event)
             return
         }
-        if timedOut() { context.close(promise: nil) }
-    }
-
-    /// The transport stayed silent for the read timeout: an exchange under way fails with
-    /// ``DownloadError/timedOut``; whether one was (and the transport is to be closed).
-    func timedOut() -> Bool {
         switch state {
         case .awaitingHead, .receiving:
             failAll(DownloadError.timedOut)
-            return true
+            context.close(promise: nil)
         case .idle, .failed:
-            return false
+            break
         }
     }
 

@@ -125,10 +125,8 @@ final class HTTP2Streams: ChannelInboundHandler {
 
     /// Ends `exchange`'s stream if it has not ended: the origin is told to stop sending it.
     func reset(_ exchange: HTTP1ExchangeHandler) {
-        guard let id = ids[ObjectIdentifier(exchange)], streams[id] != nil else { return }
-        end(id)
-        context?.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
-        exchange.transportFailed(DownloadError.connectionLost(reason: "the stream was closed"))
+        guard let id = ids[ObjectIdentifier(exchange)], let stream = streams[id] else { return }
+        reset(id, stream, DownloadError.connectionLost(reason: "the stream was closed"))
     }
 
     /// The request's head as HTTP/2 sends it: the pseudo-headers first, the names in lower case, without HTTP/1.1's
@@ -175,7 +173,7 @@ final class HTTP2Streams: ChannelInboundHandler {
             stream.lastRead = .now()
             if !stream.answered, let status = headers.headers.first(name: ":status") {
                 guard let code = Int(status) else {
-                    fail(id, stream, DownloadError.connectionLost(reason: "the origin sent the status '\(status)'"))
+                    reset(id, stream, DownloadError.connectionLost(reason: "the origin sent the status '\(status)'"))
                     return
                 }
                 var fields = HTTPHeaders()
@@ -279,6 +277,13 @@ final class HTTP2Streams: ChannelInboundHandler {
         stream.exchange.transportFailed(error)
     }
 
+    /// Fails the stream with `error` and tells the origin to stop sending it.
+    private func reset(_ id: HTTP2StreamID, _ stream: Stream, _ error: any Error) {
+        end(id)
+        context?.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
+        stream.exchange.transportFailed(error)
+    }
+
     private func failAll(_ error: any Error) {
         admission.close()
         for (id, stream) in streams { fail(id, stream, error) }
@@ -307,11 +312,7 @@ final class HTTP2Streams: ChannelInboundHandler {
                 self.scheduleTimeout(of: id, at: due)
                 return
             }
-            self.end(id)
-            if stream.exchange.timedOut() {
-                self.context?.writeAndFlush(
-                    self.wrapOutboundOut(HTTP2Frame(streamID: id, payload: .rstStream(.cancel))), promise: nil)
-            }
+            self.reset(id, stream, DownloadError.timedOut)
         }
     }
 }
