@@ -3,12 +3,6 @@ import FoundationEssentials
 package import Osprey
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// `--ca-file FILE`: the certificate authorities `https` origins must chain to, for every command that downloads. The
 /// flag overrides `OSPREY_CA_FILE`, which overrides `SSL_CERT_FILE` (honoured as curl honours it), which overrides the
 /// system's bundle. A file replaces the system's authorities, as curl's `--cacert` does.
@@ -35,7 +29,7 @@ package struct CertificateAuthorityOption: ParsableArguments {
         guard let path = resolvedPath(environment: environment) else { return .system }
         // A command resolves its options when it validates them and again when it runs: the file (the system's
         // whole bundle, when SSL_CERT_FILE names it) is parsed once, unless it changed in between.
-        let version = Self.version(of: path)
+        let version = FileSystem.stamp(of: path)
         if let version, let loaded = Self.loaded.withLock({ $0[path] }), loaded.version == version {
             return loaded.authorities
         }
@@ -48,23 +42,6 @@ package struct CertificateAuthorityOption: ParsableArguments {
         }
     }
 
-    /// What identifies one content of a file: its inode, size and modification time.
-    private struct FileVersion: Equatable {
-        var inode: UInt
-        var size: Int
-        var modified: timespec
-
-        static func == (a: Self, b: Self) -> Bool {
-            (a.inode, a.size, a.modified.tv_sec, a.modified.tv_nsec)
-                == (b.inode, b.size, b.modified.tv_sec, b.modified.tv_nsec)
-        }
-    }
-
-    private static let loaded = Mutex<[String: (version: FileVersion, authorities: CertificateAuthorities)]>([:])
-
-    private static func version(of path: String) -> FileVersion? {
-        var status = stat()
-        guard stat(path, &status) == 0 else { return nil }
-        return FileVersion(inode: UInt(status.st_ino), size: Int(status.st_size), modified: status.st_mtim)
-    }
+    /// The files read so far, each with the version read.
+    private static let loaded = Mutex<[String: (version: FileSystem.Stamp, authorities: CertificateAuthorities)]>([:])
 }

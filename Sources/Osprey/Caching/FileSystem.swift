@@ -44,10 +44,28 @@ package enum FileSystem {
 
     /// What identifies one version of a file: replacing it (rename) changes the inode, writing into it changes the
     /// modification time, truncating or extending it changes the size.
-    struct Stamp: Equatable, Sendable {
+    package struct Stamp: Equatable, Sendable {
         var size: Int
         var inode: UInt64
         var modified: Int64
+
+        init(_ status: stat) {
+            #if canImport(Darwin)
+            let time = status.st_mtimespec
+            #else
+            let time = status.st_mtim
+            #endif
+            size = Int(status.st_size)
+            inode = UInt64(status.st_ino)
+            modified = Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
+        }
+    }
+
+    /// The stamp of the file at `path` now, or `nil` when there is none.
+    package static func stamp(of path: String) -> Stamp? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return Stamp(status)
     }
 
     /// The whole file at `path`, or `nil` when it does not exist. `expectedSize` (when given) must be the file's
@@ -80,15 +98,7 @@ package enum FileSystem {
         // EIO when the file is shorter than fstat said: it changed underneath us.
         let bytes = read(descriptor, at: 0, count: size, failure: &failure)
         guard failure == 0 else { throw Error(operation: "read", path: path, code: failure) }
-        #if canImport(Darwin)
-        let time = status.st_mtimespec
-        #else
-        let time = status.st_mtim
-        #endif
-        let stamp = Stamp(
-            size: size, inode: UInt64(status.st_ino), modified: Int64(time.tv_sec) * 1_000_000_000 + Int64(time.tv_nsec)
-        )
-        return (bytes, stamp)
+        return (bytes, Stamp(status))
     }
 
     /// Writes `bytes` to a new temporary file in `directory` and returns its path; the caller renames it into

@@ -2,8 +2,6 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP1
 import NIOHTTP2
-internal import NIOSSL
-import NIOTLS
 import Synchronization
 
 /// An HTTP/2 connection of ``HTTPConnections``: every transfer to its origin is a stream of it, whose frames
@@ -90,12 +88,11 @@ final class HTTP2Streams: ChannelInboundHandler {
     private var context: ChannelHandlerContext?
     private var streams: [HTTP2StreamID: Stream] = [:]
     private var ids: [ObjectIdentifier: HTTP2StreamID] = [:]
+    /// The ID of the next stream to open (an idle close scheduled before a later stream opened is void).
     private var nextStreamID = HTTP2StreamID(1)
     /// Bytes of DATA taken since the last window update for the connection.
     private var unacknowledged = 0
     private var needsFlush = false
-    /// Streams ever opened: an idle close scheduled before the last one is void.
-    private var opened = 0
 
     init(readTimeout: TimeAmount, idleTimeout: TimeAmount) {
         self.readTimeout = readTimeout
@@ -112,7 +109,6 @@ final class HTTP2Streams: ChannelInboundHandler {
         guard started else { return answer }
         let id = nextStreamID
         nextStreamID = id.advanced(by: 2)
-        opened += 1
         streams[id] = Stream(exchange: exchange, lastRead: .now())
         ids[ObjectIdentifier(exchange)] = id
         let headers = Self.headers(of: request.head)
@@ -295,9 +291,9 @@ final class HTTP2Streams: ChannelInboundHandler {
         ids[ObjectIdentifier(stream.exchange)] = nil
         stream.timeout?.cancel()
         guard streams.isEmpty, let context else { return }
-        let (opened, channel) = (self.opened, context.channel)
+        let (next, channel) = (nextStreamID, context.channel)
         context.eventLoop.assumeIsolated().scheduleTask(in: idleTimeout) { [weak self] in
-            guard let self, self.streams.isEmpty, self.opened == opened else { return }
+            guard let self, self.streams.isEmpty, self.nextStreamID == next else { return }
             channel.close(promise: nil)
         }
     }
@@ -314,91 +310,5 @@ final class HTTP2Streams: ChannelInboundHandler {
             }
             self.reset(id, stream, DownloadError.timedOut)
         }
-    }
-}
-
-/// Waits for a connection's TLS handshake, then makes the connection speak the protocol the origin chose by ALPN
-/// (HTTP/2 for `h2`, else HTTP/1.1) before anything else is read, so that nothing the origin sends first (HTTP/2's
-/// settings) passes by; fails with the handshake's error, or a timeout when the origin stays silent through it. It
-/// passes everything on, so it stays in the pipeline.
-final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
-
-    /// What the handshake made of the connection.
-    enum Negotiated: Sendable {
-        case http1
-        case http2(NIOLoopBoundBox<HTTP2Streams>, HTTP2Streams.Admission)
-    }
-
-    private var promise: EventLoopPromise<Negotiated>?
-    private let readTimeout: TimeAmount
-    private let idleTimeout: TimeAmount
-
-    init(promise: EventLoopPromise<Negotiated>, readTimeout: TimeAmount, idleTimeout: TimeAmount) {
-        self.promise = promise
-        self.readTimeout = readTimeout
-        self.idleTimeout = idleTimeout
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if case .handshakeCompleted(let negotiated) = event as? TLSUserEvent, let promise {
-            self.promise = nil
-            do {
-                let pipeline = context.pipeline.syncOperations
-                if negotiated == "h2" {
-                    let streams = HTTP2Streams(readTimeout: readTimeout, idleTimeout: idleTimeout)
-                    try pipeline.addHandler(
-                        NIOHTTP2Handler(mode: .client, connectionConfiguration: HTTP2Streams.connectionConfiguration))
-                    try pipeline.addHandler(streams)
-                    promise.succeed(.http2(NIOLoopBoundBox(streams, eventLoop: context.eventLoop), streams.admission))
-                } else {
-                    try pipeline.addHTTPClientHandlers()
-                    try pipeline.addHandler(HTTP1ExchangeHandler())
-                    promise.succeed(.http1)
-                }
-            } catch {
-                promise.fail(error)
-                context.close(promise: nil)
-            }
-        } else if let idle = event as? IdleStateHandler.IdleStateEvent, case .read = idle, promise != nil {
-            fail(DownloadError.timedOut, context: context)
-            return
-        }
-        context.fireUserInboundEventTriggered(event)
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        fail(error, context: context)
-        context.fireErrorCaught(error)
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        promise?.fail(DownloadError.connectionLost(reason: "the origin closed the connection during the TLS handshake"))
-        promise = nil
-        context.fireChannelInactive()
-    }
-
-    private func fail(_ error: any Error, context: ChannelHandlerContext) {
-        guard let promise else { return }
-        self.promise = nil
-        promise.fail(error)
-        context.close(promise: nil)
-    }
-}
-
-extension HTTPConnections {
-    /// What a failed TLS handshake with `host` is to the caller: a refusal that names the host and says why.
-    static func handshakeFailure(_ error: any Error, host: String, authorities: CertificateAuthorities) -> any Error {
-        if error is DownloadError { return error }
-        let detail = String(describing: error)
-        let reason: String
-        if let extra = error as? NIOSSLExtraError, extra == .failedToValidateHostname {
-            reason = "its certificate is not for \(host)"
-        } else if detail.contains("CERTIFICATE_VERIFY_FAILED") {
-            reason = "its certificate is not signed by \(authorities) (\(detail))"
-        } else {
-            reason = detail
-        }
-        return DownloadError.cannotConnect(reason: "TLS handshake with \(host) failed: \(reason)")
     }
 }
