@@ -219,12 +219,13 @@ struct UnprivilegedTests {
         }
     }
 
+    /// The https origin speaks HTTP/1.1, then HTTP/2 only (as CDNs offer it): the client's two protocols.
     @Test(
-        "osprey serve as the account answers /img from an http origin and, with --ca-file, /img and /info from an https one, storing a large source whole"
-    )
-    func serveOverHTTPAndHTTPS() async throws {
+        "osprey serve as the account answers /img from an http origin and, with --ca-file, /img and /info from an https one, storing a large source whole",
+        arguments: [false, true])
+    func serveOverHTTPAndHTTPS(http2: Bool) async throws {
         try await withOriginServer(testDataDirectory: nil) { plain in
-            try await withOriginServer(testDataDirectory: nil, tls: true) { secure in
+            try await withOriginServer(testDataDirectory: nil, tls: true, http2: http2) { secure in
                 plain.route("/a.png", .ok(Self.png, contentType: "image/png"))
                 secure.route("/s.png", .ok(Self.png, contentType: "image/png"))
                 secure.route("/large.png", .ok(Self.largePNG, contentType: "image/png"))
@@ -305,6 +306,7 @@ struct UnprivilegedTests {
                     #expect(plain.requestCount("/a.png") == 2)
                     #expect(secure.requestCount("/s.png") == 1)
                     #expect(secure.requestCount("/large.png") == 1)
+                    #expect(secure.requests(to: "/s.png").map(\.httpVersion) == [http2 ? "HTTP/2.0" : "HTTP/1.1"])
                 }
             }
         }
