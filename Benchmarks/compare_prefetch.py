@@ -2,7 +2,7 @@
 """What `osprey prefetch` and `osprey fetch` (original bytes, disk cache on) cost beside curl --parallel, in one run.
 
 nginx on 127.0.0.1 serves, over http and over https (a certificate of an authority the script makes, HTTP/2 offered
-as CDNs offer it), two workloads: "small", 1,000 URLs of the corpus's decodable JPEGs of 30-90 KB (query strings make
+as CDNs offer it: curl takes it, osprey asks in HTTP/1.1 unless given `--http2`, a row of its own), two workloads: "small", 1,000 URLs of the corpus's decodable JPEGs of 30-90 KB (query strings make
 every URL distinct, so every one is a download and a disk write), and "mixed", 400 URLs of its JPEG, PNG, WebP and
 GIF files of 100 KB-2 MB. Without the corpus, Pillow writes stand-ins. Each client runs at 6 and 32 connections, in
 alternating rounds, keeping its best: curl writing to /dev/null, and curl writing a file per URL into an empty
@@ -100,7 +100,8 @@ def measure(disk):
 
 def measure_scheme(scheme, name, count, root, files, port, authority, prefix, disk, osprey, nio_floor, ahc_floor):
     """One workload over one scheme: every client at both concurrencies, best of ROUNDS; prints the rows and returns
-    the targets missed. Over https nginx offers HTTP/2 (curl and osprey both take it) with a certificate of the run's
+    the targets missed. Over https nginx offers HTTP/2 (curl takes it; osprey offers it only with --http2, a row of its
+    own, and speaks HTTP/1.1 otherwise) with a certificate of the run's
     own authority, which curl is given with --cacert and osprey with --ca-file; the floors are for http only."""
     failures = []
     base = f"{scheme}://127.0.0.1:{port}/"
@@ -137,6 +138,11 @@ def measure_scheme(scheme, name, count, root, files, port, authority, prefix, di
         "fetch": lambda n: [str(osprey), "fetch", "--quiet", *trust_osprey, "--max-concurrent", str(n),
                             "--cache-dir", fresh(disk / "cache"), "-o", fresh(disk / "out"), "-i", str(url_file)],
     }
+    if scheme == "https":
+        # HTTP/2 offered too (`--http2`): nginx chooses it, every download a stream of one connection, as curl's are.
+        clients["prefetch-http2"] = lambda n: [str(osprey), "prefetch", "--quiet", "--http2", *trust_osprey, "-i",
+                                               str(url_file), "--max-concurrent", str(n), "--cache-dir",
+                                               fresh(disk / "cache")]
     if scheme == "http":
         clients |= {
             # Floors, no disk: NIO's HTTP/1.1 codec alone, and AsyncHTTPClient alone, each collecting bodies.
@@ -174,6 +180,9 @@ def measure_scheme(scheme, name, count, root, files, port, authority, prefix, di
             if verdict == "FAIL":
                 failures.append(f"{client} {name} over {scheme} at {concurrency}")
             row.append(f"{client} {rate:7.0f} req/s {ratio:5.2f}x {verdict} ({rate / files_rate:4.2f}x to files)")
+        if ("prefetch-http2", concurrency) in best:
+            rate = count / best[("prefetch-http2", concurrency)]
+            row.append(f"prefetch --http2 {rate:7.0f} req/s {rate / curl:5.2f}x ({rate / files_rate:4.2f}x to files)")
         memory = count / best[("prefetch-memory", concurrency)]
         row.append(f"prefetch --memory-only {memory:7.0f} req/s {memory / curl:5.2f}x")
         for client in ("ahc-floor", "nio-floor"):
@@ -188,7 +197,8 @@ def measure_scheme(scheme, name, count, root, files, port, authority, prefix, di
         # CPU per download (user + system, of the whole process) in the fastest run, beside curl's.
         print(f"     CPU per URL over {scheme}: " + ", ".join(
             f"{client} {cpu[(client, concurrency)] / count * 1e6:4.0f} µs"
-            for client in ("curl", "curl-files", "prefetch-memory", "prefetch", "fetch")))
+            for client in ("curl", "curl-files", "prefetch-memory", "prefetch", "prefetch-http2", "fetch")
+            if (client, concurrency) in cpu))
     return failures
 
 

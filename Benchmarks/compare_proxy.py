@@ -37,8 +37,9 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
   is the cost, not the hashes).
 
 - cold over https (the one-client issue): the cold phase's 1920x1080 and 4000x3000 sources fetched from the same
-  nginx over https (HTTP/2 offered; a certificate of an authority the script makes, which osprey gets with
-  --ca-file and thumbor with HTTP_LOADER_CA_CERTS). Targets: osprey >= 1.8x and >= 1.5x thumbor over https, and
+  nginx over https (HTTP/2 offered, as CDNs offer it; both servers ask in HTTP/1.1, osprey by default and thumbor's
+  HTTP client always; a certificate of an authority the script makes, which osprey gets with --ca-file and thumbor
+  with HTTP_LOADER_CA_CERTS). Targets: osprey >= 1.8x and >= 1.5x thumbor over https, and
   >= 0.9x its own throughput over http.
 - input kinds over https: the same, for a 1920x1080 and a 4000x3000 JPEG made four ways from the photo (4:2:0 q85,
   4:4:4 q95, progressive 4:2:0 q85, and the photo half-blended with noise at 4:2:0 q85): the ratio per kind, against
@@ -320,8 +321,8 @@ def run(disk):
         global ORIGIN_LOG
         ORIGIN_LOG = work / "nginx" / "logs" / "access.log"
         origin = f"http://127.0.0.1:{nginx_port}"
-        # The same files over https, HTTP/2 offered, with a certificate of the run's own authority, which both servers
-        # are told to trust (osprey's --ca-file, thumbor's HTTP_LOADER_CA_CERTS).
+        # The same files over https, HTTP/2 offered (neither server takes it), with a certificate of the run's own
+        # authority, which both servers are told to trust (osprey's --ca-file, thumbor's HTTP_LOADER_CA_CERTS).
         secure_origin = f"https://127.0.0.1:{nginx_tls_port}"
         authority = work / "nginx" / "origin-cert.pem"
 

@@ -12,7 +12,7 @@ package struct ServeOptions: ParsableArguments {
         discussion: """
             Every flag also reads an OSPREY_* variable (the flag wins): OSPREY_HOST, OSPREY_PORT, OSPREY_CACHE_DIR, \
             OSPREY_SECRET (comma-separated for several), OSPREY_ALLOW_UNSIGNED=1, OSPREY_PRESETS (semicolon-separated), \
-            OSPREY_PRESETS_ONLY=1, OSPREY_ALLOW_HOSTS (comma-separated), \
+            OSPREY_PRESETS_ONLY=1, OSPREY_ALLOW_HOSTS (comma-separated), OSPREY_HTTP2=1, \
             OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), OSPREY_LOCAL_ROOT, \
             OSPREY_FALLBACK_IMAGE, OSPREY_FALLBACK_STATUS, OSPREY_WATERMARK, \
             OSPREY_MAX_SOURCE_BYTES, OSPREY_MAX_SOURCE_PIXELS, OSPREY_MAX_OUTPUT_PIXELS, OSPREY_MAX_IN_FLIGHT, \
@@ -36,6 +36,9 @@ package struct ServeOptions: ParsableArguments {
     @OptionGroup package var cacheDirectory: CacheDirectoryOption
 
     @OptionGroup package var certificateAuthority: CertificateAuthorityOption
+
+    @Flag(help: "Offer HTTP/2 to https origins (ALPN), as well as HTTP/1.1, the only one offered by default.")
+    package var http2 = false
 
     @OptionGroup package var compatibility: CompatibilityOptions
 

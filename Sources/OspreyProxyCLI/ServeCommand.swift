@@ -82,6 +82,7 @@ extension ServeOptions {
         }
         configuration.cacheDirectory = cacheDirectory.resolved(environment: environment)
         configuration.certificateAuthorities = try certificateAuthority.resolved(environment: environment)
+        configuration.httpVersion = flag(http2, "OSPREY_HTTP2") ? .automatic : .http1Only
         do {
             let proxies = try EgressProxies(environment: environment)
             configuration.proxies = proxies.isEmpty ? nil : proxies

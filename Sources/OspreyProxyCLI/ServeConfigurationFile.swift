@@ -1,5 +1,6 @@
 import ArgumentParser
 import FoundationEssentials
+import Osprey
 import OspreyCodecs
 import OspreyServer
 
@@ -27,7 +28,8 @@ enum ServeConfigurationFile {
 
     /// Every key the file may hold, with its kind; the variable is `OSPREY_` and the key in upper case with `_`.
     static let keys: [String: Kind] = [
-        "host": .string, "port": .integer, "cache-dir": .string, "ca-file": .string, "secret": .list(separator: ","),
+        "host": .string, "port": .integer, "cache-dir": .string, "ca-file": .string, "http2": .flag,
+        "secret": .list(separator: ","),
         "allow-unsigned": .flag, "allow-hosts": .list(separator: ","), "allow-private-networks": .flag,
         "allow-source-addresses": .list(separator: ","), "local-root": .string, "fallback-image": .string,
         "fallback-status": .integer, "watermark": .string, "presets": .list(separator: ";"), "presets-only": .flag,
@@ -89,6 +91,7 @@ enum ServeConfigurationFile {
         var values: [String: Value] = [
             "host": .string(configuration.host), "port": .integer(configuration.port),
             "cache-dir": .string(configuration.cacheDirectory),
+            "http2": .flag(configuration.httpVersion == .automatic),
             "secret": .list(configuration.secrets.map { _ in "********" }),
             "allow-unsigned": .flag(configuration.allowsUnsigned),
             "allow-hosts": .list(configuration.allowedHosts.map(\.description)),

@@ -32,8 +32,9 @@ public final class OriginServer: Sendable {
     ///     serve none.
     ///   - tls: serve `https` with a self-signed certificate for `127.0.0.1` that no client trusts by default.
     ///     `false` by default.
-    ///   - http2: speak HTTP/2 only (negotiated by ALPN, so `tls` is implied), where scripts' status, headers, body,
-    ///     validators and ranges are played but not their misbehaviour. `false` by default.
+    ///   - http2: offer HTTP/2 before HTTP/1.1 by ALPN, as CDNs do (so `tls` is implied), and speak the one the client
+    ///     chooses; over HTTP/2, scripts' status, headers, body, validators, ranges, pauses and resets are played, not
+    ///     the rest of their misbehaviour. `false` by default.
     public static func start(
         testDataDirectory: String? = TestData.imagesDirectory, tls: Bool = false, http2: Bool = false
     ) async throws -> OriginServer {
@@ -46,25 +47,23 @@ public final class OriginServer: Sendable {
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                let opened = channel.eventLoop.makeCompletedFuture {
                     if let tlsContext {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tlsContext))
                     }
                     server.register(channel)
-                    if http2 {
-                        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
-                            mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
-                        ) { stream in
-                            stream.eventLoop.makeCompletedFuture {
-                                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                                try stream.pipeline.syncOperations.addHandler(OriginHTTP2Handler(server: server))
-                            }
-                        }
-                        return
-                    }
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
-                    try channel.pipeline.syncOperations.addHandler(OriginHandler(server: server))
+                    if !http2 { try Self.speakHTTP1(on: channel, for: server) }
+                }
+                guard http2 else { return opened }
+                // The protocol the client chose of the two offered, once the handshake is over.
+                return opened.flatMap {
+                    channel.configureHTTP2SecureUpgrade(
+                        h2ChannelConfigurator: { channel in
+                            channel.eventLoop.makeCompletedFuture { try Self.speakHTTP2(on: channel, for: server) }
+                        },
+                        http1ChannelConfigurator: { channel in
+                            channel.eventLoop.makeCompletedFuture { try Self.speakHTTP1(on: channel, for: server) }
+                        })
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
@@ -79,6 +78,25 @@ public final class OriginServer: Sendable {
             state.scheme = tls || http2 ? "https" : "http"
         }
         return server
+    }
+
+    /// Answers HTTP/1.1 on `channel`, misbehaviour included.
+    private static func speakHTTP1(on channel: any Channel, for server: OriginServer) throws {
+        try channel.pipeline.syncOperations.addHandler(
+            ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes)))
+        try channel.pipeline.syncOperations.addHandler(OriginHandler(server: server))
+    }
+
+    /// Answers HTTP/2 on `channel`, each stream as an HTTP/1 exchange.
+    private static func speakHTTP2(on channel: any Channel, for server: OriginServer) throws {
+        _ = try channel.pipeline.syncOperations.configureHTTP2Pipeline(
+            mode: .server, connectionConfiguration: .init(), streamConfiguration: .init()
+        ) { stream in
+            stream.eventLoop.makeCompletedFuture {
+                try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
+                try stream.pipeline.syncOperations.addHandler(OriginHTTP2Handler(server: server))
+            }
+        }
     }
 
     private init(state: State) {

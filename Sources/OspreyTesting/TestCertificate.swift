@@ -30,12 +30,12 @@ public enum TestCertificate {
         -----END PRIVATE KEY-----
         """
 
-    /// A TLS server configuration presenting the certificate, offering only HTTP/2 by ALPN when `http2`.
+    /// A TLS server configuration presenting the certificate, offering HTTP/2 and then HTTP/1.1 by ALPN when `http2`.
     static func serverConfiguration(http2: Bool) throws -> TLSConfiguration {
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificatePEM.utf8), format: .pem))],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)))
-        if http2 { configuration.applicationProtocols = ["h2"] }
+        if http2 { configuration.applicationProtocols = ["h2", "http/1.1"] }
         return configuration
     }
 }

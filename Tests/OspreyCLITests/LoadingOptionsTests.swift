@@ -18,6 +18,7 @@ struct LoadingOptionsTests {
         let options = try LoadingOptions.parse([
             "--max-concurrent", "3", "--lifo", "--timeout", "2.5", "--header", "X-A: one", "--header", "User-Agent: t",
             "--insecure", "--retry-failed", "--refresh", "--memory-only", "--verbose", "--cache-dir", "/tmp/c",
+            "--http2",
         ])
         let settings = try options.settings(environment: [:])
         let downloader = options.downloaderConfiguration(settings)
@@ -26,6 +27,7 @@ struct LoadingOptionsTests {
         #expect(downloader.timeout == .milliseconds(2500))
         #expect(downloader.headers[HTTPField.Name("X-A")!] == "one" && downloader.headers[values: .userAgent] == ["t"])
         #expect(downloader.logger.logLevel == .debug)
+        #expect(downloader.httpVersion == .automatic)
         #expect(
             options.requestOptions
                 == [.waitStoreCache, .allowsInvalidCertificates, .retryFailed, .refreshCached, .cacheMemoryOnly])
@@ -37,6 +39,7 @@ struct LoadingOptionsTests {
         #expect(defaults.cacheDirectory == DiskCache.Configuration.platformCacheDirectory)
         #expect(plain.downloaderConfiguration(defaults).order == .fifo)
         #expect(plain.downloaderConfiguration(defaults).logger.logLevel == .warning)
+        #expect(plain.downloaderConfiguration(defaults).httpVersion == .http1Only)
         #expect(plain.requestOptions == [.waitStoreCache])
         #expect(
             try LoadingOptions.parse(["--no-cache"]).requestOptions == [

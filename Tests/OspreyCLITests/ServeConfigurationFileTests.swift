@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import Osprey
 import OspreyCommandLine
 import OspreyServer
 import Testing
@@ -44,6 +45,23 @@ import Testing
         let printed = ServeConfigurationFile.describe(configuration)
         #expect(printed.contains("\"max-in-flight\" : 7"))
         #expect(!printed.contains("new secret") && printed.contains("********"))
+    }
+
+    @Test("HTTP/2 is offered to https origins with --http2, OSPREY_HTTP2=1 or the file's http2; else HTTP/1.1 only")
+    func http2() async throws {
+        let path = try Self.file(#"{"allow-unsigned": true, "http2": true}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try await ServeConfigurationFile.settings(fromFile: path)
+        let unsigned = ["OSPREY_ALLOW_UNSIGNED": "1"]
+        for (arguments, environment, version) in [
+            ([], unsigned, ImageDownloader.HTTPVersion.http1Only), (["--http2"], unsigned, .automatic),
+            ([], unsigned.merging(["OSPREY_HTTP2": "1"]) { $1 }, .automatic), ([], file, .automatic),
+        ] {
+            let configuration = try ServeOptions.parse(arguments).serverConfiguration(environment: environment)
+            #expect(configuration.httpVersion == version, "\(arguments) \(environment)")
+            let printed = ServeConfigurationFile.describe(configuration).filter { !$0.isWhitespace }
+            #expect(printed.contains(#""http2":\#(version == .automatic)"#), "\(printed)")
+        }
     }
 
     @Test("an unknown key, a value of the wrong kind, a missing or malformed file: refused with the reason")

@@ -219,7 +219,8 @@ struct UnprivilegedTests {
         }
     }
 
-    /// The https origin speaks HTTP/1.1, then HTTP/2 only (as CDNs offer it): the client's two protocols.
+    /// The https origin speaks HTTP/1.1, then offers HTTP/2 too (as CDNs do) to a server started with `--http2`: the
+    /// client's two protocols.
     @Test(
         "osprey serve as the account answers /img from an http origin and, with --ca-file, /img and /info from an https one, storing a large source whole",
         arguments: [false, true])
@@ -248,7 +249,7 @@ struct UnprivilegedTests {
                             Self.prefix + [
                                 binary, "serve", "--port", "0", "--allow-unsigned", "--allow-private-networks",
                                 "--cache-dir", home + "/cache-\(trusts)",
-                            ] + (trusts ? ["--ca-file", authority] : [])
+                            ] + (trusts ? ["--ca-file", authority] : []) + (http2 ? ["--http2"] : [])
                         let server = try ServeProcess(
                             arguments: Array(command.dropFirst()), executable: command[0],
                             environment: ["HOME": home, "SSL_CERT_FILE": "", "OSPREY_CA_FILE": ""])

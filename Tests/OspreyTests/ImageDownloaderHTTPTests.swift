@@ -385,11 +385,37 @@ extension ImageDownloaderHTTPTests {
 }
 
 extension ImageDownloaderHTTPTests {
-    @Test func speaksHTTP2WithAnOriginThatOffersItAndMultiplexesOneConnection() async throws {
+    /// A downloader made to offer HTTP/2 as well as HTTP/1.1.
+    static var offeringHTTP2: ImageDownloader.Configuration {
+        var configuration = ImageDownloader.Configuration()
+        configuration.httpVersion = .automatic
+        return configuration
+    }
+
+    /// By default an origin that offers HTTP/2 is asked in HTTP/1.1, the only version offered, over a keep-alive
+    /// connection.
+    @Test func offersOnlyHTTP1ByDefault() async throws {
         try await withOriginServer(http2: true) { server in
             try await withImageDownloader { downloader in
+                server.route("/h1.jpg", .ok(Self.body))
+                for index in 0..<2 {
+                    var h1 = request(server, "/h1.jpg?i=\(index)")
+                    h1.allowsInvalidCertificates = true
+                    let data = try await downloader.data(for: h1)
+                    #expect(data.body == Self.body)
+                }
+                #expect(server.requests(to: "/h1.jpg").map(\.httpVersion) == ["HTTP/1.1", "HTTP/1.1"])
+                #expect(server.connectionCount == 1)
+            }
+        }
+    }
+
+    @Test func speaksHTTP2WithAnOriginThatOffersItAndMultiplexesOneConnection() async throws {
+        try await withOriginServer(http2: true) { server in
+            try await withImageDownloader(configuration: Self.offeringHTTP2) { downloader in
                 server.route("/h2.jpg", OriginResponse.ok(Self.body).withETag("\"h2\""))
-                // Given an origin that speaks only HTTP/2, and a first download that opens a connection to it
+                // Given an origin that offers HTTP/2, a downloader that offers it too, and a first download that opens
+                // a connection to it
                 var requests = (0..<7).map { request(server, "/h2.jpg?i=\($0)") }
                 for index in requests.indices { requests[index].allowsInvalidCertificates = true }
                 _ = try await downloader.data(for: requests[0])
@@ -413,7 +439,7 @@ extension ImageDownloaderHTTPTests {
 
     @Test func anHTTP2ConnectionWithNoStreamLeftClosesAfterTheIdleTimeout() async throws {
         try await withOriginServer(http2: true) { server in
-            var configuration = ImageDownloader.Configuration()
+            var configuration = Self.offeringHTTP2
             configuration.idleConnectionTimeout = .milliseconds(50)
             try await withImageDownloader(configuration: configuration) { downloader in
                 server.route("/idle.jpg", .ok(Self.body))
@@ -449,7 +475,7 @@ extension ImageDownloaderHTTPTests {
     /// are opened again as they are read. Without the updates, the origin stops at the window and the read times out.
     @Test func http2BodiesLargerThanTheWindowsArriveWhole() async throws {
         try await withOriginServer(http2: true) { server in
-            try await withImageDownloader { downloader in
+            try await withImageDownloader(configuration: Self.offeringHTTP2) { downloader in
                 let bodies = (0..<3).map { index in
                     (0..<(14 << 20)).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761 &+ index) >> 11) }
                 }
@@ -472,7 +498,7 @@ extension ImageDownloaderHTTPTests {
         defer { gate.open() }
         try await withOriginServer(http2: true) { server in
             // Long enough that the other streams never stay silent for it on a machine busy with the whole suite.
-            var configuration = ImageDownloader.Configuration()
+            var configuration = Self.offeringHTTP2
             configuration.timeout = .seconds(2)
             try await withImageDownloader(configuration: configuration) { downloader in
                 let (silent, fine) = http2Routes(
@@ -495,7 +521,7 @@ extension ImageDownloaderHTTPTests {
     /// The origin resets a stream mid-body: that download fails (transiently), the connection goes on.
     @Test func anHTTP2StreamResetByTheOriginFailsAloneAndTheConnectionGoesOn() async throws {
         try await withOriginServer(http2: true) { server in
-            var configuration = ImageDownloader.Configuration()
+            var configuration = Self.offeringHTTP2
             configuration.retryStrategy = nil
             try await withImageDownloader(configuration: configuration) { downloader in
                 let (reset, fine) = http2Routes(server, "/reset.jpg", .ok(Self.body).resettingAfter(bytes: 10_000))
@@ -513,7 +539,7 @@ extension ImageDownloaderHTTPTests {
         let gate = OriginGate()
         defer { gate.open() }
         try await withOriginServer(http2: true) { server in
-            try await withImageDownloader { downloader in
+            try await withImageDownloader(configuration: Self.offeringHTTP2) { downloader in
                 let (held, fine) = http2Routes(
                     server, "/held.jpg", .ok(Self.body).pausing(afterBodyBytes: 1_000, until: gate))
                 _ = try await downloader.data(for: fine)

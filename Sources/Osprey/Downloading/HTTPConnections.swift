@@ -70,12 +70,15 @@ final class HTTPConnections: Sendable {
     /// The most HTTP/1.1 connections to one origin; `nil`, as many as transfers to it.
     let connectionsPerOrigin: Int?
     private let certificateAuthorities: CertificateAuthorities
+    /// Whether `https` origins are offered HTTP/2 beside HTTP/1.1.
+    private let offersHTTP2: Bool
     /// The pool's one lock.
     let state = Mutex(State())
 
     init(
         group: any EventLoopGroup, connectTimeout: Duration, readTimeout: Duration, idleTimeout: Duration,
-        connectionsPerOrigin: Int? = nil, certificateAuthorities: CertificateAuthorities = .system
+        connectionsPerOrigin: Int? = nil, certificateAuthorities: CertificateAuthorities = .system,
+        offersHTTP2: Bool = false
     ) {
         self.loops = Array(group.makeIterator())
         self.connectTimeout = TimeAmount(connectTimeout)
@@ -83,6 +86,7 @@ final class HTTPConnections: Sendable {
         self.idleTimeout = TimeAmount(idleTimeout)
         self.connectionsPerOrigin = connectionsPerOrigin.map { max(1, $0) }
         self.certificateAuthorities = certificateAuthorities
+        self.offersHTTP2 = offersHTTP2
     }
 
     /// Sends a GET for `url` to `origin` with `headers` and returns the answer: its head, and its body when
@@ -342,13 +346,13 @@ final class HTTPConnections: Sendable {
     }
 
     /// The TLS context of connections that check certificates against the configured authorities, or of those that
-    /// check none; made once each, offering HTTP/2 and HTTP/1.1.
+    /// check none; made once each, offering HTTP/1.1, and HTTP/2 before it when the pool offers HTTP/2.
     private func tlsContext(verifying: Bool) throws -> NIOSSLContext {
         try state.withLock { state in
             if let context = state.tlsContexts[verifying] { return context }
             var configuration = certificateAuthorities.tlsConfiguration
             if !verifying { configuration.certificateVerification = .none }
-            configuration.applicationProtocols = ["h2", "http/1.1"]
+            configuration.applicationProtocols = offersHTTP2 ? ["h2", "http/1.1"] : ["http/1.1"]
             let context = try NIOSSLContext(configuration: configuration)
             state.tlsContexts[verifying] = context
             return context

@@ -12,6 +12,18 @@ extension ImageDownloader {
         case lifo
     }
 
+    /// The HTTP versions an `https` origin is offered when a connection to it opens (by ALPN, in the TLS handshake);
+    /// `http` origins are always asked in HTTP/1.1.
+    public enum HTTPVersion: Sendable, Hashable {
+        /// HTTP/1.1 only, over as many keep-alive connections as transfers to the origin run at once (up to
+        /// ``Configuration/connectionsPerHost``): the default. On this client it costs less CPU than HTTP/2, per small
+        /// image and per megabyte of a large one (docs/benchmarks.md, "HTTP/1.1 or HTTP/2 to an https origin").
+        case http1Only
+        /// HTTP/2 when the origin chooses it, every transfer to the origin a stream of one connection; else HTTP/1.1.
+        /// For an origin that speaks only HTTP/2, or one whose connections are few or slow to open.
+        case automatic
+    }
+
     /// How a downloader queues, sends and limits its downloads.
     public struct Configuration: Sendable {
         // MARK: Queue
@@ -67,6 +79,8 @@ extension ImageDownloader {
         /// one to come back. `nil` (the default): as many as transfers to it run at once (at most
         /// ``maxConcurrentDownloads``). An origin that speaks HTTP/2 gets one connection whatever this says.
         public var connectionsPerHost: Int?
+        /// The HTTP versions `https` origins are offered. ``HTTPVersion/http1Only`` by default.
+        public var httpVersion = HTTPVersion.http1Only
         /// How long an unused keep-alive connection stays open. 60 s by default.
         public var idleConnectionTimeout: Duration = .seconds(60)
         /// Chooses, before every hop of a transfer (the URL and each redirect), the address to connect to, or refuses

@@ -75,7 +75,8 @@ public final class ImageDownloader: DataLoading {
             group: MultiThreadedEventLoopGroup.singleton, connectTimeout: configuration.effectiveTimeout,
             readTimeout: configuration.effectiveTimeout, idleTimeout: configuration.idleConnectionTimeout,
             connectionsPerOrigin: configuration.connectionsPerHost,
-            certificateAuthorities: configuration.certificateAuthorities)
+            certificateAuthorities: configuration.certificateAuthorities,
+            offersHTTP2: configuration.httpVersion == .automatic)
         self.state = Mutex(
             State(
                 machine: Machine(limit: configuration.maxConcurrentDownloads, order: configuration.order),

@@ -57,6 +57,9 @@ struct LoadingOptions: ParsableArguments {
 
     @OptionGroup var certificateAuthority: CertificateAuthorityOption
 
+    @Flag(help: "Offer HTTP/2 to https origins (ALPN), as well as HTTP/1.1, the only one offered by default.")
+    var http2 = false
+
     @Flag(help: "Log each request on standard error.")
     var verbose = false
 
@@ -168,6 +171,7 @@ struct LoadingOptions: ParsableArguments {
         downloading.maxConcurrentDownloads = settings.maxConcurrent
         downloading.order = lifo ? .lifo : .fifo
         downloading.certificateAuthorities = settings.certificateAuthorities
+        downloading.httpVersion = http2 ? .automatic : .http1Only
         downloading.proxies = settings.proxies.isEmpty ? nil : settings.proxies
         downloading.timeout = .milliseconds(Int64(settings.timeout * 1000))
         for (name, value) in headers.compactMap(Self.parseHeader) {

@@ -134,6 +134,7 @@ final class ImageProxy: Sendable {
         downloading.maxConcurrentDownloads = max(64, configuration.maxInFlight)
         downloading.addressResolver = policy
         downloading.certificateAuthorities = configuration.certificateAuthorities
+        downloading.httpVersion = configuration.httpVersion
         downloading.proxies = configuration.proxies
         downloading.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry)
         downloading.logger = logger
