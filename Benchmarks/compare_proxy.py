@@ -45,7 +45,9 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
   4:4:4 q95, progressive 4:2:0 q85, and the photo half-blended with noise at 4:2:0 q85): the ratio per kind, against
   the same targets, so that a reader sees where osprey's lead is large and where it is small; beside each, the floor:
   the same work in-process (processor-benchmark thumbnail), and thumbor's CPU per request over it, the most osprey's
-  lead can be on this CPU-bound machine.
+  lead can be on this CPU-bound machine; and, beside what osprey spends beyond that floor, what both servers also do
+  for a cold source, fetch it over https and store it, as curl costs it (HTTP/1.1, 16 at once, each source written
+  to a file).
 
 - quality: cold requests of the 1920x1080 photo fit inside 256 and 800 px as WebP, at q=79 and at q=auto (the default
   target, 70): osprey's CPU per request for each, and their ratio (target: q=auto at most 2.0x the fixed quality's).
@@ -58,7 +60,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchkit import apt_install, build, build_osprey, record, scratch_filesystem, venv_python  # noqa: E402
-from compare_downloads import free_port, start_nginx  # noqa: E402
+from compare_downloads import free_port, run_child, start_nginx  # noqa: E402
 from compare_modern import modern_source  # noqa: E402
 from compare_processors import DATA, MAKE_INPUTS, corpus_photo  # noqa: E402
 
@@ -210,6 +212,21 @@ http {{
     processes.append(front_process)
     wait_port(front, front_process)
     return front, processes
+
+
+def fetch_floor(base, count, authority, directory, rounds=3):
+    """The CPU a source costs curl to fetch over https (HTTP/1.1, 16 at once) and write to a file of its own, in ms:
+    the least of `rounds` runs over `count` sources named from the top of the source numbers, which no phase asks."""
+    config = directory.parent / "fetch-floor.txt"
+    config.write_text("".join(f'url = "{base}/{SOURCES - 1 - i}.jpg"\noutput = "{i}"\n' for i in range(count)))
+    best = float("inf")
+    for _ in range(rounds):
+        shutil.rmtree(directory, ignore_errors=True)
+        result = run_child(["curl", "-s", "--http1.1", "--cacert", str(authority), "--parallel", "--parallel-max",
+                            str(CONNECTIONS), "--create-dirs", "--output-dir", str(directory), "-K", str(config)])
+        best = min(best, result["cpu_seconds"] / count * 1e3)
+    shutil.rmtree(directory, ignore_errors=True)
+    return best
 
 
 def start_osprey(binary, cache, port, arguments=()):
@@ -440,6 +457,14 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                 print(f"  floor: the thumbnail job in-process {floor:.2f} ms; thumbor {theirs:.2f} ms CPU per request, "
                       f"so at most {theirs / floor:.2f}x thumbor; osprey {ours:.2f} ms, {ours / floor:.2f}x the floor",
                       flush=True)
+                # What both servers also do for a cold source, fetch it over https and store it (each keeps sources on
+                # disk), as curl costs it: not a floor (a client can do it for less), a yardstick for what osprey
+                # spends beyond the in-process work.
+                fetch = fetch_floor(f"{secure_origin}/k{kind}-{w}", 200 if w == 1920 else 50, authority,
+                                    disk / "fetch-floor")
+                print(f"  fetch and store, as curl costs them (https, HTTP/1.1, each source written to a file): "
+                      f"{fetch:.2f} ms CPU a source; osprey spends {ours - floor:.2f} ms a request beyond the "
+                      f"in-process work", flush=True)
 
         for phase, source, size, form in (("avif source", "a1920/%d.avif", 256, "jpeg"),
                                           ("avif output", "c1920/%d.jpg", 800, "avif")):
