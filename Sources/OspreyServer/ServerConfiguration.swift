@@ -79,7 +79,7 @@ public struct ServerConfiguration: Sendable {
     /// file's for origins signed by a private CA (they then replace the system's).
     public var certificateAuthorities = CertificateAuthorities.system
     /// The HTTP versions an `https` source's origin is offered: HTTP/1.1 only by default, which costs the proxy less
-    /// CPU a source than HTTP/2; ``ImageDownloader/HTTPVersion/automatic`` for origins that speak only HTTP/2.
+    /// CPU a source than HTTP/2; `.automatic` offers HTTP/2 as well, for origins that speak only HTTP/2.
     public var httpVersion = ImageDownloader.HTTPVersion.http1Only
     /// The forward proxies sources are fetched through (`osprey serve` reads `http_proxy`, `https_proxy` and
     /// `no_proxy` as curl does). The source address policy still checks every source's address before the proxy is
