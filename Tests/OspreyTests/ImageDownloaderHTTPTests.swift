@@ -485,6 +485,7 @@ extension ImageDownloaderHTTPTests {
                     large.allowsInvalidCertificates = true
                     let data = try await downloader.data(for: large)
                     #expect(data.body == body)
+                    #expect(server.requests(to: "/large-\(index).jpg").map(\.httpVersion) == ["HTTP/2.0"])
                 }
                 #expect(server.connectionCount == 1)
             }
