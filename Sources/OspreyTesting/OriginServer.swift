@@ -35,13 +35,20 @@ public final class OriginServer: Sendable {
     ///   - http2: offer HTTP/2 before HTTP/1.1 by ALPN, as CDNs do (so `tls` is implied), and speak the one the client
     ///     chooses; over HTTP/2, scripts' status, headers, body, validators, ranges, pauses and resets are played, not
     ///     the rest of their misbehaviour. `false` by default.
+    ///   - offersHTTP1: with `http2`, whether HTTP/1.1 is offered too; `false` makes an origin that speaks HTTP/2 only
+    ///     (it agrees on no protocol with a client that offers none other, and then sends HTTP/2's settings all the
+    ///     same). `true` by default.
     public static func start(
-        testDataDirectory: String? = TestData.imagesDirectory, tls: Bool = false, http2: Bool = false
+        testDataDirectory: String? = TestData.imagesDirectory, tls: Bool = false, http2: Bool = false,
+        offersHTTP1: Bool = true
     ) async throws -> OriginServer {
         let server = OriginServer(state: State(testDataDirectory: testDataDirectory))
         let tlsContext =
             tls || http2
-            ? try NIOSSLContext(configuration: TestCertificate.serverConfiguration(http2: http2)) : nil
+            ? try NIOSSLContext(
+                configuration: TestCertificate.serverConfiguration(http2: http2, http1: !http2 || offersHTTP1))
+            : nil
+        let http2Only = http2 && !offersHTTP1
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -53,8 +60,9 @@ public final class OriginServer: Sendable {
                     }
                     server.register(channel)
                     if !http2 { try Self.speakHTTP1(on: channel, for: server) }
+                    if http2Only { try Self.speakHTTP2(on: channel, for: server) }
                 }
-                guard http2 else { return opened }
+                guard http2, !http2Only else { return opened }
                 // The protocol the client chose of the two offered, once the handshake is over.
                 return opened.flatMap {
                     channel.configureHTTP2SecureUpgrade(
@@ -242,9 +250,11 @@ public func withOriginServer<Result>(
     testDataDirectory: String? = TestData.imagesDirectory,
     tls: Bool = false,
     http2: Bool = false,
+    offersHTTP1: Bool = true,
     _ body: (OriginServer) async throws -> Result
 ) async throws -> Result {
-    let server = try await OriginServer.start(testDataDirectory: testDataDirectory, tls: tls, http2: http2)
+    let server = try await OriginServer.start(
+        testDataDirectory: testDataDirectory, tls: tls, http2: http2, offersHTTP1: offersHTTP1)
     do {
         let result = try await body(server)
         try await server.shutdown()

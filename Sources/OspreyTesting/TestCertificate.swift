@@ -30,12 +30,13 @@ public enum TestCertificate {
         -----END PRIVATE KEY-----
         """
 
-    /// A TLS server configuration presenting the certificate, offering HTTP/2 and then HTTP/1.1 by ALPN when `http2`.
-    static func serverConfiguration(http2: Bool) throws -> TLSConfiguration {
+    /// A TLS server configuration presenting the certificate, offering HTTP/2 by ALPN when `http2`, and then HTTP/1.1
+    /// when `http1`.
+    static func serverConfiguration(http2: Bool, http1: Bool = true) throws -> TLSConfiguration {
         var configuration = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(try NIOSSLCertificate(bytes: Array(certificatePEM.utf8), format: .pem))],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)))
-        if http2 { configuration.applicationProtocols = ["h2", "http/1.1"] }
+        if http2 { configuration.applicationProtocols = http1 ? ["h2", "http/1.1"] : ["h2"] }
         return configuration
     }
 }

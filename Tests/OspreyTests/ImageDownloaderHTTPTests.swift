@@ -410,6 +410,30 @@ extension ImageDownloaderHTTPTests {
         }
     }
 
+    /// An origin that speaks HTTP/2 only, asked by a downloader that offers HTTP/1.1 only: a failure that says so and
+    /// what to change, not retried; offering HTTP/2 reaches it.
+    @Test func anOriginThatSpeaksOnlyHTTP2IsNamedWhenHTTP2IsNotOffered() async throws {
+        try await withOriginServer(http2: true, offersHTTP1: false) { server in
+            server.route("/only.jpg", .ok(Self.body))
+            var only = request(server, "/only.jpg")
+            only.allowsInvalidCertificates = true
+            try await withImageDownloader { downloader in
+                let error = try #require(await failure(only, on: downloader))
+                guard case .invalidRequest(let reason) = error else {
+                    Issue.record("expected an invalid request, got \(error)")
+                    return
+                }
+                #expect(reason.contains("HTTP/2 only") && reason.contains(".automatic"), "\(reason)")
+                #expect(!error.isTransient)
+            }
+            try await withImageDownloader(configuration: Self.offeringHTTP2) { downloader in
+                let data = try await downloader.data(for: only)
+                #expect(data.body == Self.body)
+            }
+            #expect(server.requests(to: "/only.jpg").map(\.httpVersion) == ["HTTP/2.0"])
+        }
+    }
+
     @Test func speaksHTTP2WithAnOriginThatOffersItAndMultiplexesOneConnection() async throws {
         try await withOriginServer(http2: true) { server in
             try await withImageDownloader(configuration: Self.offeringHTTP2) { downloader in

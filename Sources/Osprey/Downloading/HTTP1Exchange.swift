@@ -107,7 +107,10 @@ final class HTTP1ExchangeHandler: ChannelInboundHandler, RemovableChannelHandler
         currentEventLoop = currentEventLoop ?? eventLoop
         let promise = eventLoop.makePromise(of: HTTP1Exchange.Answer.self)
         guard case .idle = state, isOpen else {
-            promise.fail(HTTP1Exchange.NotAnswered(underlying: ChannelError.ioOnClosedChannel))
+            // Why the connection went before this request, when the handler was told.
+            let underlying: any Error =
+                if case .failed(let error) = state { error } else { ChannelError.ioOnClosedChannel }
+            promise.fail(HTTP1Exchange.NotAnswered(underlying: underlying))
             return (promise.futureResult, false)
         }
         generation += 1

@@ -294,7 +294,8 @@ final class HTTPConnections: Sendable {
                                 try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: name))
                                 try pipeline.addHandler(
                                     TLSHandshakeHandler(
-                                        promise: handshake, readTimeout: readTimeout, idleTimeout: idleTimeout))
+                                        promise: handshake, host: origin.host, readTimeout: readTimeout,
+                                        idleTimeout: idleTimeout))
                             }
                             if let proxy = origin.proxy {
                                 // TLS starts once the proxy has opened the tunnel.
@@ -324,9 +325,12 @@ final class HTTPConnections: Sendable {
                 } catch {
                     throw Self.handshakeFailure(error, host: origin.host, authorities: certificateAuthorities)
                 }
-                if case .http2(let streams, let admission) = negotiated {
+                switch negotiated {
+                case .http2(let streams, let admission):
                     return .http2(
                         HTTP2Connection(origin: origin, channel: channel, streams: streams, admission: admission))
+                case .http1(let handler):
+                    return .http1(HTTP1Connection(origin: origin, channel: channel, handler: handler, pool: self))
                 }
             }
             return .http1(try await http1(on: channel, to: origin))

@@ -7,22 +7,29 @@ import NIOTLS
 /// Waits for a connection's TLS handshake, then makes the connection speak the protocol the origin chose by ALPN
 /// (HTTP/2 for `h2`, else HTTP/1.1) before anything else is read, so that nothing the origin sends first (HTTP/2's
 /// settings) passes by; fails with the handshake's error, or a timeout when the origin stays silent through it. It
-/// passes everything on, so it stays in the pipeline.
+/// passes everything on, so it stays in the pipeline. When no protocol was agreed, it looks at the origin's first bytes:
+/// HTTP/2's settings there mean an origin that speaks nothing else, which HTTP/1.1's parser would only call broken.
 final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = NIOAny
+    typealias InboundIn = ByteBuffer
 
     /// What the handshake made of the connection.
     enum Negotiated: Sendable {
-        case http1
+        /// HTTP/1.1, with the connection's exchange handler (no second trip to the event loop to look it up, which
+        /// would find nothing once the origin had closed the connection).
+        case http1(NIOLoopBoundBox<HTTP1ExchangeHandler>)
         case http2(NIOLoopBoundBox<HTTP2Streams>, HTTP2Streams.Admission)
     }
 
     private var promise: EventLoopPromise<Negotiated>?
+    private let host: String
     private let readTimeout: TimeAmount
     private let idleTimeout: TimeAmount
+    /// Set when the handshake agreed on no protocol, until the origin's first bytes have been looked at.
+    private var looksForHTTP2 = false
 
-    init(promise: EventLoopPromise<Negotiated>, readTimeout: TimeAmount, idleTimeout: TimeAmount) {
+    init(promise: EventLoopPromise<Negotiated>, host: String, readTimeout: TimeAmount, idleTimeout: TimeAmount) {
         self.promise = promise
+        self.host = host
         self.readTimeout = readTimeout
         self.idleTimeout = idleTimeout
     }
@@ -39,9 +46,11 @@ final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler 
                     try pipeline.addHandler(streams)
                     promise.succeed(.http2(NIOLoopBoundBox(streams, eventLoop: context.eventLoop), streams.admission))
                 } else {
+                    looksForHTTP2 = negotiated == nil
+                    let exchange = HTTP1ExchangeHandler()
                     try pipeline.addHTTPClientHandlers()
-                    try pipeline.addHandler(HTTP1ExchangeHandler())
-                    promise.succeed(.http1)
+                    try pipeline.addHandler(exchange)
+                    promise.succeed(.http1(NIOLoopBoundBox(exchange, eventLoop: context.eventLoop)))
                 }
             } catch {
                 promise.fail(error)
@@ -52,6 +61,30 @@ final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler 
             return
         }
         context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if looksForHTTP2 {
+            looksForHTTP2 = false
+            if Self.startsWithHTTP2Settings(unwrapInboundIn(data)) {
+                // Not retried: the same origin answers the same way until HTTP/2 is offered.
+                context.fireErrorCaught(
+                    DownloadError.invalidRequest(
+                        reason: "\(host) speaks HTTP/2 only, which was not offered: set the downloader's httpVersion "
+                            + "to .automatic (the command line's --http2)"))
+                context.close(promise: nil)
+                return
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    /// Whether `bytes` begin with an HTTP/2 SETTINGS frame on the connection's stream, which an HTTP/2 server sends
+    /// first: a 24-bit length that is a multiple of 6, type 4, and stream 0 (an HTTP/1 answer begins with `HTTP/`).
+    static func startsWithHTTP2Settings(_ bytes: ByteBuffer) -> Bool {
+        guard let header = bytes.getBytes(at: bytes.readerIndex, length: 9) else { return false }
+        let length = Int(header[0]) << 16 | Int(header[1]) << 8 | Int(header[2])
+        return length % 6 == 0 && header[3] == 0x04 && header[5...8].allSatisfy { $0 == 0 }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
