@@ -16,6 +16,7 @@ package struct ServeOptions: ParsableArguments {
             OSPREY_ALLOW_PRIVATE_NETWORKS=1, OSPREY_ALLOW_SOURCE_ADDRESSES (comma-separated), OSPREY_LOCAL_ROOT, \
             OSPREY_FALLBACK_IMAGE, OSPREY_FALLBACK_STATUS, OSPREY_WATERMARK, \
             OSPREY_MAX_SOURCE_BYTES, OSPREY_MAX_SOURCE_PIXELS, OSPREY_MAX_OUTPUT_PIXELS, OSPREY_MAX_IN_FLIGHT, \
+            OSPREY_MAX_CONNECTIONS_PER_ORIGIN, \
             OSPREY_MAX_MEMORY, OSPREY_MAX_MEMORY_WAITING, OSPREY_CACHE_MAX_AGE, OSPREY_OTLP_ENDPOINT; and a --config file (JSON, keys named \
             as the flags) under them: flags, then variables, then the file, then the defaults. Requests must be signed (HMAC-SHA256, see docs/serve.md) unless --allow-unsigned.
             SIGTERM or SIGINT stops accepting, lets requests in flight finish, and exits 0.
@@ -145,6 +146,11 @@ package struct ServeOptions: ParsableArguments {
         help: "Most /img requests at once; more get 503 with Retry-After (default: 256).",
         transform: DecimalArgument.integer)
     package var maxInFlight: Int?
+
+    @Option(
+        help: "Most HTTP/1.1 connections to one origin; source fetches past it wait (default: as many as fetches).",
+        transform: DecimalArgument.integer)
+    package var maxConnectionsPerOrigin: Int?
 
     @Option(
         help: """

@@ -190,6 +190,8 @@ extension ServeOptions {
         if let value = try number(maxInFlight, "OSPREY_MAX_IN_FLIGHT", minimum: 1) {
             configuration.maxInFlight = value
         }
+        configuration.connectionsPerOrigin = try number(
+            maxConnectionsPerOrigin, "OSPREY_MAX_CONNECTIONS_PER_ORIGIN", minimum: 1)
         if let text = maxMemory ?? env("OSPREY_MAX_MEMORY") {
             guard let bytes = ByteSize.parse(text) else {
                 throw ValidationError("--max-memory '\(text)' is not a size: give bytes, 512M, 2G or 60%")

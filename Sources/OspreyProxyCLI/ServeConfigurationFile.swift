@@ -34,7 +34,8 @@ enum ServeConfigurationFile {
         "allow-source-addresses": .list(separator: ","), "local-root": .string, "fallback-image": .string,
         "fallback-status": .integer, "watermark": .string, "presets": .list(separator: ";"), "presets-only": .flag,
         "auto-formats": .list(separator: ","), "max-source-bytes": .integer, "max-source-pixels": .integer,
-        "max-output-pixels": .integer, "max-effort": .integer, "max-in-flight": .integer, "max-memory": .string,
+        "max-output-pixels": .integer, "max-effort": .integer, "max-in-flight": .integer,
+        "max-connections-per-origin": .integer, "max-memory": .string,
         "max-memory-waiting": .integer, "cache-max-age": .integer, "otlp-endpoint": .string,
         "imgproxy-path": .string, "imgproxy-key": .list(separator: ","), "imgproxy-salt": .list(separator: ","),
         "imgproxy-signature-size": .integer, "imgproxy-presets": .list(separator: ","), "thumbor-path": .string,
@@ -116,6 +117,7 @@ enum ServeConfigurationFile {
         ]
         values["local-root"] = configuration.localRoot.map(Value.string)
         values["max-memory"] = configuration.maxMemory.map(Value.integer)
+        values["max-connections-per-origin"] = configuration.connectionsPerOrigin.map(Value.integer)
         values["fallback-status"] = configuration.fallbackImage.map { .integer($0.status) }
         values["fallback-image"] = configuration.fallbackImage.map { .string("\($0.bytes.count) bytes") }
         values["watermark"] = configuration.watermark.map { _ in .string("set") }

@@ -81,6 +81,9 @@ public struct ServerConfiguration: Sendable {
     /// The HTTP versions an `https` source's origin is offered: HTTP/1.1 only by default, which costs the proxy less
     /// CPU a source than HTTP/2; `.automatic` offers HTTP/2 as well, for origins that speak only HTTP/2.
     public var httpVersion = ImageDownloader.HTTPVersion.http1Only
+    /// How many HTTP/1.1 connections to one origin the proxy opens at most; a source fetch past it waits for one.
+    /// `nil` (as many as fetches to the origin run at once) by default; an origin that speaks HTTP/2 gets one.
+    public var connectionsPerOrigin: Int?
     /// The forward proxies sources are fetched through (`osprey serve` reads `http_proxy`, `https_proxy` and
     /// `no_proxy` as curl does). The source address policy still checks every source's address before the proxy is
     /// asked for it. `nil` (every origin asked directly) by default.

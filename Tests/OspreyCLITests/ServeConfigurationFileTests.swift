@@ -64,6 +64,26 @@ import Testing
         }
     }
 
+    @Test("--max-connections-per-origin, its variable and the file's key reach the proxy's configuration; 0 is refused")
+    func connectionsPerOrigin() async throws {
+        let path = try Self.file(#"{"allow-unsigned": true, "max-connections-per-origin": 4}"#)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let file = try await ServeConfigurationFile.settings(fromFile: path)
+        let unsigned = ["OSPREY_ALLOW_UNSIGNED": "1"]
+        for (arguments, environment, limit) in [
+            ([], unsigned, nil), (["--max-connections-per-origin", "2"], unsigned, 2),
+            ([], unsigned.merging(["OSPREY_MAX_CONNECTIONS_PER_ORIGIN": "3"]) { $1 }, 3), ([], file, Int?(4)),
+        ] {
+            let configuration = try ServeOptions.parse(arguments).serverConfiguration(environment: environment)
+            #expect(configuration.connectionsPerOrigin == limit, "\(arguments) \(environment)")
+            let printed = ServeConfigurationFile.describe(configuration).filter { !$0.isWhitespace }
+            #expect(printed.contains(#""max-connections-per-origin":"#) == (limit != nil), "\(printed)")
+        }
+        #expect(throws: ValidationError.self) {
+            try ServeOptions.parse(["--max-connections-per-origin", "0"]).serverConfiguration(environment: unsigned)
+        }
+    }
+
     @Test("an unknown key, a value of the wrong kind, a missing or malformed file: refused with the reason")
     func refusals() async throws {
         for (json, message) in [

@@ -121,6 +121,32 @@ import Testing
         }
     }
 
+    /// Six sources asked at once from one origin, two connections allowed: two fetches reach it, the others wait for
+    /// those connections, and all six come over them.
+    @Test func theConnectionLimitPerOriginHoldsForSourceFetches() async throws {
+        try await withOriginServer(testDataDirectory: nil) { origin in
+            let gate = OriginGate()
+            origin.route("/s.jpg", OriginResponse.ok(try Fixtures.jpeg()).held(by: gate))
+            try await withProxy({ $0.connectionsPerOrigin = 2 }) { client in
+                let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    for index in 0..<6 {
+                        group.addTask {
+                            let uri = imageURI([("url", origin.url("/s.jpg?i=\(index)")), ("w", "32")])
+                            return try await client.execute(uri: uri, method: .get).status
+                        }
+                    }
+                    await origin.waitForRequests(to: "/s.jpg", count: 2)
+                    #expect(origin.connectionCount == 2)
+                    gate.open()
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(statuses == Array(repeating: .ok, count: 6))
+                #expect(origin.requestCount("/s.jpg") == 6)
+                #expect(origin.connectionCount == 2)
+            }
+        }
+    }
+
     @Test func concurrentIdenticalRequestsShareOneOriginFetch() async throws {
         try await withOriginServer(testDataDirectory: nil) { origin in
             let gate = OriginGate()

@@ -66,6 +66,10 @@ import Testing
             #expect(proxy.readiness == .starting)
             // Its disk cache writes large sources around the page cache (no answer waits for a store)
             #expect(proxy.manager.cache.diskCache?.configuration.writesAroundPageCache == true)
+            // Its downloader asks https origins in HTTP/1.1, as many connections to one as fetches to it by default
+            let downloader = try #require(proxy.manager.loader as? ImageDownloader)
+            #expect(downloader.configuration.httpVersion == .http1Only)
+            #expect(downloader.configuration.connectionsPerHost == nil)
             proxy.markServing()
             #expect(proxy.readiness == .ready)
             proxy.beginDraining()

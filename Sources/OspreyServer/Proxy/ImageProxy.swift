@@ -135,6 +135,7 @@ final class ImageProxy: Sendable {
         downloading.addressResolver = policy
         downloading.certificateAuthorities = configuration.certificateAuthorities
         downloading.httpVersion = configuration.httpVersion
+        downloading.connectionsPerHost = configuration.connectionsPerOrigin
         downloading.proxies = configuration.proxies
         downloading.metricsFactory = PrometheusMetricsFactory(registry: metrics.registry)
         downloading.logger = logger
