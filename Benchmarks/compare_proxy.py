@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """osprey serve beside thumbor as thumbor's users deploy it, on the same nginx origin, driven by wrk on 127.0.0.1,
 in one run. Release build. Prints requests/s, p99 latency, CPU per request and the ratios the one-pipeline issue
-targets.
+targets; beside a count of answers other than 2xx, the first ten of each wrk thread, with their status and the start
+of their body (which says why).
 
 thumbor (from PyPI, file storage and result storage on) runs in its documented production layout: two
 single-process instances behind nginx (`least_conn`, keep-alive to the upstreams) — not `--processes 2`, whose
@@ -131,6 +132,9 @@ def wrk(url, script=None, connections=CONNECTIONS, duration=DURATION):
     p99 = re.search(r"99%\s+([\d.]+)(us|ms|s)", output)
     scale = {"us": 1e-3, "ms": 1.0, "s": 1e3}[p99.group(2)]
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    for line in output.splitlines():
+        if line.startswith("non-2xx: "):
+            print(f"  {line}", flush=True)
     return rps, float(p99.group(1)) * scale, requests, int(non2xx.group(1)) if non2xx else 0
 
 
@@ -139,15 +143,31 @@ def lua_script(directory, name, body):
     script = directory / f"{name}.lua"
     # `offset` is each thread's global, set by setup() through thread:set: a `local offset` here would shadow it, and
     # both threads would walk sources 0, 1, 2, ... together (every cold source asked twice at once).
+    # Each thread keeps its first ten answers other than 2xx (status and the start of the body, which says why) in the
+    # global `failed`, which done() prints after wrk's summary: a non-2xx count with its reasons.
     script.write_text(f"""
 local counter = 0
 local threads = 0
-function setup(thread) thread:set("offset", threads * {SOURCES // 2}); threads = threads + 1 end
+local all = {{}}
+failed = ""
+local failures = 0
+function setup(thread)
+  thread:set("offset", threads * {SOURCES // 2}); threads = threads + 1; table.insert(all, thread)
+end
 function request()
   counter = counter + 1
   local n = counter
 {body}
   return wrk.format("GET", path)
+end
+function response(status, headers, body)
+  if status >= 300 and failures < 10 then
+    failures = failures + 1
+    failed = failed .. "non-2xx: " .. status .. " " .. string.gsub(string.sub(body or "", 1, 200), "%s+", " ") .. "\\n"
+  end
+end
+function done(summary, latency, requests)
+  for _, thread in ipairs(all) do io.write(thread:get("failed") or "") end
 end
 """)
     return script
