@@ -234,10 +234,10 @@ http {{
     return front, processes
 
 
-def fetch_floor(base, count, authority, directory, rounds=3):
+def curl_fetch_cost(base, count, authority, directory, rounds=3):
     """The CPU a source costs curl to fetch over https (HTTP/1.1, 16 at once) and write to a file of its own, in ms:
     the least of `rounds` runs over `count` sources named from the top of the source numbers, which no phase asks."""
-    config = directory.parent / "fetch-floor.txt"
+    config = directory.parent / "curl-fetch.txt"
     config.write_text("".join(f'url = "{base}/{SOURCES - 1 - i}.jpg"\noutput = "{i}"\n' for i in range(count)))
     best = float("inf")
     for _ in range(rounds):
@@ -480,8 +480,8 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                 # What both servers also do for a cold source, fetch it over https and store it (each keeps sources on
                 # disk), as curl costs it: not a floor (a client can do it for less), a yardstick for what osprey
                 # spends beyond the in-process work.
-                fetch = fetch_floor(f"{secure_origin}/k{kind}-{w}", 200 if w == 1920 else 50, authority,
-                                    disk / "fetch-floor")
+                fetch = curl_fetch_cost(f"{secure_origin}/k{kind}-{w}", 200 if w == 1920 else 50, authority,
+                                        disk / "curl-fetch")
                 print(f"  fetch and store, as curl costs them (https, HTTP/1.1, each source written to a file): "
                       f"{fetch:.2f} ms CPU a source; osprey spends {ours - floor:.2f} ms a request beyond the "
                       f"in-process work", flush=True)

@@ -122,12 +122,21 @@ import Testing
     }
 
     /// Six sources asked at once from one origin, two connections allowed: two fetches reach it, the others wait for
-    /// those connections, and all six come over them.
-    @Test func theConnectionLimitPerOriginHoldsForSourceFetches() async throws {
-        try await withOriginServer(testDataDirectory: nil) { origin in
+    /// those connections, and all six come over them; over http, and over https (HTTP/1.1, the default) trusted
+    /// through the test's own authority.
+    @Test(arguments: [false, true])
+    func theConnectionLimitPerOriginHoldsForSourceFetches(tls: Bool) async throws {
+        let authority = NSTemporaryDirectory() + "osprey-origin-ca-" + UUID().uuidString + ".pem"
+        try TestCertificate.certificatePEM.write(toFile: authority, atomically: true, encoding: .utf8)
+        defer { try? FileManager.default.removeItem(atPath: authority) }
+        let authorities = try CertificateAuthorities(pemFile: authority)
+        try await withOriginServer(testDataDirectory: nil, tls: tls) { origin in
             let gate = OriginGate()
             origin.route("/s.jpg", OriginResponse.ok(try Fixtures.jpeg()).held(by: gate))
-            try await withProxy({ $0.connectionsPerOrigin = 2 }) { client in
+            try await withProxy({
+                $0.connectionsPerOrigin = 2
+                $0.certificateAuthorities = authorities
+            }) { client in
                 let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                     for index in 0..<6 {
                         group.addTask {
@@ -142,6 +151,7 @@ import Testing
                 }
                 #expect(statuses == Array(repeating: .ok, count: 6))
                 #expect(origin.requestCount("/s.jpg") == 6)
+                #expect(origin.requests(to: "/s.jpg").allSatisfy { $0.httpVersion == "HTTP/1.1" })
                 #expect(origin.connectionCount == 2)
             }
         }

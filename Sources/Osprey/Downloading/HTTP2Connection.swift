@@ -38,7 +38,7 @@ final class HTTP2Connection: Sendable {
 /// parts, keeps the flow-control windows open as the bodies are read, and times out a stream that stays silent.
 ///
 /// It replaced NIO's stream multiplexer, which made a channel for every stream with two handlers in its pipeline (and
-/// a trip to the event loop to make it): a small image over https cost a prefetch a fifth more CPU that way
+/// a trip to the event loop to make it), which cost a prefetch of small images over https more CPU
 /// (docs/benchmarks.md, "One handler for an HTTP/2 connection's streams").
 final class HTTP2Streams: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame

@@ -276,6 +276,9 @@ final class HTTPConnections: Sendable {
         let (readTimeout, idleTimeout) = (readTimeout, idleTimeout)
         let loop = loop(of: origin)
         let handshake = tls.map { _ in loop.makePromise(of: TLSHandshakeHandler.Negotiated.self) }
+        // The handler of HTTP/1.1's answers, made here so that the connection's caller has it without a second trip to
+        // the event loop to look it up (which finds nothing once the origin has closed the connection).
+        let exchange = NIOLoopBoundBox.makeBoxSendingValue(HTTP1ExchangeHandler(), eventLoop: loop)
         let channel: any Channel
         do {
             channel = try await ClientBootstrap(group: loop)
@@ -294,8 +297,8 @@ final class HTTPConnections: Sendable {
                                 try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: name))
                                 try pipeline.addHandler(
                                     TLSHandshakeHandler(
-                                        promise: handshake, host: origin.host, readTimeout: readTimeout,
-                                        idleTimeout: idleTimeout))
+                                        promise: handshake, exchange: exchange, host: origin.host,
+                                        readTimeout: readTimeout, idleTimeout: idleTimeout))
                             }
                             if let proxy = origin.proxy {
                                 // TLS starts once the proxy has opened the tunnel.
@@ -308,7 +311,7 @@ final class HTTPConnections: Sendable {
                             }
                         } else {
                             try pipeline.addHTTPClientHandlers()
-                            try pipeline.addHandler(HTTP1ExchangeHandler())
+                            try pipeline.addHandler(exchange.value)
                         }
                     }
                 }
@@ -325,28 +328,16 @@ final class HTTPConnections: Sendable {
                 } catch {
                     throw Self.handshakeFailure(error, host: origin.host, authorities: certificateAuthorities)
                 }
-                switch negotiated {
-                case .http2(let streams, let admission):
+                if case .http2(let streams, let admission) = negotiated {
                     return .http2(
                         HTTP2Connection(origin: origin, channel: channel, streams: streams, admission: admission))
-                case .http1(let handler):
-                    return .http1(HTTP1Connection(origin: origin, channel: channel, handler: handler, pool: self))
                 }
             }
-            return .http1(try await http1(on: channel, to: origin))
+            return .http1(HTTP1Connection(origin: origin, channel: channel, handler: exchange, pool: self))
         } catch {
             channel.close(promise: nil)
             throw error
         }
-    }
-
-    private func http1(on channel: any Channel, to origin: Origin) async throws -> HTTP1Connection {
-        let handler = try await channel.eventLoop.submit {
-            NIOLoopBoundBox(
-                try channel.pipeline.syncOperations.handler(type: HTTP1ExchangeHandler.self),
-                eventLoop: channel.eventLoop)
-        }.get()
-        return HTTP1Connection(origin: origin, channel: channel, handler: handler, pool: self)
     }
 
     /// The TLS context of connections that check certificates against the configured authorities, or of those that

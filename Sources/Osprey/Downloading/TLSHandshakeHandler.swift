@@ -14,21 +14,26 @@ final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler 
 
     /// What the handshake made of the connection.
     enum Negotiated: Sendable {
-        /// HTTP/1.1, with the connection's exchange handler (no second trip to the event loop to look it up, which
-        /// would find nothing once the origin had closed the connection).
-        case http1(NIOLoopBoundBox<HTTP1ExchangeHandler>)
+        /// HTTP/1.1, answered through the exchange handler the connection was made with.
+        case http1
         case http2(NIOLoopBoundBox<HTTP2Streams>, HTTP2Streams.Admission)
     }
 
     private var promise: EventLoopPromise<Negotiated>?
+    /// The handler HTTP/1.1's answers go to, added behind the HTTP codec when the origin does not choose HTTP/2.
+    private let exchange: NIOLoopBoundBox<HTTP1ExchangeHandler>
     private let host: String
     private let readTimeout: TimeAmount
     private let idleTimeout: TimeAmount
     /// Set when the handshake agreed on no protocol, until the origin's first bytes have been looked at.
     private var looksForHTTP2 = false
 
-    init(promise: EventLoopPromise<Negotiated>, host: String, readTimeout: TimeAmount, idleTimeout: TimeAmount) {
+    init(
+        promise: EventLoopPromise<Negotiated>, exchange: NIOLoopBoundBox<HTTP1ExchangeHandler>, host: String,
+        readTimeout: TimeAmount, idleTimeout: TimeAmount
+    ) {
         self.promise = promise
+        self.exchange = exchange
         self.host = host
         self.readTimeout = readTimeout
         self.idleTimeout = idleTimeout
@@ -47,10 +52,9 @@ final class TLSHandshakeHandler: ChannelInboundHandler, RemovableChannelHandler 
                     promise.succeed(.http2(NIOLoopBoundBox(streams, eventLoop: context.eventLoop), streams.admission))
                 } else {
                     looksForHTTP2 = negotiated == nil
-                    let exchange = HTTP1ExchangeHandler()
                     try pipeline.addHTTPClientHandlers()
-                    try pipeline.addHandler(exchange)
-                    promise.succeed(.http1(NIOLoopBoundBox(exchange, eventLoop: context.eventLoop)))
+                    try pipeline.addHandler(exchange.value)
+                    promise.succeed(.http1)
                 }
             } catch {
                 promise.fail(error)
