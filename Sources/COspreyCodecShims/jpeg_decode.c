@@ -1,5 +1,6 @@
 #include "COspreyCodecShims.h"
 
+#include "jpeg_baseline_dc.h"
 #include "jpeg_coefficients.h"
 #include "jpeg_error.h"
 
@@ -249,25 +250,33 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
         info.out_color_space = JCS_RGB;
     }
     uint32_t m = osprey_jpeg_scale_numerator(info.image_width, info.image_height, request);
-    if (m == 1 && info.progressive_mode && !request->allowPartial) {
-        // At 1/8 a component scaled by a 1×1 IDCT needs only its DC scans: decode a copy without its AC scans (the
-        // same pixels, a fraction of the work). A partial decode keeps the file as it is, so that truncation is
-        // still reported.
+    if (m == 1 && !request->allowPartial) {
+        // At 1/8 a component scaled by a 1×1 IDCT needs only its DC coefficients: decode a copy without the others
+        // (the same pixels, a fraction of the work): a progressive file's without its AC scans, a sequential one's
+        // with each such block cut to its DC difference. A partial decode keeps the file as it is, so that
+        // truncation is still reported.
         info.scale_num = 1;
         info.scale_denom = 8;
         jpeg_calc_output_dimensions(&info);
         uint8_t dcOnlyComponents[256] = {0};
         int componentIds[MAX_COMPONENTS];
         int componentCount = info.num_components < MAX_COMPONENTS ? info.num_components : MAX_COMPONENTS;
+        int anyDCOnly = 0;
         for (int i = 0; i < componentCount; i++) {
             componentIds[i] = info.comp_info[i].component_id;
             dcOnlyComponents[info.comp_info[i].component_id & 0xFF] = info.comp_info[i].DCT_scaled_size == 1;
+            anyDCOnly |= info.comp_info[i].DCT_scaled_size == 1;
         }
         uint8_t *copy = NULL;
-        size_t copySize =
-            osprey_jpeg_without_ac_scans(data, size, dcOnlyComponents, componentIds, componentCount, &copy);
+        size_t copySize = 0;
+        if (anyDCOnly && info.progressive_mode) {
+            copySize = osprey_jpeg_without_ac_scans(data, size, dcOnlyComponents, componentIds, componentCount, &copy);
+        } else if (anyDCOnly && !info.arith_code) {
+            copySize = osprey_jpeg_baseline_without_ac(data, size, dcOnlyComponents, request->cancelled, &copy);
+        }
         if (copySize > 0) {
             dcOnly = copy;
+            result->readDCOnly = 1;
             J_COLOR_SPACE outColorSpace = info.out_color_space;
             jpeg_abort_decompress(&info);
             jpeg_mem_src(&info, dcOnly, (unsigned long)copySize);

@@ -1,3 +1,4 @@
+import COspreyCodecShims
 import OspreyCodecs
 import OspreyTesting
 import Testing
@@ -93,10 +94,12 @@ import Testing
     }
 }
 
-/// A progressive JPEG decoded at 1/8 reads only its DC scans (the AC scans cannot change a 1×1 IDCT): the pixels
-/// must be exactly those of the full decoding path. A partial decode keeps every scan, so it is the control.
-@Suite struct ProgressiveDCOnlyTests {
-    static func decodeBothWays(_ data: [UInt8]) throws -> (dcOnly: Image, allScans: Image) {
+/// A JPEG decoded at 1/8 reads only the DC coefficients of the components a 1×1 IDCT scales (their AC coefficients
+/// cannot change it): a progressive file without its AC scans, a sequential one with those blocks cut to their DC
+/// difference. The pixels must be exactly those of the full decoding path; a partial decode reads the file as it is,
+/// so it is the control.
+@Suite struct DCOnlyDecodeTests {
+    static func decodeBothWays(_ data: [UInt8]) throws -> (dcOnly: Image, allCoefficients: Image) {
         var eighth = DecodingOptions()
         eighth.targetSize = ImageSize(width: 1, height: 1)
         var control = eighth
@@ -104,8 +107,24 @@ import Testing
         return (try ImageDecoder.decode(data, options: eighth), try ImageDecoder.decode(data, options: control))
     }
 
-    @Test("a 1/8 decode of a progressive JPEG equals the all-scans decode", arguments: [PixelFormat.rgb8, .gray8])
-    func sameAsAllScans(format: PixelFormat) throws {
+    /// Whether the decoder's 1/8 decode of `data` read the DC-only copy (asked of the shim itself: the copy is not
+    /// visible from the pixels, which is the point).
+    static func readsDCOnly(_ data: [UInt8]) -> Bool {
+        var request = osprey_jpeg_decode_request()
+        request.minWidth = 1
+        request.minHeight = 1
+        var result = osprey_jpeg_decode_result()
+        var message = [CChar](repeating: 0, count: Int(OSPREY_MESSAGE_CAPACITY))
+        let status = data.withUnsafeBufferPointer { bytes in
+            osprey_jpeg_decode(bytes.baseAddress, bytes.count, &request, &result, &message)
+        }
+        guard status == OSPREY_OK else { return false }
+        osprey_pixels_free(result.pixels, Int(result.bytesPerRow) * Int(result.height))
+        return result.readDCOnly == 1
+    }
+
+    /// A 333×250 pattern with detail in every block, as a JPEG made with `configure`.
+    static func pattern(_ format: PixelFormat, configure: (inout EncodingOptions) -> Void) throws -> [UInt8] {
         var pixels = try PixelBuffer(width: 333, height: 250, format: format)
         let channels = format.bytesPerPixel
         pixels.withUnsafeMutableBytes { bytes in
@@ -114,27 +133,71 @@ import Testing
             }
         }
         var options = EncodingOptions()
-        options.isProgressive = true
-        let data = try ImageEncoder.encode(Image(pixels: pixels), as: .jpeg, options: options)
-        let (dcOnly, allScans) = try Self.decodeBothWays(data)
-        #expect((dcOnly.width, dcOnly.height) == (42, 32))
-        #expect(dcOnly.pixels == allScans.pixels)
+        configure(&options)
+        return try ImageEncoder.encode(Image(pixels: pixels), as: .jpeg, options: options)
     }
 
-    @Test("every progressive JPEG of the corpus decodes alike at 1/8 either way", .requiresTestData)
+    @Test("a 1/8 decode of a progressive JPEG equals the all-scans decode", arguments: [PixelFormat.rgb8, .gray8])
+    func progressive(format: PixelFormat) throws {
+        let data = try Self.pattern(format) { $0.isProgressive = true }
+        let (dcOnly, allCoefficients) = try Self.decodeBothWays(data)
+        #expect((dcOnly.width, dcOnly.height) == (42, 32))
+        #expect(dcOnly.pixels == allCoefficients.pixels)
+        #expect(Self.readsDCOnly(data))
+    }
+
+    /// Every sampling: 4:4:4 cuts every block; 4:2:2 too (its chroma is upsampled at 1/8, not scaled by a larger
+    /// IDCT); 4:2:0 cuts the luma and copies the chroma blocks bit for bit; gray has one component.
+    @Test(
+        "a 1/8 decode of a sequential JPEG equals the full decode",
+        arguments: [
+            (PixelFormat.rgb8, EncodingOptions.ChromaSubsampling.yuv444), (.rgb8, .yuv422), (.rgb8, .yuv420),
+            (.gray8, .automatic),
+        ])
+    func sequential(format: PixelFormat, subsampling: EncodingOptions.ChromaSubsampling) throws {
+        for quality in [50, 95] {
+            let data = try Self.pattern(format) {
+                $0.chromaSubsampling = subsampling
+                $0.quality = quality
+            }
+            let (dcOnly, allCoefficients) = try Self.decodeBothWays(data)
+            #expect((dcOnly.width, dcOnly.height) == (42, 32))
+            #expect(dcOnly.pixels == allCoefficients.pixels, "q\(quality)")
+            #expect(Self.readsDCOnly(data), "q\(quality)")
+        }
+    }
+
+    /// A file cut inside its scan is decoded as it is (libjpeg reports the truncation), not rewritten.
+    @Test func aTruncatedSequentialFileIsNotRewritten() throws {
+        let data = try Self.pattern(.rgb8) { $0.chromaSubsampling = .yuv420 }
+        let cut = Array(data.prefix(data.count * 2 / 3))
+        #expect(!Self.readsDCOnly(cut))
+        var eighth = DecodingOptions()
+        eighth.targetSize = ImageSize(width: 1, height: 1)
+        #expect(throws: CodecError.truncated(format: .jpeg)) { try ImageDecoder.decode(cut, options: eighth) }
+    }
+
+    /// Corpus files of both kinds, restart intervals, odd sampling and unusual tables among them; the count of files
+    /// that read the DC-only copy keeps the comparison from passing by never making one.
+    @Test("every JPEG of the corpus decodes alike at 1/8 either way", .requiresTestData)
     func corpus() throws {
         let manifest = try TestData.manifest()
-        var checked = 0
+        var checked = (progressive: 0, sequential: 0)
         for entry in manifest.entries where entry.imageFormat == .jpeg && entry.expected == .decodeOK {
             let data = try manifest.bytes(of: entry)
-            // A progressive frame header (SOF2) and no truncation flag on the file.
-            guard zip(data, data.dropFirst()).contains(where: { $0 == 0xFF && $1 == 0xC2 }),
-                let (dcOnly, allScans) = try? Self.decodeBothWays(data)
-            else { continue }
-            #expect(dcOnly.pixels == allScans.pixels, "\(entry.path)")
-            checked += 1
+            guard let (dcOnly, allCoefficients) = try? Self.decodeBothWays(data) else { continue }
+            #expect(dcOnly.pixels == allCoefficients.pixels, "\(entry.path)")
+            if Self.readsDCOnly(data) {
+                // A progressive frame header (SOF2) or not.
+                if zip(data, data.dropFirst()).contains(where: { $0 == 0xFF && $1 == 0xC2 }) {
+                    checked.progressive += 1
+                } else {
+                    checked.sequential += 1
+                }
+            }
         }
-        #expect(checked >= 5)
+        #expect(checked.progressive >= 5)
+        #expect(checked.sequential >= 100)
     }
 }
 

@@ -27,7 +27,7 @@ public func fuzzDecoding(_ start: UnsafeRawPointer?, _ count: Int, format: Image
     options.limits.maxFrameCount = 100
     _ = try? ImageDecoder.decode(bytes, options: options)
     var eighth = options
-    eighth.targetSize = ImageSize(width: 1, height: 1)  // JPEG at 1/8: a progressive file's DC-only copy
+    eighth.targetSize = ImageSize(width: 1, height: 1)  // JPEG at 1/8: the DC-only copy of a file
     _ = try? ImageDecoder.decode(bytes, options: eighth)
     options.allowsPartialImages = true
     options.firstFrameOnly = true

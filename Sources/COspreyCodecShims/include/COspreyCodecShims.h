@@ -145,6 +145,9 @@ typedef struct {
     uint32_t scaleNumerator;
     /// 1 when the data ended before the last scanline (only returned with allowPartial).
     int32_t truncated;
+    /// 1 when a decode at 1/8 read a copy of the file that keeps, of the components it scales by a 1×1 IDCT, only
+    /// the DC coefficients (the same pixels for less entropy decoding).
+    int32_t readDCOnly;
 } osprey_jpeg_decode_result;
 
 /// Status codes of the decode shims.
