@@ -48,12 +48,10 @@ typedef struct {
     uint8_t endLength;
 } huffman_table;
 
-// A single symbol: its code and value bits together (bits 0–5), its code's length (6–10), the symbol (11–18).
-#define FAST_ENTRY(total, codeLength, symbol) \
-    ((uint32_t)(total) | (uint32_t)(codeLength) << 6 | (uint32_t)(symbol) << 11)
+// A single symbol: its code and value bits together (bits 0–5), the symbol (6–13).
+#define FAST_ENTRY(total, symbol) ((uint32_t)(total) | (uint32_t)(symbol) << 6)
 #define FAST_TOTAL(entry) ((entry) & 63u)
-#define FAST_CODE_LENGTH(entry) (((entry) >> 6) & 31u)
-#define FAST_SYMBOL(entry) ((entry) >> 11)
+#define FAST_SYMBOL(entry) ((entry) >> 6)
 // Several AC symbols: bits they take (0–4), coefficients they advance over (5–12: up to 12 runs of 16 zeros), whether
 // the last ends the block (13).
 #define MULTI_ENTRY(taken, advanced, ended) ((uint32_t)(taken) | (uint32_t)(advanced) << 5 | (uint32_t)(ended) << 13)
@@ -113,7 +111,7 @@ static int huffman_build(huffman_table *table, const huffman_spec *spec, int isA
             if (length <= FAST_BITS) {
                 uint32_t first = (uint32_t)code << (FAST_BITS - length), span = 1u << (FAST_BITS - length);
                 for (uint32_t j = 0; j < span; j++) {
-                    table->fast[first + j] = FAST_ENTRY((unsigned)length + valueBits, length, symbol);
+                    table->fast[first + j] = FAST_ENTRY((unsigned)length + valueBits, symbol);
                 }
             }
         }
