@@ -74,7 +74,13 @@ extension ImageDecoder {
             var working = header.workingBytes
             switch header.format {
             case .jpeg:
-                size = jpegDecodedSize(source, orientation: header.orientation, options: options)
+                let scale = jpegScaleNumerator(source, orientation: header.orientation, options: options)
+                size = ImageSize(width: (source.width * scale + 7) / 8, height: (source.height * scale + 7) / 8)
+                // At 1/8 the decoder reads a copy of the file without the coefficients a 1×1 IDCT never reads, made
+                // beside it (a sequential file's scan is unstuffed into a buffer of its own too): twice its size.
+                if scale == 1, !options.allowsPartialImages {
+                    working = saturating(sum: working, saturating(bytes.count, 2))
+                }
                 // A CMYK file with a profile is decoded as stored, 4 bytes a pixel, and converted to RGB from there.
                 if header.storedChannels == 4, options.colorHandling != .ignore,
                     case .bytes = ColorProfile.jpegProfile(bytes)
@@ -100,18 +106,17 @@ extension ImageDecoder {
         }
     }
 
-    /// The size libjpeg-turbo will decode `source` at for `options`: the decoder's own choice of DCT scale.
-    private static func jpegDecodedSize(
+    /// The DCT scale M/8 libjpeg-turbo will decode `source` at for `options`: the decoder's own choice.
+    private static func jpegScaleNumerator(
         _ source: ImageSize, orientation: ImageOrientation, options: DecodingOptions
-    ) -> ImageSize {
+    ) -> Int {
         let target = options.targetSize.map { orientation.swapsDimensions ? $0.transposed : $0 }
         var request = osprey_jpeg_decode_request()
         request.minWidth = UInt32(clamping: target?.width ?? 0)
         request.minHeight = UInt32(clamping: target?.height ?? 0)
         request.pixelBudget = UInt64(clamping: options.pixelBudget ?? 0)
-        let m = Int(
+        return Int(
             osprey_jpeg_scale_numerator(UInt32(clamping: source.width), UInt32(clamping: source.height), &request))
-        return ImageSize(width: (source.width * m + 7) / 8, height: (source.height * m + 7) / 8)
     }
 
     /// The product of `factors`, or `Int.max` when it overflows.

@@ -48,12 +48,36 @@ import Testing
         #expect(estimate.imageBytes == 320 * 240 * 3)
         // Three components of 40 × 30 blocks of 64 two-byte coefficients, at least (4:2:0 chroma is less).
         #expect(estimate.peakBytes > estimate.imageBytes + 40 * 30 * 128)
-        // At 1/8 the image is 40 × 30, the coefficient arrays are still whole.
+        // At 1/8 the image is 40 × 30, the coefficient arrays are still whole, and the copy of the file without the
+        // AC scans is counted (twice the file's size).
         var eighth = DecodingOptions()
         eighth.targetSize = ImageSize(width: 1, height: 1)
         let small = try ImageDecoder.memoryEstimate(for: progressive, options: eighth)
         #expect(small.width == 40 && small.height == 30 && small.imageBytes == 40 * 30 * 3)
-        #expect(small.peakBytes - small.imageBytes == estimate.peakBytes - estimate.imageBytes)
+        #expect(small.peakBytes - small.imageBytes == estimate.peakBytes - estimate.imageBytes + 2 * progressive.count)
+        // A partial decode reads the file as it is.
+        eighth.allowsPartialImages = true
+        let partial = try ImageDecoder.memoryEstimate(for: progressive, options: eighth)
+        #expect(partial.peakBytes - partial.imageBytes == estimate.peakBytes - estimate.imageBytes)
+    }
+
+    /// A sequential JPEG decoded at 1/8 reads a copy whose full-resolution blocks keep their DC coefficient alone,
+    /// made beside the file with its scan unstuffed: the estimate counts both, and nothing at larger scales.
+    @Test func aSequentialJPEGAtOneEighthCountsTheCopyItReads() throws {
+        let pixels = try PixelBuffer(
+            width: 320, height: 240, format: .rgb8, bytes: (0..<(320 * 240 * 3)).map { UInt8(truncatingIfNeeded: $0) })
+        let sequential = try ImageEncoder.encode(Image(pixels: pixels), as: .jpeg)
+        let full = try ImageDecoder.memoryEstimate(for: sequential)
+        #expect(full.peakBytes == full.imageBytes)
+        var eighth = DecodingOptions()
+        eighth.targetSize = ImageSize(width: 40, height: 30)
+        let small = try ImageDecoder.memoryEstimate(for: sequential, options: eighth)
+        #expect(small.imageBytes == 40 * 30 * 3)
+        #expect(small.peakBytes == small.imageBytes + 2 * sequential.count)
+        var quarter = DecodingOptions()
+        quarter.targetSize = ImageSize(width: 41, height: 30)
+        let larger = try ImageDecoder.memoryEstimate(for: sequential, options: quarter)
+        #expect(larger.width == 80 && larger.peakBytes == larger.imageBytes)
     }
 
     @Test("a CMYK JPEG with a profile counts the stored CMYK pixels it converts from", .requiresTestData)
