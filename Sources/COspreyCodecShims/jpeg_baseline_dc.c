@@ -239,28 +239,38 @@ static void writer_flush(bit_writer *writer) {
     }
 }
 
-// Reads one block and writes it: as it is, or with `dcOnly` its DC difference and an end of block. 0 on a code the
-// tables lack.
-static inline int copy_block(bit_reader *reader, bit_writer *writer, const huffman_table *dc, const huffman_table *ac,
-                             int dcOnly) {
-    uint64_t start = reader_consumed(reader);
+// Reads one block's DC difference: its bits (code and value, returned) and, when `difference` is not NULL, its value.
+// 0 on a code the table lacks.
+static inline unsigned read_dc(bit_reader *reader, const huffman_table *dc, int *difference) {
     reader_fill(reader);
     uint32_t entry = dc->fast[reader->bits >> (64 - FAST_BITS)];
-    unsigned total;
+    unsigned total, valueBits;
     if (entry != 0) {
         total = FAST_TOTAL(entry);
+        valueBits = FAST_SYMBOL(entry);
     } else {
         unsigned codeLength;
         int symbol = huffman_slow(dc, reader->bits, &codeLength);
         if (symbol < 0 || symbol > 15) {
             return 0;
         }
-        total = codeLength + (unsigned)symbol;
+        valueBits = (unsigned)symbol;
+        total = codeLength + valueBits;
     }
-    if (dcOnly) {
-        writer_put(writer, reader->bits >> (64 - total), total);
+    if (difference != NULL) {
+        // The value bits after the code; a leading 0 makes it negative (JPEG's EXTEND).
+        int value = 0;
+        if (valueBits > 0) {
+            uint32_t bits = (uint32_t)((reader->bits << (total - valueBits)) >> (64 - valueBits));
+            value = bits < (1u << (valueBits - 1)) ? (int)bits - (int)((1u << valueBits) - 1) : (int)bits;
+        }
+        *difference = value;
     }
-    reader_skip(reader, total);
+    return total;
+}
+
+// Reads past one block's AC coefficients. 0 on a code the table lacks.
+static inline int skip_ac(bit_reader *reader, const huffman_table *ac) {
     for (unsigned k = 1; k < 64;) {
         reader_fill(reader);
         // Up to four lookups of several symbols (12 bits at most each) from one fill: the fill's load stays off the
@@ -271,7 +281,7 @@ static inline int copy_block(bit_reader *reader, bit_writer *writer, const huffm
             reader_skip(reader, MULTI_TAKEN(several));
             k += MULTI_ADVANCED(several);
             if (MULTI_ENDED(several)) {
-                goto ended;
+                return 1;
             }
             if (++lookups == 4) {
                 break;
@@ -282,8 +292,8 @@ static inline int copy_block(bit_reader *reader, bit_writer *writer, const huffm
             continue;
         }
         reader_fill(reader);
-        unsigned symbol;
-        entry = ac->fast[reader->bits >> (64 - FAST_BITS)];
+        unsigned symbol, total;
+        uint32_t entry = ac->fast[reader->bits >> (64 - FAST_BITS)];
         if (entry != 0) {
             total = FAST_TOTAL(entry);
             symbol = FAST_SYMBOL(entry);
@@ -303,13 +313,54 @@ static inline int copy_block(bit_reader *reader, bit_writer *writer, const huffm
         }
         k += advance;
     }
-ended:
+    return 1;
+}
+
+// Reads one block and writes it: as it is, or with `dcOnly` its DC difference and an end of block. 0 on a code the
+// tables lack.
+static inline int copy_block(bit_reader *reader, bit_writer *writer, const huffman_table *dc, const huffman_table *ac,
+                             int dcOnly) {
+    uint64_t start = reader_consumed(reader);
+    unsigned total = read_dc(reader, dc, NULL);
+    if (total == 0) {
+        return 0;
+    }
+    if (dcOnly) {
+        writer_put(writer, reader->bits >> (64 - total), total);
+    }
+    reader_skip(reader, total);
+    if (!skip_ac(reader, ac)) {
+        return 0;
+    }
     if (dcOnly) {
         writer_put(writer, ac->endCode, ac->endLength);
     } else {
         writer_copy(writer, reader->data, start, reader_consumed(reader) - start);
     }
     return 1;
+}
+
+// The 1×1 IDCT's output limit, as libjpeg-turbo's `sample_range_limit` table gives it for a value `& 1023`: -128…127
+// plus 128, 128…511 clipped to 255, -512…-129 to 0 (and wrapping beyond, as the table does).
+static inline uint8_t idct_range_limit(int value) {
+    unsigned index = (unsigned)value & 1023;
+    return index < 128 ? (uint8_t)(index + 128) : index < 512 ? 255 : index < 896 ? 0 : (uint8_t)(index - 896);
+}
+
+// Reads one block of a component scaled by a 1×1 IDCT and stores its sample: the DC coefficient (the prediction plus
+// this block's difference, kept as libjpeg keeps it in 16 bits), dequantized, divided by 8 and limited.
+static inline int sample_block(bit_reader *reader, const huffman_table *dc, const huffman_table *ac, int *prediction,
+                               int quantizer, uint8_t *sample) {
+    int difference;
+    unsigned total = read_dc(reader, dc, &difference);
+    if (total == 0) {
+        return 0;
+    }
+    reader_skip(reader, total);
+    *prediction = (int)((unsigned)*prediction + (unsigned)difference);  // wrapping, never undefined
+    int dequantized = (int)(int16_t)*prediction * quantizer;
+    *sample = idct_range_limit((dequantized + 4) >> 3);
+    return skip_ac(reader, ac);
 }
 
 // The entropy-coded data from `start` to the next marker that is not a stuffed zero, unstuffed into `out` with
@@ -339,22 +390,27 @@ static size_t unstuff(const uint8_t *data, size_t size, size_t start, uint8_t *o
 }
 
 typedef struct {
-    int id, h, v;
+    int id, h, v, table;
 } frame_component;
 
 typedef struct {
     const huffman_table *dc, *ac;
     int blocks;  // in an MCU
     int dcOnly;
+    // Making the DC image: where the component's samples go, its blocks across and down in an MCU, its quantizer.
+    uint8_t *samples;
+    uint32_t samplesPerRow;
+    int h, v;
+    int quantizer;
 } scan_component;
 
-// The scan at `start` (its header's end) rewritten into `writer`: returns the position of the marker after it, or 0
-// when it does not read cleanly.
-static size_t rewrite_scan(const uint8_t *data, size_t size, size_t start, const scan_component *scan, int count,
-                           uint64_t mcus, uint32_t restartInterval, const int32_t *cancelled, uint8_t *segment,
-                           bit_writer *writer) {
+// The scan at `start` (its header's end) rewritten into `writer`, or, without one, read into its components'
+// `samples`: returns the position of the marker after it, or 0 when it does not read cleanly.
+static size_t rewrite_scan(const uint8_t *data, size_t size, size_t start, scan_component *scan, int count,
+                           uint64_t mcus, uint64_t mcusAcross, uint32_t restartInterval, const int32_t *cancelled,
+                           uint8_t *segment, bit_writer *writer) {
     size_t position = start;
-    uint64_t done = 0;
+    uint64_t done = 0, mcuX = mcusAcross - 1, mcuY = UINT64_MAX;  // one before the first
     unsigned untilCancelCheck = 0;
     for (unsigned restarts = 0; done < mcus; restarts++) {
         size_t marker;
@@ -364,9 +420,14 @@ static size_t rewrite_scan(const uint8_t *data, size_t size, size_t start, const
         }
         uint64_t interval = restartInterval > 0 && mcus - done > restartInterval ? restartInterval : mcus - done;
         bit_reader reader = {.data = segment};
-        for (uint64_t mcu = 0; mcu < interval; mcu++) {
+        int predictions[3] = {0, 0, 0};  // the DC predictions start over after a restart marker
+        for (uint64_t mcu = done; mcu < done + interval; mcu++) {
+            if (++mcuX == mcusAcross) {  // the MCU's place in the image, for the DC image's samples
+                mcuX = 0;
+                mcuY++;
+            }
             // An MCU writes at most 10 blocks of 64 symbols of at most 31 bits each, every byte stuffed.
-            if (!writer_reserve(writer, 10 * 64 * 4 * 2 + 16)) {
+            if (writer != NULL && !writer_reserve(writer, 10 * 64 * 4 * 2 + 16)) {
                 return 0;
             }
             if (untilCancelCheck-- == 0) {
@@ -377,8 +438,16 @@ static size_t rewrite_scan(const uint8_t *data, size_t size, size_t start, const
             }
             for (int c = 0; c < count; c++) {
                 for (int b = 0; b < scan[c].blocks; b++) {
-                    if (!copy_block(&reader, writer, scan[c].dc, scan[c].ac, scan[c].dcOnly)
-                        || reader_consumed(&reader) > (uint64_t)length * 8) {
+                    int read;
+                    if (writer != NULL) {
+                        read = copy_block(&reader, writer, scan[c].dc, scan[c].ac, scan[c].dcOnly);
+                    } else {
+                        uint64_t x = mcuX * (uint64_t)scan[c].h + (uint64_t)(b % scan[c].h);
+                        uint64_t y = mcuY * (uint64_t)scan[c].v + (uint64_t)(b / scan[c].h);
+                        read = sample_block(&reader, scan[c].dc, scan[c].ac, &predictions[c], scan[c].quantizer,
+                                            &scan[c].samples[y * scan[c].samplesPerRow + x]);
+                    }
+                    if (!read || reader_consumed(&reader) > (uint64_t)length * 8) {
                         return 0;  // a code the tables lack, or past the data: damaged or truncated
                     }
                 }
@@ -386,10 +455,12 @@ static size_t rewrite_scan(const uint8_t *data, size_t size, size_t start, const
         }
         // Nothing but the last byte's padding may be left before the marker (libjpeg warns of extra bytes; the copy
         // would drop them).
-        if ((uint64_t)length * 8 - reader_consumed(&reader) >= 8 || !writer_reserve(writer, 2)) {
+        if ((uint64_t)length * 8 - reader_consumed(&reader) >= 8 || (writer != NULL && !writer_reserve(writer, 2))) {
             return 0;
         }
-        writer_flush(writer);
+        if (writer != NULL) {
+            writer_flush(writer);
+        }
         done += interval;
         if (done == mcus) {
             return marker;
@@ -398,37 +469,43 @@ static size_t rewrite_scan(const uint8_t *data, size_t size, size_t start, const
         if (data[marker + 1] != 0xD0 + restarts % 8) {
             return 0;
         }
-        writer->out[writer->length++] = 0xFF;
-        writer->out[writer->length++] = data[marker + 1];
+        if (writer != NULL) {
+            writer->out[writer->length++] = 0xFF;
+            writer->out[writer->length++] = data[marker + 1];
+        }
         position = marker + 2;
     }
     return 0;
 }
 
-size_t osprey_jpeg_baseline_without_ac(const uint8_t *data, size_t size, const uint8_t dcOnly[256],
-                                       const int32_t *cancelled, uint8_t **copy) {
-    *copy = NULL;
+// Walks the file: with `writer`, writes the copy in which the components marked in `dcOnly` keep their DC
+// coefficients alone; without one, reads every component's DC samples into `image` (every component is then scaled by
+// a 1×1 IDCT). 1 when the file read cleanly to EOI.
+static int walk(const uint8_t *data, size_t size, const uint8_t *dcOnly, const int32_t *cancelled, bit_writer *writer,
+                osprey_jpeg_dc_image *image) {
     if (size < 4 || data[0] != 0xFF || data[1] != 0xD8) {
         return 0;
     }
+    int ok = 0;
     huffman_spec *specs = calloc(8, sizeof(huffman_spec));  // DC 0–3, AC 4–7
     huffman_table *tables = malloc(8 * sizeof(huffman_table));
     uint8_t *segment = malloc(size + READ_PADDING);
-    bit_writer writer = {.capacity = size / 4 + 65536};
-    writer.out = malloc(writer.capacity);
-    if (specs == NULL || tables == NULL || segment == NULL || writer.out == NULL) {
-        goto fail;
+    if (specs == NULL || tables == NULL || segment == NULL) {
+        goto done;
     }
     frame_component frame[3];
     uint8_t built[8] = {0};
+    int quantizers[4] = {0}, quantizerDefined[4] = {0};  // the first value of each quantization table
     int frameComponents = 0, hMax = 1, vMax = 1, scanned = 0;
     uint32_t width = 0, height = 0, restartInterval = 0;
-    writer.out[writer.length++] = 0xFF;
-    writer.out[writer.length++] = 0xD8;
+    if (writer != NULL) {
+        writer->out[writer->length++] = 0xFF;
+        writer->out[writer->length++] = 0xD8;
+    }
     size_t position = 2;
     while (position + 1 < size) {
         if (data[position] != 0xFF) {
-            goto fail;
+            goto done;
         }
         uint8_t marker = data[position + 1];
         if (marker == 0xFF) {  // fill byte
@@ -436,16 +513,15 @@ size_t osprey_jpeg_baseline_without_ac(const uint8_t *data, size_t size, const u
             continue;
         }
         if (marker == 0xD9) {  // EOI
-            if (!scanned || !writer_reserve(&writer, 2)) {
-                goto fail;
+            if (!scanned || (writer != NULL && !writer_reserve(writer, 2))) {
+                goto done;
             }
-            writer.out[writer.length++] = 0xFF;
-            writer.out[writer.length++] = 0xD9;
-            free(specs);
-            free(tables);
-            free(segment);
-            *copy = writer.out;
-            return writer.length;
+            if (writer != NULL) {
+                writer->out[writer->length++] = 0xFF;
+                writer->out[writer->length++] = 0xD9;
+            }
+            ok = 1;
+            goto done;
         }
         // Segments this walk knows: APPn, COM, DQT, DHT, DRI, a sequential Huffman frame and its one scan. Any other
         // (another frame type, a marker without a length, bytes libjpeg would skip with a warning) leaves the file as
@@ -453,43 +529,57 @@ size_t osprey_jpeg_baseline_without_ac(const uint8_t *data, size_t size, const u
         int known = (marker >= 0xE0 && marker <= 0xEF) || marker == 0xFE || marker == 0xDB || marker == 0xC4
                     || marker == 0xDD || marker == 0xC0 || marker == 0xC1 || marker == 0xDA;
         if (!known || position + 4 > size) {
-            goto fail;
+            goto done;
         }
         size_t length = (size_t)data[position + 2] << 8 | data[position + 3];
         size_t end = position + 2 + length;
         if (length < 2 || end > size) {
-            goto fail;
+            goto done;
         }
         const uint8_t *p = data + position + 4;
         size_t n = length - 2;
-        if (!writer_reserve(&writer, end - position)) {
-            goto fail;
+        if (writer != NULL) {
+            if (!writer_reserve(writer, end - position)) {
+                goto done;
+            }
+            memcpy(writer->out + writer->length, data + position, end - position);
+            writer->length += end - position;
         }
-        memcpy(writer.out + writer.length, data + position, end - position);
-        writer.length += end - position;
         if (marker == 0xC0 || marker == 0xC1) {  // baseline or extended sequential, Huffman-coded
             if (frameComponents > 0 || n < 6 || p[0] != 8) {
-                goto fail;
+                goto done;
             }
             height = (uint32_t)p[1] << 8 | p[2];
             width = (uint32_t)p[3] << 8 | p[4];
             frameComponents = p[5];
             if ((frameComponents != 1 && frameComponents != 3) || n < 6 + 3 * (size_t)frameComponents || width == 0
                 || height == 0) {
-                goto fail;
+                goto done;
             }
             for (int c = 0; c < frameComponents; c++) {
-                frame[c] = (frame_component){.id = p[6 + 3 * c], .h = p[7 + 3 * c] >> 4, .v = p[7 + 3 * c] & 15};
-                if (frame[c].h < 1 || frame[c].h > 4 || frame[c].v < 1 || frame[c].v > 4) {
-                    goto fail;
+                frame[c] = (frame_component){
+                    .id = p[6 + 3 * c], .h = p[7 + 3 * c] >> 4, .v = p[7 + 3 * c] & 15, .table = p[8 + 3 * c]};
+                if (frame[c].h < 1 || frame[c].h > 4 || frame[c].v < 1 || frame[c].v > 4 || frame[c].table > 3) {
+                    goto done;
                 }
                 hMax = frame[c].h > hMax ? frame[c].h : hMax;
                 vMax = frame[c].v > vMax ? frame[c].v : vMax;
             }
+        } else if (marker == 0xDB) {  // DQT: one or more tables, of 8- or 16-bit values
+            for (size_t at = 0; at < n;) {
+                int precision = p[at] >> 4, id = p[at] & 15;
+                size_t tableLength = 1 + 64 * (size_t)(precision + 1);
+                if (precision > 1 || id > 3 || at + tableLength > n) {
+                    goto done;
+                }
+                quantizers[id] = precision == 0 ? p[at + 1] : (int)(int16_t)(p[at + 1] << 8 | p[at + 2]);
+                quantizerDefined[id] = 1;
+                at += tableLength;
+            }
         } else if (marker == 0xC4) {  // DHT: one or more tables
             for (size_t at = 0; at < n;) {
                 if (at + 17 > n || p[at] >> 4 > 1 || (p[at] & 15) > 3) {
-                    goto fail;
+                    goto done;
                 }
                 huffman_spec *spec = &specs[(p[at] >> 4) * 4 + (p[at] & 15)];
                 size_t count = 0;
@@ -497,7 +587,7 @@ size_t osprey_jpeg_baseline_without_ac(const uint8_t *data, size_t size, const u
                     count += p[at + 1 + l];
                 }
                 if (count > 256 || at + 17 + count > n) {
-                    goto fail;
+                    goto done;
                 }
                 memcpy(spec->counts, p + at + 1, 16);
                 memset(spec->symbols, 0, sizeof(spec->symbols));
@@ -507,18 +597,20 @@ size_t osprey_jpeg_baseline_without_ac(const uint8_t *data, size_t size, const u
             }
         } else if (marker == 0xDD) {  // DRI
             if (n < 2) {
-                goto fail;
+                goto done;
             }
             restartInterval = (uint32_t)p[0] << 8 | p[1];
         } else if (marker == 0xDA) {  // SOS: the one scan, every component in it
             int count = n > 0 ? p[0] : 0;
             if (frameComponents == 0 || scanned || count != frameComponents || n < 1 + 2 * (size_t)count + 3) {
-                goto fail;
+                goto done;
             }
             const uint8_t *spectral = p + 1 + 2 * count;
             if (spectral[0] != 0 || spectral[1] != 63 || spectral[2] != 0) {
-                goto fail;
+                goto done;
             }
+            uint64_t mcuWidth = count == 1 ? 8 : 8 * (uint64_t)hMax, mcuHeight = count == 1 ? 8 : 8 * (uint64_t)vMax;
+            uint64_t mcusAcross = (width + mcuWidth - 1) / mcuWidth, mcusDown = (height + mcuHeight - 1) / mcuHeight;
             scan_component scan[3];
             int blocksPerMCU = 0;
             for (int c = 0; c < count; c++) {
@@ -528,42 +620,145 @@ size_t osprey_jpeg_baseline_without_ac(const uint8_t *data, size_t size, const u
                     component = frame[f].id == id ? &frame[f] : component;
                 }
                 if (component == NULL || dcIndex > 3 || acIndex > 7) {
-                    goto fail;
+                    goto done;
                 }
                 int used[2] = {dcIndex, acIndex};
                 for (int u = 0; u < 2; u++) {
                     int t = used[u];
                     if (!built[t] && (!specs[t].defined || !huffman_build(&tables[t], &specs[t], t >= 4))) {
-                        goto fail;
+                        goto done;
                     }
                     built[t] = 1;
                 }
                 // A scan of one component has one block an MCU, whatever its sampling factors.
-                scan[c] = (scan_component){.dc = &tables[dcIndex], .ac = &tables[acIndex],
-                                           .blocks = count == 1 ? 1 : component->h * component->v,
-                                           .dcOnly = dcOnly[id & 0xFF]};
-                if (scan[c].dcOnly && scan[c].ac->endLength == 0) {
-                    goto fail;  // no code to end a block with
+                int h = count == 1 ? 1 : component->h, v = count == 1 ? 1 : component->v;
+                scan[c] = (scan_component){.dc = &tables[dcIndex], .ac = &tables[acIndex], .blocks = h * v,
+                                           .dcOnly = writer != NULL ? dcOnly[id & 0xFF] : 1, .h = h, .v = v};
+                if (writer != NULL && scan[c].dcOnly && scan[c].ac->endLength == 0) {
+                    goto done;  // no code to end a block with
+                }
+                if (image != NULL) {
+                    // libjpeg upsamples at 1/8 by repeating samples, which needs whole ratios (it refuses others).
+                    if (!quantizerDefined[component->table] || hMax % component->h != 0
+                        || vMax % component->v != 0) {
+                        goto done;
+                    }
+                    scan[c].quantizer = quantizers[component->table];
+                    scan[c].samplesPerRow = (uint32_t)(mcusAcross * (uint64_t)h);
+                    scan[c].samples = malloc((size_t)(mcusAcross * h) * (size_t)(mcusDown * v));
+                    image->samples[c] = scan[c].samples;
+                    image->samplesPerRow[c] = scan[c].samplesPerRow;
+                    image->h[c] = (uint32_t)component->h;
+                    image->v[c] = (uint32_t)component->v;
+                    if (scan[c].samples == NULL) {
+                        goto done;
+                    }
                 }
                 blocksPerMCU += scan[c].blocks;
             }
             if (blocksPerMCU > 10) {
-                goto fail;
+                goto done;
             }
-            uint64_t mcuWidth = count == 1 ? 8 : 8 * (uint64_t)hMax, mcuHeight = count == 1 ? 8 : 8 * (uint64_t)vMax;
-            uint64_t mcus = ((width + mcuWidth - 1) / mcuWidth) * ((height + mcuHeight - 1) / mcuHeight);
-            end = rewrite_scan(data, size, end, scan, count, mcus, restartInterval, cancelled, segment, &writer);
+            if (image != NULL) {
+                image->components = count;
+                image->maxH = (uint32_t)hMax;
+                image->maxV = (uint32_t)vMax;
+            }
+            end = rewrite_scan(data, size, end, scan, count, mcusAcross * mcusDown, mcusAcross, restartInterval,
+                               cancelled, segment, writer);
             if (end == 0) {
-                goto fail;
+                goto done;
             }
             scanned = 1;
         }
         position = end;
     }
-fail:
+done:
     free(specs);
     free(tables);
     free(segment);
-    free(writer.out);
+    return ok;
+}
+
+size_t osprey_jpeg_baseline_without_ac(const uint8_t *data, size_t size, const uint8_t dcOnly[256],
+                                       const int32_t *cancelled, uint8_t **copy) {
+    *copy = NULL;
+    bit_writer writer = {.capacity = size / 4 + 65536};
+    writer.out = malloc(writer.capacity);
+    if (writer.out == NULL || !walk(data, size, dcOnly, cancelled, &writer, NULL)) {
+        free(writer.out);
+        return 0;
+    }
+    *copy = writer.out;
+    return writer.length;
+}
+
+int osprey_jpeg_baseline_dc_image(const uint8_t *data, size_t size, const int32_t *cancelled,
+                                  osprey_jpeg_dc_image *image) {
+    memset(image, 0, sizeof(*image));
+    if (walk(data, size, NULL, cancelled, NULL, image)) {
+        return 1;
+    }
+    osprey_jpeg_dc_image_free(image);
     return 0;
+}
+
+void osprey_jpeg_dc_image_free(osprey_jpeg_dc_image *image) {
+    for (int c = 0; c < 3; c++) {
+        free(image->samples[c]);
+        image->samples[c] = NULL;
+    }
+    image->components = 0;
+}
+
+void osprey_jpeg_dc_image_release(osprey_jpeg_dc_image *image) {
+    if (image != NULL) {
+        osprey_jpeg_dc_image_free(image);
+        free(image);
+    }
+}
+
+int osprey_jpeg_dc_image_rows(const osprey_jpeg_dc_image *image, uint8_t *pixels, size_t bytesPerRow, uint32_t width,
+                              uint32_t height) {
+    // Each sample repeated over the output pixels it covers, as libjpeg upsamples at 1/8: the sample of each column.
+    uint32_t *columns = malloc((size_t)width * 3 * sizeof(uint32_t));
+    if (columns == NULL) {
+        return 0;
+    }
+    for (int c = 0; c < image->components; c++) {
+        uint32_t ratio = image->maxH / image->h[c];
+        for (uint32_t x = 0; x < width; x++) {
+            columns[(size_t)c * width + x] = x / ratio;
+        }
+    }
+    // libjpeg-turbo's YCbCr to RGB tables (jdcolor.c), in 16-bit fixed point: its SIMD conversion gives the same.
+    int crToRed[256], cbToBlue[256], crToGreen[256], cbToGreen[256];
+    for (int i = 0, x = -128; i < 256; i++, x++) {
+        crToRed[i] = (91881 * x + 32768) >> 16;    // 1.40200
+        cbToBlue[i] = (116130 * x + 32768) >> 16;  // 1.77200
+        crToGreen[i] = -46802 * x;                 // -0.71414
+        cbToGreen[i] = -22554 * x + 32768;         // -0.34414, and the rounding
+    }
+    for (uint32_t y = 0; y < height; y++) {
+        uint8_t *out = pixels + (size_t)y * bytesPerRow;
+        const uint8_t *rows[3];
+        for (int c = 0; c < image->components; c++) {
+            rows[c] = image->samples[c] + (size_t)(y / (image->maxV / image->v[c])) * image->samplesPerRow[c];
+        }
+        if (image->components == 1) {
+            memcpy(out, rows[0], width);
+            continue;
+        }
+        const uint32_t *lumaColumns = columns, *cbColumns = columns + width, *crColumns = columns + 2 * (size_t)width;
+        for (uint32_t x = 0; x < width; x++) {
+            int luma = rows[0][lumaColumns[x]], cb = rows[1][cbColumns[x]], cr = rows[2][crColumns[x]];
+            int red = luma + crToRed[cr], green = luma + ((cbToGreen[cb] + crToGreen[cr]) >> 16),
+                blue = luma + cbToBlue[cb];
+            out[3 * x] = (uint8_t)(red < 0 ? 0 : red > 255 ? 255 : red);
+            out[3 * x + 1] = (uint8_t)(green < 0 ? 0 : green > 255 ? 255 : green);
+            out[3 * x + 2] = (uint8_t)(blue < 0 ? 0 : blue > 255 ? 255 : blue);
+        }
+    }
+    free(columns);
+    return 1;
 }

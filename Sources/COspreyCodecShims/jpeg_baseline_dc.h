@@ -1,7 +1,8 @@
 #ifndef OSPREY_JPEG_BASELINE_DC_H
 #define OSPREY_JPEG_BASELINE_DC_H
 
-// A sequential JPEG rewritten for a decode at scale 1/8 (private to this target).
+// A sequential JPEG's DC coefficients for a decode at scale 1/8: a copy of the file that keeps them alone where the
+// others are not needed, or the 1/8 image made from them (private to this target).
 
 #include <stddef.h>
 #include <stdint.h>
@@ -13,5 +14,31 @@
 /// it is.
 size_t osprey_jpeg_baseline_without_ac(const uint8_t *data, size_t size, const uint8_t dcOnly[256],
                                        const int32_t *cancelled, uint8_t **copy);
+
+/// The DC samples of a sequential JPEG whose every component a decode at 1/8 scales by a 1×1 IDCT: one sample a block,
+/// through that IDCT and libjpeg's range limit, each component's blocks padded to whole MCUs.
+typedef struct {
+    int components;  // 1 (gray) or 3 (YCbCr), in the frame's order; 0 when empty
+    uint32_t maxH, maxV;
+    uint8_t *samples[3];
+    uint32_t samplesPerRow[3];
+    uint32_t h[3], v[3];  // sampling factors
+} osprey_jpeg_dc_image;
+
+/// Reads the DC image of `data` (sequential, Huffman, 8-bit, one interleaved scan, 1 or 3 components, whole sampling
+/// ratios), for a decode at 1/8 that scales every component by a 1×1 IDCT (the caller knows, from libjpeg): 1, or 0 when the file is not of that kind, does not read cleanly to the end, or `cancelled` became
+/// non-zero (the image is then empty). Free it with osprey_jpeg_dc_image_free.
+int osprey_jpeg_baseline_dc_image(const uint8_t *data, size_t size, const int32_t *cancelled,
+                                  osprey_jpeg_dc_image *image);
+
+void osprey_jpeg_dc_image_free(osprey_jpeg_dc_image *image);
+
+/// Frees the samples of a heap-allocated `image` and the image itself (nothing when NULL).
+void osprey_jpeg_dc_image_release(osprey_jpeg_dc_image *image);
+
+/// The 1/8 image's first `height` rows of `width` pixels (libjpeg's output size at 1/8), as libjpeg makes them: each
+/// sample repeated over the pixels it covers and, with 3 components, YCbCr converted to RGB. 0 when out of memory.
+int osprey_jpeg_dc_image_rows(const osprey_jpeg_dc_image *image, uint8_t *pixels, size_t bytesPerRow, uint32_t width,
+                               uint32_t height);
 
 #endif

@@ -199,6 +199,7 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     uint8_t *volatile pixels = NULL;
     uint8_t *volatile cmykRow = NULL;
     uint8_t *volatile dcOnly = NULL;
+    osprey_jpeg_dc_image *volatile dcImage = NULL;
     volatile uint32_t rowsRead = 0;
     volatile int status = OSPREY_ERROR;
     osprey_row_pipeline *volatile pipeline = NULL;
@@ -217,12 +218,14 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
             free(cmykRow);
             jpeg_destroy_decompress(&info);
             free(dcOnly);
+            osprey_jpeg_dc_image_release(dcImage);
             return OSPREY_OK;
         }
         osprey_pixels_free(pixels, (size_t)result->bytesPerRow * result->height);
         free(cmykRow);
         jpeg_destroy_decompress(&info);
         free(dcOnly);
+        osprey_jpeg_dc_image_release(dcImage);
         return jumped == 2 ? OSPREY_LIMIT_EXCEEDED : jumped == 4 ? OSPREY_CANCELLED : status;
     }
     if (size == 0) {
@@ -251,27 +254,42 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     }
     uint32_t m = osprey_jpeg_scale_numerator(info.image_width, info.image_height, request);
     if (m == 1 && !request->allowPartial) {
-        // At 1/8 a component scaled by a 1×1 IDCT needs only its DC coefficients: decode a copy without the others
-        // (the same pixels, a fraction of the work): a progressive file's without its AC scans, a sequential one's
-        // with each such block cut to its DC difference. A partial decode keeps the file as it is, so that
-        // truncation is still reported.
+        // At 1/8 a component scaled by a 1×1 IDCT needs only its DC coefficients. When every component is, a
+        // sequential file's DC samples are read straight into the image (libjpeg's IDCT, upsampling and colour
+        // conversion at this scale, done the same way). Otherwise libjpeg decodes a copy without the coefficients it
+        // would not use (the same pixels, a fraction of the work): a progressive file's without its AC scans, a
+        // sequential one's with each such block cut to its DC difference. A partial decode keeps the file as it is,
+        // so that truncation is still reported.
         info.scale_num = 1;
         info.scale_denom = 8;
         jpeg_calc_output_dimensions(&info);
         uint8_t dcOnlyComponents[256] = {0};
         int componentIds[MAX_COMPONENTS];
         int componentCount = info.num_components < MAX_COMPONENTS ? info.num_components : MAX_COMPONENTS;
-        int anyDCOnly = 0;
+        int anyDCOnly = 0, allDCOnly = componentCount > 0;
         for (int i = 0; i < componentCount; i++) {
             componentIds[i] = info.comp_info[i].component_id;
             dcOnlyComponents[info.comp_info[i].component_id & 0xFF] = info.comp_info[i].DCT_scaled_size == 1;
             anyDCOnly |= info.comp_info[i].DCT_scaled_size == 1;
+            allDCOnly &= info.comp_info[i].DCT_scaled_size == 1;
+        }
+        int direct = allDCOnly && !info.progressive_mode && !info.arith_code
+                     && ((info.jpeg_color_space == JCS_YCbCr && info.num_components == 3)
+                         || (info.jpeg_color_space == JCS_GRAYSCALE && info.num_components == 1));
+        if (direct) {
+            osprey_jpeg_dc_image *image = calloc(1, sizeof(osprey_jpeg_dc_image));
+            if (image != NULL && osprey_jpeg_baseline_dc_image(data, size, request->cancelled, image)) {
+                dcImage = image;
+                result->readDCOnly = 2;
+            } else {
+                free(image);
+            }
         }
         uint8_t *copy = NULL;
         size_t copySize = 0;
-        if (anyDCOnly && info.progressive_mode) {
+        if (dcImage == NULL && anyDCOnly && info.progressive_mode) {
             copySize = osprey_jpeg_without_ac_scans(data, size, dcOnlyComponents, componentIds, componentCount, &copy);
-        } else if (anyDCOnly && !info.arith_code) {
+        } else if (dcImage == NULL && anyDCOnly && !info.arith_code) {
             copySize = osprey_jpeg_baseline_without_ac(data, size, dcOnlyComponents, request->cancelled, &copy);
         }
         if (copySize > 0) {
@@ -331,6 +349,20 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
         }
     }
 
+    if (dcImage != NULL) {
+        if (!osprey_jpeg_dc_image_rows(dcImage, pixels, bytesPerRow, info.output_width, info.output_height)) {
+            snprintf(message, OSPREY_MESSAGE_CAPACITY, "out of memory");
+            longjmp(error.jump, 3);
+        }
+        rowsRead = info.output_height;
+        osprey_row_pipeline_ready(pipeline, rowsRead);
+        osprey_row_pipeline_finish(pipeline, rowsRead);
+        pipeline = NULL;
+        result->pixels = pixels;
+        jpeg_destroy_decompress(&info);
+        osprey_jpeg_dc_image_release(dcImage);
+        return OSPREY_OK;
+    }
     jpeg_start_decompress(&info);
     while (info.output_scanline < info.output_height) {
         // Several rows per call: with one, libjpeg-turbo's merged upsampler (4:2:0) decodes two rows into a spare

@@ -145,8 +145,9 @@ typedef struct {
     uint32_t scaleNumerator;
     /// 1 when the data ended before the last scanline (only returned with allowPartial).
     int32_t truncated;
-    /// 1 when a decode at 1/8 read a copy of the file that keeps, of the components it scales by a 1×1 IDCT, only
-    /// the DC coefficients (the same pixels for less entropy decoding).
+    /// How a decode at 1/8 read the components it scales by a 1×1 IDCT (the same pixels for less entropy decoding):
+    /// 1, libjpeg decoded a copy of the file that keeps only their DC coefficients; 2, every component is one and the
+    /// DC coefficients of a sequential file were read straight into the image; 0, neither.
     int32_t readDCOnly;
 } osprey_jpeg_decode_result;
 
