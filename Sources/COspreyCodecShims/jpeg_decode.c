@@ -253,13 +253,14 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
         info.out_color_space = JCS_RGB;
     }
     uint32_t m = osprey_jpeg_scale_numerator(info.image_width, info.image_height, request);
-    if (m == 1 && !request->allowPartial) {
+    uint64_t eighthPixels = osprey_scaled(info.image_width, 1) * osprey_scaled(info.image_height, 1);
+    if (m == 1 && !request->allowPartial && (request->maxPixels == 0 || eighthPixels <= request->maxPixels)) {
         // At 1/8 a component scaled by a 1×1 IDCT needs only its DC coefficients. When every component is, a
         // sequential file's DC samples are read straight into the image (libjpeg's IDCT, upsampling and colour
         // conversion at this scale, done the same way). Otherwise libjpeg decodes a copy without the coefficients it
         // would not use (the same pixels, a fraction of the work): a progressive file's without its AC scans, a
         // sequential one's with each such block cut to its DC difference. A partial decode keeps the file as it is,
-        // so that truncation is still reported.
+        // so that truncation is still reported; an output over the pixel limit is refused below, before any of it.
         info.scale_num = 1;
         info.scale_denom = 8;
         jpeg_calc_output_dimensions(&info);

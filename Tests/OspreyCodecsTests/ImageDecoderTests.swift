@@ -170,6 +170,25 @@ import Testing
         }
     }
 
+    /// An output over the pixel limit is refused before the file's scan is read for its DC coefficients (a small file
+    /// can hold a very large image: the walk costs time in proportion to its blocks).
+    @Test(arguments: [EncodingOptions.ChromaSubsampling.yuv444, .yuv420])
+    func anOutputOverThePixelLimitIsRefusedBeforeTheScanIsRead(subsampling: EncodingOptions.ChromaSubsampling) throws {
+        let data = try Self.pattern(.rgb8) { $0.chromaSubsampling = subsampling }
+        var request = osprey_jpeg_decode_request()
+        request.minWidth = 1
+        request.minHeight = 1
+        request.maxPixels = 42 * 32 - 1
+        var result = osprey_jpeg_decode_result()
+        var message = [CChar](repeating: 0, count: Int(OSPREY_MESSAGE_CAPACITY))
+        let status = data.withUnsafeBufferPointer { bytes in
+            osprey_jpeg_decode(bytes.baseAddress, bytes.count, &request, &result, &message)
+        }
+        #expect(status == OSPREY_LIMIT_EXCEEDED)
+        #expect((result.width, result.height) == (42, 32))
+        #expect(result.readDCOnly == 0)
+    }
+
     /// A file cut inside its scan is decoded as it is (libjpeg reports the truncation), not rewritten.
     @Test func aTruncatedSequentialFileIsNotRewritten() throws {
         let data = try Self.pattern(.rgb8) { $0.chromaSubsampling = .yuv420 }
