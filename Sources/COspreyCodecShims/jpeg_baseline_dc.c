@@ -138,6 +138,24 @@ static inline int huffman_slow(const huffman_table *table, uint64_t bits, unsign
     return -1;
 }
 
+// The symbol whose code starts `bits` (left-aligned, at least 31 valid), and in *total the bits its code and its value
+// take (a DC symbol is the count of value bits; an AC symbol's low nibble is); -1 for a code the table lacks.
+static inline int huffman_read(const huffman_table *table, uint64_t bits, int isAC, unsigned *total) {
+    uint32_t entry = table->fast[bits >> (64 - FAST_BITS)];
+    if (entry != 0) {
+        *total = FAST_TOTAL(entry);
+        return (int)FAST_SYMBOL(entry);
+    }
+    unsigned codeLength;
+    int symbol = huffman_slow(table, bits, &codeLength);
+    unsigned valueBits = isAC ? (unsigned)symbol & 15 : (unsigned)symbol;
+    if (symbol < 0 || valueBits > 15) {
+        return -1;
+    }
+    *total = codeLength + valueBits;
+    return symbol;
+}
+
 static inline uint64_t load_be64(const uint8_t *p) {
     uint64_t value;
     memcpy(&value, p, 8);
@@ -243,20 +261,12 @@ static void writer_flush(bit_writer *writer) {
 // 0 on a code the table lacks.
 static inline unsigned read_dc(bit_reader *reader, const huffman_table *dc, int *difference) {
     reader_fill(reader);
-    uint32_t entry = dc->fast[reader->bits >> (64 - FAST_BITS)];
-    unsigned total, valueBits;
-    if (entry != 0) {
-        total = FAST_TOTAL(entry);
-        valueBits = FAST_SYMBOL(entry);
-    } else {
-        unsigned codeLength;
-        int symbol = huffman_slow(dc, reader->bits, &codeLength);
-        if (symbol < 0 || symbol > 15) {
-            return 0;
-        }
-        valueBits = (unsigned)symbol;
-        total = codeLength + valueBits;
+    unsigned total;
+    int symbol = huffman_read(dc, reader->bits, 0, &total);
+    if (symbol < 0) {
+        return 0;
     }
+    unsigned valueBits = (unsigned)symbol;
     if (difference != NULL) {
         // The value bits after the code; a leading 0 makes it negative (JPEG's EXTEND).
         int value = 0;
@@ -292,22 +302,13 @@ static inline int skip_ac(bit_reader *reader, const huffman_table *ac) {
             continue;
         }
         reader_fill(reader);
-        unsigned symbol, total;
-        uint32_t entry = ac->fast[reader->bits >> (64 - FAST_BITS)];
-        if (entry != 0) {
-            total = FAST_TOTAL(entry);
-            symbol = FAST_SYMBOL(entry);
-        } else {
-            unsigned codeLength;
-            int found = huffman_slow(ac, reader->bits, &codeLength);
-            if (found < 0) {
-                return 0;
-            }
-            symbol = (unsigned)found;
-            total = codeLength + (symbol & 15);
+        unsigned total;
+        int symbol = huffman_read(ac, reader->bits, 1, &total);
+        if (symbol < 0) {
+            return 0;
         }
         reader_skip(reader, total);
-        unsigned advance = ac_advance(symbol);
+        unsigned advance = ac_advance((unsigned)symbol);
         if (advance == 0) {
             break;
         }
