@@ -694,27 +694,20 @@ size_t osprey_jpeg_baseline_without_ac(const uint8_t *data, size_t size, const u
     return writer.length;
 }
 
-int osprey_jpeg_baseline_dc_image(const uint8_t *data, size_t size, const int32_t *cancelled,
-                                  osprey_jpeg_dc_image *image) {
-    memset(image, 0, sizeof(*image));
-    if (walk(data, size, NULL, cancelled, NULL, image)) {
-        return 1;
+osprey_jpeg_dc_image *osprey_jpeg_baseline_dc_image(const uint8_t *data, size_t size, const int32_t *cancelled) {
+    osprey_jpeg_dc_image *image = calloc(1, sizeof(osprey_jpeg_dc_image));
+    if (image != NULL && !walk(data, size, NULL, cancelled, NULL, image)) {
+        osprey_jpeg_dc_image_release(image);
+        return NULL;
     }
-    osprey_jpeg_dc_image_free(image);
-    return 0;
-}
-
-void osprey_jpeg_dc_image_free(osprey_jpeg_dc_image *image) {
-    for (int c = 0; c < 3; c++) {
-        free(image->samples[c]);
-        image->samples[c] = NULL;
-    }
-    image->components = 0;
+    return image;
 }
 
 void osprey_jpeg_dc_image_release(osprey_jpeg_dc_image *image) {
     if (image != NULL) {
-        osprey_jpeg_dc_image_free(image);
+        for (int c = 0; c < 3; c++) {
+            free(image->samples[c]);
+        }
         free(image);
     }
 }

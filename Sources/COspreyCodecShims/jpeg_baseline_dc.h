@@ -26,14 +26,12 @@ typedef struct {
 } osprey_jpeg_dc_image;
 
 /// Reads the DC image of `data` (sequential, Huffman, 8-bit, one interleaved scan, 1 or 3 components, whole sampling
-/// ratios), for a decode at 1/8 that scales every component by a 1×1 IDCT (the caller knows, from libjpeg): 1, or 0 when the file is not of that kind, does not read cleanly to the end, or `cancelled` became
-/// non-zero (the image is then empty). Free it with osprey_jpeg_dc_image_free.
-int osprey_jpeg_baseline_dc_image(const uint8_t *data, size_t size, const int32_t *cancelled,
-                                  osprey_jpeg_dc_image *image);
+/// ratios), for a decode at 1/8 that scales every component by a 1×1 IDCT (the caller knows, from libjpeg): the image
+/// (release it with osprey_jpeg_dc_image_release), or NULL when the file is not of that kind, does not read cleanly
+/// to the end, `cancelled` became non-zero, or memory ran out.
+osprey_jpeg_dc_image *osprey_jpeg_baseline_dc_image(const uint8_t *data, size_t size, const int32_t *cancelled);
 
-void osprey_jpeg_dc_image_free(osprey_jpeg_dc_image *image);
-
-/// Frees the samples of a heap-allocated `image` and the image itself (nothing when NULL).
+/// Frees an image from osprey_jpeg_baseline_dc_image and its samples (nothing when NULL).
 void osprey_jpeg_dc_image_release(osprey_jpeg_dc_image *image);
 
 /// The 1/8 image's first `height` rows of `width` pixels (libjpeg's output size at 1/8), as libjpeg makes them: each

@@ -278,13 +278,8 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
                      && ((info.jpeg_color_space == JCS_YCbCr && info.num_components == 3)
                          || (info.jpeg_color_space == JCS_GRAYSCALE && info.num_components == 1));
         if (direct) {
-            osprey_jpeg_dc_image *image = calloc(1, sizeof(osprey_jpeg_dc_image));
-            if (image != NULL && osprey_jpeg_baseline_dc_image(data, size, request->cancelled, image)) {
-                dcImage = image;
-                result->readDCOnly = 2;
-            } else {
-                free(image);
-            }
+            dcImage = osprey_jpeg_baseline_dc_image(data, size, request->cancelled);
+            result->readDCOnly = dcImage != NULL ? 2 : 0;
         }
         uint8_t *copy = NULL;
         size_t copySize = 0;

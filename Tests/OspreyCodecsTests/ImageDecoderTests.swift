@@ -111,17 +111,25 @@ import Testing
     /// visible from the pixels, which is the point): 1, libjpeg decoded a DC-only copy; 2, the DC image was read
     /// straight; 0, neither.
     static func dcOnlyPath(_ data: [UInt8]) -> Int32 {
+        let (status, result) = decodeAtOneEighth(data)
+        return status == OSPREY_OK ? result.readDCOnly : 0
+    }
+
+    /// `data` decoded at 1/8 by the shim (the pixels freed): its status and result.
+    static func decodeAtOneEighth(_ data: [UInt8], maxPixels: UInt64 = 0) -> (Int32, osprey_jpeg_decode_result) {
         var request = osprey_jpeg_decode_request()
         request.minWidth = 1
         request.minHeight = 1
+        request.maxPixels = maxPixels
         var result = osprey_jpeg_decode_result()
         var message = [CChar](repeating: 0, count: Int(OSPREY_MESSAGE_CAPACITY))
         let status = data.withUnsafeBufferPointer { bytes in
             osprey_jpeg_decode(bytes.baseAddress, bytes.count, &request, &result, &message)
         }
-        guard status == OSPREY_OK else { return 0 }
-        osprey_pixels_free(result.pixels, Int(result.bytesPerRow) * Int(result.height))
-        return result.readDCOnly
+        if status == OSPREY_OK {
+            osprey_pixels_free(result.pixels, Int(result.bytesPerRow) * Int(result.height))
+        }
+        return (status, result)
     }
 
     /// A 333×250 pattern with detail in every block, as a JPEG made with `configure`.
@@ -175,15 +183,7 @@ import Testing
     @Test(arguments: [EncodingOptions.ChromaSubsampling.yuv444, .yuv420])
     func anOutputOverThePixelLimitIsRefusedBeforeTheScanIsRead(subsampling: EncodingOptions.ChromaSubsampling) throws {
         let data = try Self.pattern(.rgb8) { $0.chromaSubsampling = subsampling }
-        var request = osprey_jpeg_decode_request()
-        request.minWidth = 1
-        request.minHeight = 1
-        request.maxPixels = 42 * 32 - 1
-        var result = osprey_jpeg_decode_result()
-        var message = [CChar](repeating: 0, count: Int(OSPREY_MESSAGE_CAPACITY))
-        let status = data.withUnsafeBufferPointer { bytes in
-            osprey_jpeg_decode(bytes.baseAddress, bytes.count, &request, &result, &message)
-        }
+        let (status, result) = Self.decodeAtOneEighth(data, maxPixels: 42 * 32 - 1)
         #expect(status == OSPREY_LIMIT_EXCEEDED)
         #expect((result.width, result.height) == (42, 32))
         #expect(result.readDCOnly == 0)
