@@ -1,6 +1,7 @@
 #include "jpeg_baseline_dc.h"
 
 #include "COspreyCodecShims.h"
+#include "jpeg_scan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -156,12 +157,6 @@ static inline int huffman_read(const huffman_table *table, uint64_t bits, int is
     return symbol;
 }
 
-static inline uint64_t load_be64(const uint8_t *p) {
-    uint64_t value;
-    memcpy(&value, p, 8);
-    return __builtin_bswap64(value);
-}
-
 // Reads a segment's unstuffed entropy-coded data, most significant bit first.
 typedef struct {
     const uint8_t *data;  // READ_PADDING zero bytes after its end
@@ -172,7 +167,7 @@ typedef struct {
 
 // Tops the reader up to at least 56 bits.
 static inline void reader_fill(bit_reader *reader) {
-    reader->bits |= load_be64(reader->data + reader->position) >> reader->count;
+    reader->bits |= osprey_load_be64(reader->data + reader->position) >> reader->count;
     reader->position += (63 - reader->count) >> 3;
     reader->count |= 56;
 }
@@ -238,10 +233,10 @@ static inline void writer_put(bit_writer *writer, uint64_t value, unsigned n) {
 // Appends `n` bits of the unstuffed `data` from bit `start` on.
 static inline void writer_copy(bit_writer *writer, const uint8_t *data, uint64_t start, uint64_t n) {
     for (; n >= 32; start += 32, n -= 32) {
-        writer_put(writer, (load_be64(data + (start >> 3)) << (start & 7)) >> 32, 32);
+        writer_put(writer, (osprey_load_be64(data + (start >> 3)) << (start & 7)) >> 32, 32);
     }
     if (n > 0) {
-        writer_put(writer, (load_be64(data + (start >> 3)) << (start & 7)) >> (64 - n), (unsigned)n);
+        writer_put(writer, (osprey_load_be64(data + (start >> 3)) << (start & 7)) >> (64 - n), (unsigned)n);
     }
 }
 
@@ -364,30 +359,14 @@ static inline int sample_block(bit_reader *reader, const huffman_table *dc, cons
     return skip_ac(reader, ac);
 }
 
-// The entropy-coded data from `start` to the next marker that is not a stuffed zero, unstuffed into `out` with
-// READ_PADDING zeros after it: returns its length and sets *marker to the marker's position, or returns SIZE_MAX when
-// the file ends first.
+// The entropy-coded data from `start` to the next marker, unstuffed into `out` with READ_PADDING zeros after it: returns
+// its length and sets *marker to the marker's position, or returns SIZE_MAX when the file ends first.
 static size_t unstuff(const uint8_t *data, size_t size, size_t start, uint8_t *out, size_t *marker) {
-    size_t length = 0;
-    for (size_t position = start;;) {
-        const uint8_t *ff = memchr(data + position, 0xFF, size - position);
-        if (ff == NULL || (size_t)(ff - data) + 1 >= size) {
-            return SIZE_MAX;
-        }
-        size_t at = (size_t)(ff - data);
-        memcpy(out + length, data + position, at - position);
-        length += at - position;
-        if (data[at + 1] == 0x00) {
-            out[length++] = 0xFF;
-            position = at + 2;
-        } else if (data[at + 1] == 0xFF) {  // a fill byte before the marker
-            position = at + 1;
-        } else {
-            *marker = at;
-            memset(out + length, 0, READ_PADDING);
-            return length;
-        }
+    size_t length = osprey_jpeg_unstuff(data, size, start, out, marker);
+    if (length != SIZE_MAX) {
+        memset(out + length, 0, READ_PADDING);
     }
+    return length;
 }
 
 typedef struct {

@@ -3,6 +3,7 @@
 #include "jpeg_baseline_dc.h"
 #include "jpeg_coefficients.h"
 #include "jpeg_error.h"
+#include "jpeg_huffman.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -189,8 +190,12 @@ void osprey_jpeg_cmyk_to_rgb(const uint8_t *cmyk, uint8_t *rgb, uint32_t width, 
     }
 }
 
-int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decode_request *request,
-                       osprey_jpeg_decode_result *result, char *message) {
+// What osprey_jpeg_decode_once returns when Osprey's Huffman decoder gave the scan up: decode again with libjpeg's.
+#define OSPREY_JPEG_DECODE_AGAIN 1
+
+// A decode with Osprey's Huffman decoder reading a sequential scan when `ownHuffman` is set.
+static int osprey_jpeg_decode_once(const uint8_t *data, size_t size, const osprey_jpeg_decode_request *request,
+                                   osprey_jpeg_decode_result *result, char *message, int ownHuffman) {
     struct jpeg_decompress_struct info;
     osprey_jpeg_error error;
     osprey_jpeg_progress progress;
@@ -199,7 +204,9 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     uint8_t *volatile pixels = NULL;
     uint8_t *volatile cmykRow = NULL;
     uint8_t *volatile dcOnly = NULL;
+    size_t dcOnlySize = 0;
     osprey_jpeg_dc_image *volatile dcImage = NULL;
+    osprey_jpeg_huffman *volatile huffman = NULL;
     volatile uint32_t rowsRead = 0;
     volatile int status = OSPREY_ERROR;
     osprey_row_pipeline *volatile pipeline = NULL;
@@ -211,22 +218,24 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     if (jumped) {
         // The helper converting rows stops before the pixels can go; the rows read are converted for a partial image.
         osprey_row_pipeline_finish(pipeline, rowsRead);
-        if (pixels != NULL && rowsRead > 0 && request->allowPartial && jumped == 1) {
+        int partial = pixels != NULL && rowsRead > 0 && request->allowPartial && jumped == 1;
+        if (partial) {
             // A decode error after some rows: with allowPartial, keep what was decoded.
             result->pixels = pixels;
             result->truncated = 1;
-            free(cmykRow);
-            jpeg_destroy_decompress(&info);
-            free(dcOnly);
-            osprey_jpeg_dc_image_release(dcImage);
-            return OSPREY_OK;
+        } else {
+            osprey_pixels_free(pixels, (size_t)result->bytesPerRow * result->height);
         }
-        osprey_pixels_free(pixels, (size_t)result->bytesPerRow * result->height);
         free(cmykRow);
         jpeg_destroy_decompress(&info);
         free(dcOnly);
         osprey_jpeg_dc_image_release(dcImage);
-        return jumped == 2 ? OSPREY_LIMIT_EXCEEDED : jumped == 4 ? OSPREY_CANCELLED : status;
+        osprey_jpeg_huffman_release(huffman);
+        return partial                                  ? OSPREY_OK
+               : jumped == OSPREY_JPEG_HUFFMAN_GAVE_UP ? OSPREY_JPEG_DECODE_AGAIN
+               : jumped == 2                           ? OSPREY_LIMIT_EXCEEDED
+               : jumped == 4                           ? OSPREY_CANCELLED
+                                                       : status;
     }
     if (size == 0) {
         snprintf(message, OSPREY_MESSAGE_CAPACITY, "empty input");
@@ -282,18 +291,18 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
             result->readDCOnly = dcImage != NULL ? 2 : 0;
         }
         uint8_t *copy = NULL;
-        size_t copySize = 0;
         if (dcImage == NULL && anyDCOnly && info.progressive_mode) {
-            copySize = osprey_jpeg_without_ac_scans(data, size, dcOnlyComponents, componentIds, componentCount, &copy);
+            dcOnlySize =
+                osprey_jpeg_without_ac_scans(data, size, dcOnlyComponents, componentIds, componentCount, &copy);
         } else if (dcImage == NULL && anyDCOnly && !info.arith_code) {
-            copySize = osprey_jpeg_baseline_without_ac(data, size, dcOnlyComponents, request->cancelled, &copy);
+            dcOnlySize = osprey_jpeg_baseline_without_ac(data, size, dcOnlyComponents, request->cancelled, &copy);
         }
-        if (copySize > 0) {
+        if (dcOnlySize > 0) {
             dcOnly = copy;
             result->readDCOnly = 1;
             J_COLOR_SPACE outColorSpace = info.out_color_space;
             jpeg_abort_decompress(&info);
-            jpeg_mem_src(&info, dcOnly, (unsigned long)copySize);
+            jpeg_mem_src(&info, dcOnly, (unsigned long)dcOnlySize);
             jpeg_read_header(&info, TRUE);
             info.out_color_space = outColorSpace;
             // The whole file is complete, so libjpeg would not smooth it; without the AC scans it would (estimating
@@ -360,6 +369,11 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
         return OSPREY_OK;
     }
     jpeg_start_decompress(&info);
+    if (ownHuffman) {
+        huffman = dcOnly != NULL ? osprey_jpeg_huffman_install(&info, dcOnly, dcOnlySize)
+                                 : osprey_jpeg_huffman_install(&info, data, size);
+        result->ownHuffman = huffman != NULL;
+    }
     while (info.output_scanline < info.output_height) {
         // Several rows per call: with one, libjpeg-turbo's merged upsampler (4:2:0) decodes two rows into a spare
         // buffer and copies one out each time.
@@ -402,5 +416,18 @@ int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decod
     free(cmykRow);
     jpeg_destroy_decompress(&info);
     free(dcOnly);
+    osprey_jpeg_huffman_release(huffman);
     return OSPREY_OK;
+}
+
+int osprey_jpeg_decode(const uint8_t *data, size_t size, const osprey_jpeg_decode_request *request,
+                       osprey_jpeg_decode_result *result, char *message) {
+    int status = osprey_jpeg_decode_once(data, size, request, result, message, !request->libjpegHuffman);
+    if (status == OSPREY_JPEG_DECODE_AGAIN) {
+        // The scan is not as a clean file's: libjpeg's decoder reads it as it always has (its warnings, its
+        // recovery, its errors), from the start.
+        status = osprey_jpeg_decode_once(data, size, request, result, message, 0);
+        result->ownHuffman = 2;
+    }
+    return status;
 }

@@ -33,5 +33,6 @@ void osprey_jpeg_error_install(osprey_jpeg_error *error, struct jpeg_decompress_
     error->base.emit_message = osprey_jpeg_emit_message;
     error->message = message;
     error->sawPrematureEnd = 0;
+    error->huffman = NULL;
     message[0] = '\0';
 }

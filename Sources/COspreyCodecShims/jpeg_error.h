@@ -13,6 +13,9 @@ typedef struct {
     char *message;
     /// Set when libjpeg warned that the data ended early (JWRN_JPEG_EOF).
     int sawPrematureEnd;
+    /// The decoder reading the scan in libjpeg's stead (jpeg_huffman.h), or NULL: libjpeg calls it with the
+    /// decompressor alone, whose error manager this is.
+    struct osprey_jpeg_huffman *huffman;
 } osprey_jpeg_error;
 
 /// Installs the error manager on `info` (call before jpeg_create_*): errors longjmp to `error->jump` with the message

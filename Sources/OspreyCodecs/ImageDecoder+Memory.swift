@@ -76,11 +76,13 @@ extension ImageDecoder {
             case .jpeg:
                 let scale = jpegScaleNumerator(source, orientation: header.orientation, options: options)
                 size = ImageSize(width: (source.width * scale + 7) / 8, height: (source.height * scale + 7) / 8)
-                // At 1/8 the decoder reads a copy of the file without the coefficients a 1×1 IDCT never reads, made
-                // beside it (a sequential file's scan is unstuffed into a buffer of its own too): twice its size.
-                if scale == 1, !options.allowsPartialImages {
-                    working = saturating(sum: working, saturating(bytes.count, 2))
-                }
+                // A sequential file (no coefficient arrays) has its scan unstuffed into a buffer of its own for the
+                // Huffman decoder: at most the file's size. At 1/8 the decoder reads a copy of the file without the
+                // coefficients a 1×1 IDCT never reads, made beside it (and a sequential copy's scan is the one
+                // unstuffed): twice the file's size.
+                let sequential = header.workingBytes == 0
+                let copies = scale == 1 && !options.allowsPartialImages ? 2 : sequential ? 1 : 0
+                working = saturating(sum: working, saturating(bytes.count, copies))
                 // A CMYK file with a profile is decoded as stored, 4 bytes a pixel, and converted to RGB from there.
                 if header.storedChannels == 4, options.colorHandling != .ignore,
                     case .bytes = ColorProfile.jpegProfile(bytes)

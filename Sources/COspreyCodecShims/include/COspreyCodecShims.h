@@ -125,6 +125,9 @@ typedef struct {
     /// reads, every batch of output rows): once it is non-zero (osprey_cancel_set), the decode stops with
     /// OSPREY_CANCELLED.
     const int32_t *cancelled;
+    /// Read a sequential file's scan with libjpeg's own Huffman decoder instead of Osprey's (the same coefficients, for
+    /// more work): for comparing the two, in tests and benchmarks.
+    int32_t libjpegHuffman;
 } osprey_jpeg_decode_request;
 
 /// The outcome of a JPEG decode. `pixels` comes from osprey_pixels_allocate(`bytesPerRow` × `height`): the caller
@@ -149,6 +152,10 @@ typedef struct {
     /// 1, libjpeg decoded a copy of the file that keeps only their DC coefficients; 2, every component is one and the
     /// DC coefficients of a sequential file were read straight into the image; 0, neither.
     int32_t readDCOnly;
+    /// Which Huffman decoder read the scan: 1, Osprey's, for libjpeg (a sequential file whose scan read cleanly to
+    /// its end); 2, libjpeg's, after Osprey's gave the scan up part way (its data is not as a clean file's) and the
+    /// file was decoded again from the start; 0, libjpeg's alone (any other file).
+    int32_t ownHuffman;
 } osprey_jpeg_decode_result;
 
 /// Status codes of the decode shims.
