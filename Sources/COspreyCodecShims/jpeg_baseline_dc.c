@@ -38,11 +38,8 @@ typedef struct {
     // AC tables: for each value of the next MULTI_BITS bits, the symbols that lie whole within them (codes and value
     // bits), packed by MULTI_ENTRY; 0 when the first does not.
     uint32_t multi[1 << MULTI_BITS];
-    // Canonical decode of codes longer than FAST_BITS: the largest code of each length (-1 when none), and the index
-    // in `symbols` of a length's codes, less its first code.
-    int32_t maxCode[17];
-    int32_t offset[17];
-    uint8_t symbols[256];
+    // Codes longer than FAST_BITS.
+    osprey_huffman_codes longer;
     // AC tables: a code that ends a block (end of block: a symbol with no value bits that is not the run of 16 zeros)
     // and its length, 0 when the table has none.
     uint32_t endCode;
@@ -90,16 +87,15 @@ static void huffman_build_multi(huffman_table *table) {
 
 // Builds a decoding table; 0 when the counts do not make a prefix code or a symbol has more than 15 value bits.
 static int huffman_build(huffman_table *table, const huffman_spec *spec, int isAC) {
+    if (!osprey_huffman_codes_build(&table->longer, spec->counts, spec->symbols)) {
+        return 0;
+    }
     memset(table->fast, 0, sizeof(table->fast));
     table->endLength = 0;
     int32_t code = 0;
     int index = 0;
-    for (int length = 1; length <= 16; length++) {
-        table->offset[length] = index - code;
+    for (int length = 1; length <= 16; length++, code <<= 1) {
         for (int i = 0; i < spec->counts[length - 1]; i++, index++, code++) {
-            if (code >= (1 << length)) {
-                return 0;
-            }
             uint8_t symbol = spec->symbols[index];
             unsigned valueBits = isAC ? symbol & 15u : symbol;
             if (valueBits > 15) {
@@ -116,27 +112,11 @@ static int huffman_build(huffman_table *table, const huffman_spec *spec, int isA
                 }
             }
         }
-        table->maxCode[length] = spec->counts[length - 1] > 0 ? code - 1 : -1;
-        code <<= 1;
     }
-    memcpy(table->symbols, spec->symbols, sizeof(table->symbols));
     if (isAC) {
         huffman_build_multi(table);
     }
     return 1;
-}
-
-// The symbol whose code starts `bits` (left-aligned, at least 16 valid) when that code is longer than FAST_BITS, and
-// its length; -1 for a code the table lacks.
-static inline int huffman_slow(const huffman_table *table, uint64_t bits, unsigned *codeLength) {
-    for (int length = FAST_BITS + 1; length <= 16; length++) {
-        int32_t code = (int32_t)(bits >> (64 - length));
-        if (code <= table->maxCode[length]) {
-            *codeLength = (unsigned)length;
-            return table->symbols[table->offset[length] + code];
-        }
-    }
-    return -1;
 }
 
 // The symbol whose code starts `bits` (left-aligned, at least 31 valid), and in *total the bits its code and its value
@@ -148,7 +128,7 @@ static inline int huffman_read(const huffman_table *table, uint64_t bits, int is
         return (int)FAST_SYMBOL(entry);
     }
     unsigned codeLength;
-    int symbol = huffman_slow(table, bits, &codeLength);
+    int symbol = osprey_huffman_codes_decode(&table->longer, bits, FAST_BITS + 1, &codeLength);
     unsigned valueBits = isAC ? (unsigned)symbol & 15 : (unsigned)symbol;
     if (symbol < 0 || valueBits > 15) {
         return -1;

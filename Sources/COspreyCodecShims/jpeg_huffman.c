@@ -39,11 +39,7 @@ typedef struct {
     // For each value of the next LOOKUP_BITS bits: the code's length (bits 8–12) and symbol (0–7) when the code lies
     // within them; 0 when it is longer.
     uint16_t codes[1 << LOOKUP_BITS];
-    // The canonical decode of longer codes: the largest code of each length (-1 when none), and the index in `symbols`
-    // of a length's codes, less its first code.
-    int32_t maxCode[17];
-    int32_t offset[17];
-    uint8_t symbols[256];
+    osprey_huffman_codes longer;
 } osprey_huffman_lookup;
 
 #define RESOLVED_BITS(entry) ((entry) & 255u)
@@ -90,20 +86,16 @@ static inline int extend(uint32_t v, unsigned size) {
 // Builds the lookup of a table libjpeg has checked (jpeg_make_d_derived_tbl, when the scan started); 0 when its counts
 // do not make a prefix code after all.
 static int lookup_build(osprey_huffman_lookup *lookup, const JHUFF_TBL *table, int isAC) {
+    if (!osprey_huffman_codes_build(&lookup->longer, &table->bits[1], table->huffval)) {
+        return 0;
+    }
     memset(lookup->resolved, 0, sizeof(lookup->resolved));
     memset(lookup->codes, 0, sizeof(lookup->codes));
     int32_t code = 0;
     int index = 0;
-    for (int length = 1; length <= 16; length++) {
-        lookup->offset[length] = index - code;
+    for (int length = 1; length <= LOOKUP_BITS; length++, code <<= 1) {
         for (int i = 0; i < table->bits[length]; i++, index++, code++) {
-            if (code >= (1 << length) || index > 255) {
-                return 0;
-            }
             uint8_t symbol = table->huffval[index];
-            if (length > LOOKUP_BITS) {
-                continue;
-            }
             unsigned size = isAC ? symbol & 15u : symbol, run = isAC ? symbol >> 4 : 0;
             if (isAC && size == 0 && run != 15) {
                 // Any symbol without value bits but 16 zeros ends the block, as libjpeg reads it.
@@ -119,10 +111,7 @@ static int lookup_build(osprey_huffman_lookup *lookup, const JHUFF_TBL *table, i
                 }
             }
         }
-        lookup->maxCode[length] = table->bits[length] > 0 ? code - 1 : -1;
-        code <<= 1;
     }
-    memcpy(lookup->symbols, table->huffval, sizeof(lookup->symbols));
     return 1;
 }
 
@@ -134,14 +123,7 @@ static inline int lookup_symbol(const osprey_huffman_lookup *lookup, uint64_t bi
         *length = entry >> 8;
         return entry & 255;
     }
-    for (int l = LOOKUP_BITS + 1; l <= 16; l++) {
-        int32_t code = (int32_t)(bits >> (64 - l));
-        if (code <= lookup->maxCode[l]) {
-            *length = (unsigned)l;
-            return lookup->symbols[(lookup->offset[l] + code) & 255];
-        }
-    }
-    return -1;
+    return osprey_huffman_codes_decode(&lookup->longer, bits, LOOKUP_BITS + 1, length);
 }
 
 static void give_up(j_decompress_ptr info) {

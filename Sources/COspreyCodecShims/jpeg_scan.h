@@ -39,4 +39,45 @@ static inline size_t osprey_jpeg_unstuff(const uint8_t *data, size_t size, size_
     }
 }
 
+/// The canonical decode of a Huffman table's codes, for those longer than a lookup table covers.
+typedef struct {
+    int32_t maxCode[17];  // the largest code of each length, -1 when none
+    int32_t offset[17];   // the index in `symbols` of a length's first code, less that code
+    uint8_t symbols[256];
+} osprey_huffman_codes;
+
+/// Sets `codes` from a DHT table's counts of codes of each length, 1 to 16, and its symbols in code order; 0 when the
+/// counts do not make a prefix code.
+static inline int osprey_huffman_codes_build(osprey_huffman_codes *codes, const uint8_t counts[16],
+                                             const uint8_t symbols[256]) {
+    int32_t code = 0;
+    int index = 0;
+    for (int length = 1; length <= 16; length++) {
+        codes->offset[length] = index - code;
+        code += counts[length - 1];
+        index += counts[length - 1];
+        if (code > (1 << length) || index > 256) {
+            return 0;
+        }
+        codes->maxCode[length] = counts[length - 1] > 0 ? code - 1 : -1;
+        code <<= 1;
+    }
+    memcpy(codes->symbols, symbols, sizeof(codes->symbols));
+    return 1;
+}
+
+/// The symbol whose code, `from` to 16 bits long, starts `bits` (left-aligned, at least 16 valid), and the code's
+/// length; -1 when the table has none.
+static inline int osprey_huffman_codes_decode(const osprey_huffman_codes *codes, uint64_t bits, int from,
+                                              unsigned *length) {
+    for (int l = from; l <= 16; l++) {
+        int32_t code = (int32_t)(bits >> (64 - l));
+        if (code <= codes->maxCode[l]) {
+            *length = (unsigned)l;
+            return codes->symbols[(codes->offset[l] + code) & 255];
+        }
+    }
+    return -1;
+}
+
 #endif
