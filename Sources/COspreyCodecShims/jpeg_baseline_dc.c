@@ -147,9 +147,7 @@ typedef struct {
 
 // Tops the reader up to at least 56 bits.
 static inline void reader_fill(bit_reader *reader) {
-    reader->bits |= osprey_load_be64(reader->data + reader->position) >> reader->count;
-    reader->position += (63 - reader->count) >> 3;
-    reader->count |= 56;
+    osprey_bits_refill(reader->data, &reader->position, &reader->bits, &reader->count);
 }
 
 static inline void reader_skip(bit_reader *reader, unsigned bits) {
@@ -243,11 +241,11 @@ static inline unsigned read_dc(bit_reader *reader, const huffman_table *dc, int 
     }
     unsigned valueBits = (unsigned)symbol;
     if (difference != NULL) {
-        // The value bits after the code; a leading 0 makes it negative (JPEG's EXTEND).
+        // The value bits after the code.
         int value = 0;
         if (valueBits > 0) {
             uint32_t bits = (uint32_t)((reader->bits << (total - valueBits)) >> (64 - valueBits));
-            value = bits < (1u << (valueBits - 1)) ? (int)bits - (int)((1u << valueBits) - 1) : (int)bits;
+            value = osprey_jpeg_extend(bits, valueBits);
         }
         *difference = value;
     }
@@ -339,8 +337,8 @@ static inline int sample_block(bit_reader *reader, const huffman_table *dc, cons
     return skip_ac(reader, ac);
 }
 
-// The entropy-coded data from `start` to the next marker, unstuffed into `out` with READ_PADDING zeros after it: returns
-// its length and sets *marker to the marker's position, or returns SIZE_MAX when the file ends first.
+// osprey_jpeg_unstuff with READ_PADDING zeros after the data: its length, and *marker the marker's position after it,
+// or SIZE_MAX when the file ends first.
 static size_t unstuff(const uint8_t *data, size_t size, size_t start, uint8_t *out, size_t *marker) {
     size_t length = osprey_jpeg_unstuff(data, size, start, out, marker);
     if (length != SIZE_MAX) {

@@ -66,7 +66,7 @@ struct osprey_jpeg_huffman {
     // The scan unstuffed, its restart intervals back to back (SCAN_PADDING zeros after), and where each ends.
     uint8_t *scan;
     size_t *intervalEnds;
-    size_t intervals, interval;
+    size_t interval;
     unsigned restartInterval, restartsToGo;
     uint64_t mcusLeft;
     // Where libjpeg's source resumes after the last MCU: the marker after the scan.
@@ -77,11 +77,6 @@ struct osprey_jpeg_huffman {
     uint64_t bits;
     unsigned count;
 };
-
-// A coefficient's `size` value bits `v` as libjpeg's HUFF_EXTEND reads them: a leading 0 makes it negative.
-static inline int extend(uint32_t v, unsigned size) {
-    return size == 0 ? 0 : v < (1u << (size - 1)) ? (int)v - (int)((1u << size) - 1) : (int)v;
-}
 
 // Builds the lookup of a table libjpeg has checked (jpeg_make_d_derived_tbl, when the scan started); 0 when its counts
 // do not make a prefix code after all.
@@ -107,7 +102,7 @@ static int lookup_build(osprey_huffman_lookup *lookup, const JHUFF_TBL *table, i
                 if (size <= 15 && length + size <= LOOKUP_BITS) {
                     uint32_t v = ((first + j) >> (LOOKUP_BITS - length - size)) & ((1u << size) - 1);
                     lookup->resolved[first + j] =
-                        (uint32_t)(length + size) | run << 8 | (uint32_t)(uint16_t)extend(v, size) << 16;
+                        (uint32_t)(length + size) | run << 8 | (uint32_t)(uint16_t)osprey_jpeg_extend(v, size) << 16;
                 }
             }
         }
@@ -137,13 +132,8 @@ static int interval_read_whole(const osprey_jpeg_huffman *decoder) {
     return consumed <= end && end - consumed < 8;
 }
 
-// The bit reader's state in locals, for the block loop.
-#define REFILL()                                                                                                       \
-    do {                                                                                                               \
-        bits |= osprey_load_be64(scan + position) >> count;                                                            \
-        position += (63 - count) >> 3;                                                                                 \
-        count |= 56;                                                                                                   \
-    } while (0)
+// The bit reader's state is in locals in the block loop.
+#define REFILL() osprey_bits_refill(scan, &position, &bits, &count)
 #define DROP(n)                                                                                                        \
     do {                                                                                                               \
         bits <<= (n);                                                                                                  \
@@ -189,7 +179,7 @@ static boolean decode_mcu(j_decompress_ptr info, JBLOCKROW *blocks) {
                 give_up(info);
             }
             DROP(length);
-            difference = extend(size > 0 ? (uint32_t)(bits >> (64 - size)) : 0, (unsigned)size);
+            difference = osprey_jpeg_extend(size > 0 ? (uint32_t)(bits >> (64 - size)) : 0, (unsigned)size);
             DROP((unsigned)size);
         }
         // libjpeg keeps the prediction in an int and stores it as a JCOEF: the same, without the undefined overflow.
@@ -220,7 +210,7 @@ static boolean decode_mcu(j_decompress_ptr info, JBLOCKROW *blocks) {
             unsigned size = (unsigned)symbol & 15, run = (unsigned)symbol >> 4;
             if (size > 0) {
                 k += run;
-                block[natural_order[k]] = (JCOEF)extend((uint32_t)(bits >> (64 - size)), size);
+                block[natural_order[k]] = (JCOEF)osprey_jpeg_extend((uint32_t)(bits >> (64 - size)), size);
                 DROP(size);
                 k++;
             } else if (run == 15) {
@@ -277,7 +267,6 @@ static int unstuff_scan(osprey_jpeg_huffman *decoder, const uint8_t *data, size_
         position = marker + (restart ? 2 : 0);
     }
     memset(decoder->scan + length, 0, SCAN_PADDING);
-    decoder->intervals = (size_t)expected;
     decoder->afterScan = data + position;
     decoder->bytesAfterScan = size - position;
     return 1;

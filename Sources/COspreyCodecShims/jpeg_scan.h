@@ -13,6 +13,19 @@ static inline uint64_t osprey_load_be64(const uint8_t *p) {
     return __builtin_bswap64(value);
 }
 
+/// Tops up a bit buffer (`*bits`, left-aligned, `*count` valid) reading `data` from `*position` (the next byte not yet
+/// in it) to at least 56 valid bits, with one 8-byte load: `data` needs 8 readable bytes from `*position`.
+static inline void osprey_bits_refill(const uint8_t *data, size_t *position, uint64_t *bits, unsigned *count) {
+    *bits |= osprey_load_be64(data + *position) >> *count;
+    *position += (63 - *count) >> 3;
+    *count |= 56;
+}
+
+/// A coefficient's `size` value bits `v` as JPEG's EXTEND reads them: a leading 0 makes it negative.
+static inline int osprey_jpeg_extend(uint32_t v, unsigned size) {
+    return size == 0 ? 0 : v < (1u << (size - 1)) ? (int)v - (int)((1u << size) - 1) : (int)v;
+}
+
 /// The entropy-coded data from `start` to the next marker that is not a stuffed zero, unstuffed into `out` (0xFF 0x00
 /// becomes 0xFF; fill bytes before a marker go): returns its length and sets *marker to the marker's position, or
 /// returns SIZE_MAX when the data ends first. `out` needs room for `size - start` bytes.
