@@ -40,15 +40,19 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
 - cold over https (the one-client issue): the cold phase's 1920x1080 and 4000x3000 sources fetched from the same
   nginx over https (HTTP/2 offered, as CDNs offer it; both servers ask in HTTP/1.1, osprey by default and thumbor's
   HTTP client always; a certificate of an authority the script makes, which osprey gets with --ca-file and thumbor
-  with HTTP_LOADER_CA_CERTS). Targets: osprey >= 1.8x and >= 1.5x thumbor over https, and
-  >= 0.9x its own throughput over http.
+  with HTTP_LOADER_CA_CERTS). Osprey runs four times, over http, https, https and http in turn, each run on sources
+  of its own, beside the origin nginx's CPU per request; then thumbor over https. Targets: osprey (the mean of its
+  two https runs) >= 1.8x and >= 1.5x thumbor over https, and >= 0.9x its own throughput over http in the runs
+  beside (the ratio of the means, in which a drift through the four runs cancels). Then the four runs again with
+  osprey alone on one CPU and the origin and wrk on the other, as when the origin is another machine: that ratio
+  is printed beside, not a target.
 - input kinds over https: the same, for a 1920x1080 and a 4000x3000 JPEG made four ways from the photo (4:2:0 q85,
   4:4:4 q95, progressive 4:2:0 q85, and the photo half-blended with noise at 4:2:0 q85): the ratio per kind, against
-  the same targets, so that a reader sees where osprey's lead is large and where it is small; beside each, the floor:
-  the same work in-process (processor-benchmark thumbnail), and thumbor's CPU per request over it, the most osprey's
-  lead can be on this CPU-bound machine; and, beside what osprey spends beyond that floor, what both servers also do
-  for a cold source, fetch it over https and store it, as curl costs it (HTTP/1.1, 16 at once, each source written
-  to a file).
+  the same targets, osprey in turns over http and https as in the phase above, so that a reader sees where osprey's
+  lead is large and where it is small; beside each, the floor: the same work in-process (processor-benchmark
+  thumbnail), and thumbor's CPU per request over it, the most osprey's lead can be on this CPU-bound machine; and,
+  beside what osprey spends beyond that floor, what both servers also do for a cold source, fetch it over https and
+  store it, as curl costs it (HTTP/1.1, 16 at once, each source written to a file).
 
 - quality: cold requests of the 1920x1080 photo fit inside 256 and 800 px as WebP, at q=79 and at q=auto (the default
   target, 70): osprey's CPU per request for each, and their ratio (target: q=auto at most 2.0x the fixed quality's).
@@ -71,6 +75,14 @@ HOT_CONNECTIONS = 32
 CONNECTIONS = 16
 SOURCES = 20000  # distinct source URLs per size (symlinks to one file): more than any run asks for
 SIZES = ((640, 480), (1920, 1080), (4000, 3000))
+# The https phase's runs of osprey, in this order: a drift that goes one way through the four runs cancels in the
+# ratio of the sums (one process asked the same cold phase eight times in a row: 534, 531, 519, 520, 511, 506, 515,
+# 514 requests/s, its first runs the fastest).
+SCHEME_TURNS = ("http", "https", "https", "http")
+# And the same four runs again with osprey alone on one CPU and the origin and wrk on the others, as when the origin
+# is another machine (PROXY_BENCH_ORIGIN_APART=0 leaves them out): on this machine the origin's encryption otherwise
+# runs on the CPUs osprey's throughput is measured on, and sendfile spares it that over http.
+ORIGIN_APART = os.environ.get("PROXY_BENCH_ORIGIN_APART", "1") != "0"
 VARIANT_WIDTHS = list(range(64, 64 + 15 * 48, 48))  # 15 sizes
 VARIANT_FORMATS = ("jpeg", "webp")
 QUALITY_SIZES = (256, 800)  # the quality phase's output sizes
@@ -269,6 +281,37 @@ def origin_requests(since):
     return paths, len(data)
 
 
+def worker_pids(process):
+    """`process` and its children (nginx's workers)."""
+    pids = [process.pid]
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == process.pid:
+                pids.append(int(entry.name))
+        except (FileNotFoundError, ProcessLookupError, ValueError):
+            pass
+    return pids
+
+
+def pin(pids, cpus):
+    """Every thread of the processes `pids` on `cpus` (a thread started later takes its starter's)."""
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                os.sched_setaffinity(int(task.name), cpus)
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+
+
+def combined(runs):
+    """Runs of one kind as one: throughput and CPU per request averaged, the worst p99, the counts added."""
+    result = {key: sum(run[key] for run in runs) / len(runs) for key in ("rps", "cpu", "origin cpu") if key in runs[0]}
+    result["p99"] = max(run["p99"] for run in runs)
+    for key in ("requests", "errors", "repeated"):
+        result[key] = sum(run.get(key, 0) for run in runs)
+    return result
+
+
 def measure(name, pids, url, script=None, connections=CONNECTIONS, cold=False):
     before = cpu_seconds(pids)
     _, log_start = origin_requests(0)
@@ -340,6 +383,11 @@ def run(disk):
                     os.symlink(root / "photo-1920.jpg", root / f"q{kind}-{size}" / f"{i}.jpg")
         for name in ("v-osprey", "v-thumbor", "v-before"):
             (root / name).symlink_to(root / "s1920")
+        # The runs of osprey in turns over http and https (in_turns): each its own name for a phase's sources.
+        for w, _ in SIZES[1:]:
+            for run in range(len(SCHEME_TURNS)):
+                for name in ("turn", "apart"):
+                    (root / f"s{w}-{name}{run}").symlink_to(root / f"s{w}")
         # The features phase's watermark: a 200x60 logo, translucent, on a transparent ground.
         subprocess.run([python, "-c", "import sys\nfrom PIL import Image, ImageDraw\n"
                         "im = Image.new('RGBA', (200, 60), (0, 0, 0, 0)); d = ImageDraw.Draw(im)\n"
@@ -353,8 +401,12 @@ def run(disk):
                     (root / f"k{kind}-{w}").mkdir()
                     for i in range(SOURCES):
                         os.symlink(root / f"{kind}-{w}.jpg", root / f"k{kind}-{w}" / f"{i}.jpg")
+                    for run in range(len(SCHEME_TURNS)):
+                        for name in ("turn", "apart"):
+                            (root / f"k{kind}-{w}-{name}{run}").symlink_to(root / f"k{kind}-{w}")
         nginx_port, nginx_tls_port = free_port(), free_port()
-        processes.append(start_nginx(root, nginx_port, work / "nginx", tls_port=nginx_tls_port))
+        nginx = start_nginx(root, nginx_port, work / "nginx", tls_port=nginx_tls_port)
+        processes.append(nginx)
         global ORIGIN_LOG
         ORIGIN_LOG = work / "nginx" / "logs" / "access.log"
         origin = f"http://127.0.0.1:{nginx_port}"
@@ -441,22 +493,67 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                 script = cold_script(work, f"cold-{name}-{w}", template)
                 results["cold", label, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script, cold=True)
 
-        def cold_pair(key, source, script_name):
-            """Osprey, then thumbor, asked once for every source of `source` over https: results[key + (name,)]."""
-            for name in ("osprey", "thumbor"):
-                port, pids = targets[name]
-                template = (osprey_path if name != "thumbor" else thumbor_path)(source, 256, 256, base=secure_origin)
-                script = cold_script(work, f"{script_name}-{name}", template)
-                results[key + (name,)] = measure(name, pids, f"http://127.0.0.1:{port}/", script, cold=True)
+        def in_turns(key, directory, script_name):
+            """A cold phase over https against thumbor and against osprey's own http. Osprey runs over http and https
+            in turn (SCHEME_TURNS), each run on sources of its own (`directory`-turnN, the same files), the origin
+            nginx's CPU per request counted beside its own; then thumbor over https on `directory`. What https costs
+            is the difference between runs next to each other, whose drift cancels, not between phases minutes
+            apart. results[key + (scheme,)]: osprey's runs of each scheme as one; [key + ("osprey",)] its https
+            runs again, [key + ("thumbor",)] thumbor's."""
+            port, pids = targets["osprey"]
+
+            def turns(name):
+                runs = {"http": [], "https": []}
+                for run, scheme in enumerate(SCHEME_TURNS):
+                    base = secure_origin if scheme == "https" else origin
+                    template = osprey_path(f"{directory}-{name}{run}/%d.jpg", 256, 256, base=base)
+                    script = cold_script(work, f"{script_name}-{name}{run}", template)
+                    origin_cpu = cpu_seconds(worker_pids(nginx))
+                    result = measure(f"osprey {scheme}", pids, f"http://127.0.0.1:{port}/", script, cold=True)
+                    result["origin cpu"] = (cpu_seconds(worker_pids(nginx)) - origin_cpu) / max(result["requests"], 1)
+                    runs[scheme].append(result)
+                return {scheme: combined(measured) for scheme, measured in runs.items()}
+
+            for scheme, result in turns("turn").items():
+                results[key + (scheme,)] = result
+                print(f"  osprey over {scheme:5}  {result['rps']:6.0f} req/s (mean of 2); CPU per request: osprey "
+                      f"{result['cpu'] * 1e3:.2f} ms, the origin nginx {result['origin cpu'] * 1e3:.2f} ms", flush=True)
+            results[key + ("osprey",)] = results[key + ("https",)]
+            everything = os.sched_getaffinity(0)
+            if ORIGIN_APART and len(everything) >= 2:
+                alone, others = {min(everything)}, everything - {min(everything)}
+                origin_pids = worker_pids(nginx)
+                print(f"  again, osprey alone on CPU {min(everything)}, the origin and wrk on the others:", flush=True)
+                pin(pids, alone)
+                pin(origin_pids, others)
+                os.sched_setaffinity(0, others)  # wrk's
+                try:
+                    apart = turns("apart")
+                finally:
+                    pin(pids, everything)
+                    pin(origin_pids, everything)
+                    os.sched_setaffinity(0, everything)
+                results[key + ("apart",)] = {"ratio": apart["https"]["rps"] / apart["http"]["rps"],
+                                             "repeated": apart["http"]["repeated"] + apart["https"]["repeated"]}
+                print(f"  osprey over https against http, the origin apart: {results[key + ('apart',)]['ratio']:.2f} "
+                      f"(osprey's CPU per request {apart['https']['cpu'] * 1e3:.2f} against "
+                      f"{apart['http']['cpu'] * 1e3:.2f} ms; not a target: the ratio when the origin's encryption does "
+                      f"not run on osprey's CPUs)", flush=True)
+            port, pids = targets["thumbor"]
+            script = cold_script(work, f"{script_name}-thumbor",
+                                 thumbor_path(f"{directory}/%d.jpg", 256, 256, base=secure_origin))
+            results[key + ("thumbor",)] = measure("thumbor https", pids, f"http://127.0.0.1:{port}/", script,
+                                                  cold=True)
 
         # The cold phase again, the sources fetched over https (new URLs, so cold for every server's caches).
         for w, h in SIZES[1:]:
             if "https" not in PHASES:
                 break
             label = f"{w}x{h}"
-            print(f"cold {label} over https -> fit 256x256 JPEG, every request a new source, wrk -t2 -c{CONNECTIONS} "
-                  f"-d{DURATION}s", flush=True)
-            cold_pair(("cold https", label), f"s{w}/%d.jpg", f"cold-https-{w}")
+            print(f"cold {label}, osprey over http and https in turns ({', '.join(SCHEME_TURNS)}), then thumbor over "
+                  f"https -> fit 256x256 JPEG, every request a new source, wrk -t2 -c{CONNECTIONS} -d{DURATION}s",
+                  flush=True)
+            in_turns(("cold https", label), f"s{w}", f"cold-https-{w}")
 
         # The cold phase over https once more for each input kind, ratio per kind.
         for kind, description in KINDS.items():
@@ -464,9 +561,10 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                 break
             for w in (1920, 4000):
                 size = (root / f"{kind}-{w}.jpg").stat().st_size
-                print(f"cold {w} {description} ({size / 1e6:.2f} MB) over https -> fit 256x256 JPEG, every request a "
-                      f"new source, wrk -t2 -c{CONNECTIONS} -d{DURATION}s", flush=True)
-                cold_pair(("kind", kind, w), f"k{kind}-{w}/%d.jpg", f"kind-{kind}-{w}")
+                print(f"cold {w} {description} ({size / 1e6:.2f} MB), osprey over http and https in turns, then "
+                      f"thumbor over https -> fit 256x256 JPEG, every request a new source, wrk -t2 -c{CONNECTIONS} "
+                      f"-d{DURATION}s", flush=True)
+                in_turns(("kind", kind, w), f"k{kind}-{w}", f"kind-{kind}-{w}")
                 # The floor: the same work in-process (scaled decode, fit 256, JPEG q80, one thread, no server). On
                 # this CPU-bound machine osprey can beat thumbor by at most thumbor's CPU per request over it.
                 output = subprocess.run([str(thumbnailer), "thumbnail", str(root / f"{kind}-{w}.jpg"), "9",
@@ -632,10 +730,10 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                   ("cold https", "1920x1080", "thumbor"), 1.8),
                  ("cold 4000x3000 over https vs thumbor", ("cold https", "4000x3000", "osprey"),
                   ("cold https", "4000x3000", "thumbor"), 1.5),
-                 ("cold 1920x1080 over https vs over http", ("cold https", "1920x1080", "osprey"),
-                  ("cold", "1920x1080", "osprey"), 0.9),
-                 ("cold 4000x3000 over https vs over http", ("cold https", "4000x3000", "osprey"),
-                  ("cold", "4000x3000", "osprey"), 0.9),
+                 ("cold 1920x1080 over https vs over http", ("cold https", "1920x1080", "https"),
+                  ("cold https", "1920x1080", "http"), 0.9),
+                 ("cold 4000x3000 over https vs over http", ("cold https", "4000x3000", "https"),
+                  ("cold https", "4000x3000", "http"), 0.9),
                  ("thumbor URL mix hot vs thumbor", ("mix hot", "osprey"), ("mix hot", "thumbor"), 10.0),
                  ("thumbor URL mix cold vs thumbor", ("mix cold", "osprey"), ("mix cold", "thumbor"), 1.8),
                  ("cold /info vs thumbor meta/", ("info", "osprey"), ("info", "thumbor"), 5.0),
@@ -644,6 +742,8 @@ HTTP_LOADER_CA_CERTS = '{authority}'
             for w, target in ((1920, 1.8), (4000, 1.5)):
                 pairs.append((f"cold {w} {description} over https vs thumbor", ("kind", kind, w, "osprey"),
                               ("kind", kind, w, "thumbor"), target))
+                pairs.append((f"cold {w} {description} over https vs over http", ("kind", kind, w, "https"),
+                              ("kind", kind, w, "http"), 0.9))
         for name, ours, theirs, target in pairs:
             if have(ours, theirs):
                 checks.append((name, ratio(results[ours], results[theirs]), target))
@@ -668,6 +768,11 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                                                     results["cold", "1920x1080", "before"]), 1.0),
                 ("many variants vs before", ratio(results["variants", "osprey"], results["variants", "before"]), 3.0),
             ]
+        apart = [(key[:-1], value["ratio"]) for key, value in results.items() if key[-1] == "apart"]
+        if apart:
+            print("over https against http with the origin apart (osprey alone on one CPU; not targets):")
+            for key, value in apart:
+                print(f"  {' '.join(map(str, key)):52} {value:8.2f}")
         print("ratios (target):")
         failed = 0
         for name, value, target in checks:
