@@ -493,6 +493,8 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                 script = cold_script(work, f"cold-{name}-{w}", template)
                 results["cold", label, name] = measure(name, pids, f"http://127.0.0.1:{port}/", script, cold=True)
 
+        origin_pids = worker_pids(nginx)  # its master and workers, for the in-turns runs' origin CPU
+
         def in_turns(key, directory, script_name):
             """A cold phase over https against thumbor and against osprey's own http. Osprey runs over http and https
             in turn (SCHEME_TURNS), each run on sources of its own (`directory`-turnN, the same files), the origin
@@ -508,21 +510,21 @@ HTTP_LOADER_CA_CERTS = '{authority}'
                     base = secure_origin if scheme == "https" else origin
                     template = osprey_path(f"{directory}-{name}{run}/%d.jpg", 256, 256, base=base)
                     script = cold_script(work, f"{script_name}-{name}{run}", template)
-                    origin_cpu = cpu_seconds(worker_pids(nginx))
+                    origin_cpu = cpu_seconds(origin_pids)
                     result = measure(f"osprey {scheme}", pids, f"http://127.0.0.1:{port}/", script, cold=True)
-                    result["origin cpu"] = (cpu_seconds(worker_pids(nginx)) - origin_cpu) / max(result["requests"], 1)
+                    result["origin cpu"] = (cpu_seconds(origin_pids) - origin_cpu) / max(result["requests"], 1)
                     runs[scheme].append(result)
                 return {scheme: combined(measured) for scheme, measured in runs.items()}
 
             for scheme, result in turns("turn").items():
                 results[key + (scheme,)] = result
-                print(f"  osprey over {scheme:5}  {result['rps']:6.0f} req/s (mean of 2); CPU per request: osprey "
-                      f"{result['cpu'] * 1e3:.2f} ms, the origin nginx {result['origin cpu'] * 1e3:.2f} ms", flush=True)
+                print(f"  osprey over {scheme:5}  {result['rps']:6.0f} req/s (mean of {SCHEME_TURNS.count(scheme)}); "
+                      f"CPU per request: osprey {result['cpu'] * 1e3:.2f} ms, the origin nginx "
+                      f"{result['origin cpu'] * 1e3:.2f} ms", flush=True)
             results[key + ("osprey",)] = results[key + ("https",)]
             everything = os.sched_getaffinity(0)
             if ORIGIN_APART and len(everything) >= 2:
                 alone, others = {min(everything)}, everything - {min(everything)}
-                origin_pids = worker_pids(nginx)
                 print(f"  again, osprey alone on CPU {min(everything)}, the origin and wrk on the others:", flush=True)
                 pin(pids, alone)
                 pin(origin_pids, others)
