@@ -58,7 +58,8 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
   target, 70): osprey's CPU per request for each, and their ratio (target: q=auto at most 2.0x the fixed quality's).
 
 PROXY_BENCH_PHASES=hot,cold,https,kinds,avif,quality,features,variants,mix,info runs some phases only (all by
-default).
+default); PROXY_BENCH_KINDS=420q85,444q95,progressive,noise some input kinds only. Every run's CPU per request is
+split into user and system time.
 """
 import os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -91,6 +92,11 @@ PHASES = set(os.environ.get("PROXY_BENCH_PHASES",
 # The input kinds of the cold phase over https: how a JPEG was made changes what decoding it costs.
 KINDS = {"420q85": "4:2:0 q85", "444q95": "4:4:4 q95", "progressive": "progressive 4:2:0 q85",
          "noise": "noisy synthetic 4:2:0 q85"}
+if os.environ.get("PROXY_BENCH_KINDS"):  # some kinds only (comma-separated keys of KINDS), to look at one closely
+    unknown = set(os.environ["PROXY_BENCH_KINDS"].split(",")) - set(KINDS)
+    if unknown:
+        raise SystemExit(f"PROXY_BENCH_KINDS: no kind {', '.join(sorted(unknown))} (the kinds: {', '.join(KINDS)})")
+    KINDS = {kind: KINDS[kind] for kind in os.environ["PROXY_BENCH_KINDS"].split(",")}
 MAKE_KINDS = """
 import sys, random
 from PIL import Image
@@ -123,15 +129,21 @@ def wait_port(port, process, seconds=30):
     raise SystemExit(f"nothing listens on {port}")
 
 
-def cpu_seconds(pids):
-    total = 0.0
+def cpu_split(pids):
+    """The user and the system CPU seconds `pids` have used."""
+    user = system = 0.0
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            user += int(fields[11]) / os.sysconf("SC_CLK_TCK")
+            system += int(fields[12]) / os.sysconf("SC_CLK_TCK")
         except (FileNotFoundError, ProcessLookupError):
             pass
-    return total
+    return user, system
+
+
+def cpu_seconds(pids):
+    return sum(cpu_split(pids))
 
 
 def wrk(url, script=None, connections=CONNECTIONS, duration=DURATION):
@@ -305,7 +317,8 @@ def pin(pids, cpus):
 
 def combined(runs):
     """Runs of one kind as one: throughput and CPU per request averaged, the worst p99, the counts added."""
-    result = {key: sum(run[key] for run in runs) / len(runs) for key in ("rps", "cpu", "origin cpu") if key in runs[0]}
+    result = {key: sum(run[key] for run in runs) / len(runs)
+              for key in ("rps", "cpu", "user", "system", "origin cpu") if key in runs[0]}
     result["p99"] = max(run["p99"] for run in runs)
     for key in ("requests", "errors", "repeated"):
         result[key] = sum(run.get(key, 0) for run in runs)
@@ -313,13 +326,15 @@ def combined(runs):
 
 
 def measure(name, pids, url, script=None, connections=CONNECTIONS, cold=False):
-    before = cpu_seconds(pids)
+    before = cpu_split(pids)
     _, log_start = origin_requests(0)
     rps, p99, requests, errors = wrk(url, script, connections)
-    cpu = (cpu_seconds(pids) - before) / max(requests, 1)
-    print(f"  {name:16} {rps:9.0f} req/s  p99 {p99:8.2f} ms  non-2xx {errors:5}  CPU {cpu * 1e3:6.2f} ms/request",
-          flush=True)
-    result = {"rps": rps, "p99": p99, "requests": requests, "errors": errors, "cpu": cpu}
+    user, system = ((after - then) / max(requests, 1) for after, then in zip(cpu_split(pids), before))
+    cpu = user + system
+    print(f"  {name:16} {rps:9.0f} req/s  p99 {p99:8.2f} ms  non-2xx {errors:5}  CPU {cpu * 1e3:6.2f} ms/request "
+          f"(user {user * 1e3:.2f}, system {system * 1e3:.2f})", flush=True)
+    result = {"rps": rps, "p99": p99, "requests": requests, "errors": errors, "cpu": cpu, "user": user,
+              "system": system}
     if cold:
         # A cold phase asks every source once: the origin must have seen each source path once, no source twice.
         paths, _ = origin_requests(log_start)
@@ -519,7 +534,8 @@ HTTP_LOADER_CA_CERTS = '{authority}'
             for scheme, result in turns("turn").items():
                 results[key + (scheme,)] = result
                 print(f"  osprey over {scheme:5}  {result['rps']:6.0f} req/s (mean of {SCHEME_TURNS.count(scheme)}); "
-                      f"CPU per request: osprey {result['cpu'] * 1e3:.2f} ms, the origin nginx "
+                      f"CPU per request: osprey {result['cpu'] * 1e3:.2f} ms (user {result['user'] * 1e3:.2f}, "
+                      f"system {result['system'] * 1e3:.2f}), the origin nginx "
                       f"{result['origin cpu'] * 1e3:.2f} ms", flush=True)
             results[key + ("osprey",)] = results[key + ("https",)]
             everything = os.sched_getaffinity(0)
