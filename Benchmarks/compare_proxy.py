@@ -58,8 +58,8 @@ Phases (sources are photos made from the corpus's 4032x3024 photo, or a generate
   target, 70): osprey's CPU per request for each, and their ratio (target: q=auto at most 2.0x the fixed quality's).
 
 PROXY_BENCH_PHASES=hot,cold,https,kinds,avif,quality,features,variants,mix,info runs some phases only (all by
-default); PROXY_BENCH_KINDS=420q85,444q95,progressive,noise some input kinds only. Every run's CPU per request is
-split into user and system time.
+default); PROXY_BENCH_KINDS=420q85,444q95,progressive,noise some input kinds only; PROXY_BENCH_PERF=DIR records a
+`perf` profile of each of osprey's runs there. Every run's CPU per request is split into user and system time.
 """
 import os, re, shutil, subprocess, sys, tempfile, time
 from pathlib import Path
@@ -84,6 +84,11 @@ SCHEME_TURNS = ("http", "https", "https", "http")
 # is another machine (PROXY_BENCH_ORIGIN_APART=0 leaves them out): on this machine the origin's encryption otherwise
 # runs on the CPUs osprey's throughput is measured on, and sendfile spares it that over http.
 ORIGIN_APART = os.environ.get("PROXY_BENCH_ORIGIN_APART", "1") != "0"
+# A directory to record a `perf` profile of osprey in, one file for each of its runs (numbered in order, named after
+# the run), for a look at where a phase's CPU goes; the figures are then those of a profiled server.
+PROFILES = os.environ.get("PROXY_BENCH_PERF")
+if PROFILES and not shutil.which("perf"):
+    raise SystemExit("PROXY_BENCH_PERF: no perf on PATH (Debian's linux-perf)")
 VARIANT_WIDTHS = list(range(64, 64 + 15 * 48, 48))  # 15 sizes
 VARIANT_FORMATS = ("jpeg", "webp")
 QUALITY_SIZES = (256, 800)  # the quality phase's output sizes
@@ -325,10 +330,24 @@ def combined(runs):
     return result
 
 
+profiled_runs = 0
+
+
 def measure(name, pids, url, script=None, connections=CONNECTIONS, cold=False):
+    global profiled_runs
+    profiler = None
+    if PROFILES and name.startswith("osprey"):
+        profiled_runs += 1
+        Path(PROFILES).mkdir(parents=True, exist_ok=True)
+        output = Path(PROFILES) / f"{profiled_runs:02}-{name.replace(' ', '-')}.data"
+        profiler = subprocess.Popen(["perf", "record", "-F", "999", "-g", "-p", str(pids[0]), "-o", str(output)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     before = cpu_split(pids)
     _, log_start = origin_requests(0)
     rps, p99, requests, errors = wrk(url, script, connections)
+    if profiler:
+        profiler.send_signal(2)  # SIGINT: perf writes its file and exits
+        profiler.wait()
     user, system = ((after - then) / max(requests, 1) for after, then in zip(cpu_split(pids), before))
     cpu = user + system
     print(f"  {name:16} {rps:9.0f} req/s  p99 {p99:8.2f} ms  non-2xx {errors:5}  CPU {cpu * 1e3:6.2f} ms/request "
