@@ -134,12 +134,17 @@ def wait_port(port, process, seconds=30):
     raise SystemExit(f"nothing listens on {port}")
 
 
+def stat_fields(pid):
+    """The fields of /proc/`pid`/stat after the command's name (state, ppid, ...: field 3 of proc(5) is [0])."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
 def cpu_split(pids):
     """The user and the system CPU seconds `pids` have used."""
     user = system = 0.0
     for pid in pids:
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            fields = stat_fields(pid)
             user += int(fields[11]) / os.sysconf("SC_CLK_TCK")
             system += int(fields[12]) / os.sysconf("SC_CLK_TCK")
         except (FileNotFoundError, ProcessLookupError):
@@ -303,7 +308,7 @@ def worker_pids(process):
     pids = [process.pid]
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == process.pid:
+            if entry.name.isdigit() and int(stat_fields(entry.name)[1]) == process.pid:
                 pids.append(int(entry.name))
         except (FileNotFoundError, ProcessLookupError, ValueError):
             pass
@@ -417,11 +422,14 @@ def run(disk):
                     os.symlink(root / "photo-1920.jpg", root / f"q{kind}-{size}" / f"{i}.jpg")
         for name in ("v-osprey", "v-thumbor", "v-before"):
             (root / name).symlink_to(root / "s1920")
-        # The runs of osprey in turns over http and https (in_turns): each its own name for a phase's sources.
-        for w, _ in SIZES[1:]:
+        def name_for_turns(directory):
+            """The names of `directory` for the runs of osprey in turns over http and https (in_turns), one each."""
             for run in range(len(SCHEME_TURNS)):
                 for name in ("turn", "apart"):
-                    (root / f"s{w}-{name}{run}").symlink_to(root / f"s{w}")
+                    (root / f"{directory}-{name}{run}").symlink_to(root / directory)
+
+        for w, _ in SIZES[1:]:
+            name_for_turns(f"s{w}")
         # The features phase's watermark: a 200x60 logo, translucent, on a transparent ground.
         subprocess.run([python, "-c", "import sys\nfrom PIL import Image, ImageDraw\n"
                         "im = Image.new('RGBA', (200, 60), (0, 0, 0, 0)); d = ImageDraw.Draw(im)\n"
@@ -435,9 +443,7 @@ def run(disk):
                     (root / f"k{kind}-{w}").mkdir()
                     for i in range(SOURCES):
                         os.symlink(root / f"{kind}-{w}.jpg", root / f"k{kind}-{w}" / f"{i}.jpg")
-                    for run in range(len(SCHEME_TURNS)):
-                        for name in ("turn", "apart"):
-                            (root / f"k{kind}-{w}-{name}{run}").symlink_to(root / f"k{kind}-{w}")
+                    name_for_turns(f"k{kind}-{w}")
         nginx_port, nginx_tls_port = free_port(), free_port()
         nginx = start_nginx(root, nginx_port, work / "nginx", tls_port=nginx_tls_port)
         processes.append(nginx)
